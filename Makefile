@@ -1,0 +1,55 @@
+# Entry points: make (build), make demo, make test, make bench, make install.
+# Variables: BUILD (build folder), SANITIZE=1 (ASan+UBSan), WERROR=1, PREFIX.
+BUILD    ?= build
+PREFIX   ?= /usr/local
+SANITIZE ?= 0
+WERROR   ?= 0
+CMAKE_FLAGS ?=
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+
+ifeq ($(SANITIZE),1)
+  BUILD := $(BUILD)-asan
+  CMAKE_FLAGS += -DGP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+endif
+ifeq ($(WERROR),1)
+  CMAKE_FLAGS += -DGP_WERROR=ON
+endif
+
+.PHONY: all build deps configure demo test bench install clean format
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+
+configure: $(BUILD)/build.ninja
+
+build: configure
+	@ninja -C $(BUILD) -j $(JOBS) | grep -v '^\[' || true
+	@test -x $(BUILD)/gpuprof
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@./scripts/demo.sh $(BUILD)
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	@cd $(BUILD) && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+bench: deps
+	@$(MAKE) --no-print-directory build BUILD=build-bench CMAKE_FLAGS=-DCMAKE_BUILD_TYPE=Release
+	@./bench/run.sh build-bench
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-bench

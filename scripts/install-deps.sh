@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpuprof needs to build and test. Idempotent:
+# silent when everything is present; runs `apt-get update` once otherwise.
+set -euo pipefail
+# Build/test requirements. Each entry is "package" (checked with dpkg -s).
+PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
+      ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
+      python3)
+if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
+  # shellcheck disable=SC2206
+  PKGS+=(${GPUPROF_EXTRA_PKGS})
+fi
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg -s "$p" >/dev/null 2>&1; then
+    # python3 may come from somewhere other than Debian (pyenv): accept any.
+    if [ "$p" = python3 ] && command -v python3 >/dev/null 2>&1; then continue; fi
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

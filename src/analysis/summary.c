@@ -1,0 +1,158 @@
+/* analysis/summary.c: per-operation statistics (count, total, mean, min,
+ * max, stddev, p50/p95/p99) by (group, name), in two passes over slices. */
+#include "analysis/summary.h"
+#include "core/hash.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const group_names[GP_G__COUNT] = {
+    "kernel", "memory", "cpu_op", "runtime", "annotation", "python", "sync", "other"};
+
+const char *gp_group_name(gp_group g)
+{
+    return (unsigned)g < GP_G__COUNT ? group_names[g] : "other";
+}
+
+int gp_group_parse(const char *s)
+{
+    for (int i = 0; i < GP_G__COUNT; i++)
+        if (!strcmp(s, group_names[i])) return i;
+    if (!strcmp(s, "kernels") || !strcmp(s, "gpu")) return GP_G_KERNEL;
+    if (!strcmp(s, "memcpy") || !strcmp(s, "memset")) return GP_G_MEMORY;
+    if (!strcmp(s, "cpu") || !strcmp(s, "ops")) return GP_G_CPU_OP;
+    if (!strcmp(s, "driver")) return GP_G_RUNTIME;
+    if (!strcmp(s, "annotations") || !strcmp(s, "ranges")) return GP_G_ANNOTATION;
+    return -1;
+}
+
+gp_group gp_group_of_kind(gp_kind k)
+{
+    switch (k) {
+    case GP_K_KERNEL:
+    case GP_K_CL_COMMAND: return GP_G_KERNEL;
+    case GP_K_MEMCPY:
+    case GP_K_MEMSET: return GP_G_MEMORY;
+    case GP_K_CPU_OP: return GP_G_CPU_OP;
+    case GP_K_RUNTIME:
+    case GP_K_DRIVER: return GP_G_RUNTIME;
+    case GP_K_USER_ANNOTATION:
+    case GP_K_GPU_ANNOTATION:
+    case GP_K_RANGE: return GP_G_ANNOTATION;
+    case GP_K_PYTHON: return GP_G_PYTHON;
+    case GP_K_SYNC: return GP_G_SYNC;
+    case GP_K_TRACE_SPAN: return GP_G__COUNT;
+    default: return GP_G_OTHER;
+    }
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const gp_op_row *x = a, *y = b;
+    if (x->group != y->group) return (int)x->group - (int)y->group;
+    if (x->st.sum != y->st.sum) return x->st.sum < y->st.sum ? 1 : -1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+int gp_summary_compute(const gp_trace *t, gp_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->span_ns = t->t_end - t->t_begin;
+    size_t ncat = t->cats.n;
+    uint8_t *cat_group = malloc(ncat ? ncat : 1);
+    gp_u64map rowmap = {0};
+    uint32_t *row_of = malloc((t->slices.n ? t->slices.n : 1) * sizeof *row_of);
+    size_t *counts = NULL, *offs = NULL;
+    int64_t *durs = NULL;
+    int rc = GP_ENOMEM;
+    if (!cat_group || !row_of) goto fail;
+    for (size_t i = 0; i < ncat; i++) cat_group[i] = (uint8_t)gp_group_of_kind(t->cats.v[i].kind);
+
+    /* pass 1: assign each slice a row */
+    size_t nrows = 0, rcap = 0;
+    gp_op_row *rows = NULL;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        gp_group g = (gp_group)cat_group[s->cat];
+        if (g == GP_G__COUNT) {
+            row_of[i] = UINT32_MAX;
+            continue;
+        }
+        uint64_t key = (uint64_t)g << 32 | s->name;
+        uint64_t *slot = gp_u64map_slot(&rowmap, key, UINT64_MAX);
+        if (!slot) goto fail_rows;
+        if (*slot == UINT64_MAX) {
+            if (nrows == rcap) {
+                rcap = rcap ? rcap * 2 : 256;
+                gp_op_row *nr = realloc(rows, rcap * sizeof *nr);
+                if (!nr) goto fail_rows;
+                rows = nr;
+            }
+            memset(&rows[nrows], 0, sizeof rows[nrows]);
+            rows[nrows].group = g;
+            rows[nrows].name = s->name;
+            *slot = nrows++;
+        }
+        row_of[i] = (uint32_t)*slot;
+    }
+    /* pass 2: gather durations per row contiguously, then statistics */
+    counts = calloc(nrows + 1, sizeof *counts);
+    offs = calloc(nrows + 1, sizeof *offs);
+    durs = malloc((t->slices.n ? t->slices.n : 1) * sizeof *durs);
+    if (!counts || !offs || !durs) goto fail_rows;
+    for (size_t i = 0; i < t->slices.n; i++)
+        if (row_of[i] != UINT32_MAX) counts[row_of[i]]++;
+    for (size_t r = 0, acc = 0; r < nrows; r++) {
+        offs[r] = acc;
+        acc += counts[r];
+    }
+    for (size_t i = 0; i < t->slices.n; i++)
+        if (row_of[i] != UINT32_MAX) durs[offs[row_of[i]]++] = t->slices.v[i].dur;
+    for (size_t r = 0, acc = 0; r < nrows; r++) {
+        gp_stats_i64(durs + acc, counts[r], &rows[r].st);
+        acc += counts[r];
+        rows[r].share_pct =
+            out->span_ns > 0 ? 100.0 * (double)rows[r].st.sum / (double)out->span_ns : 0;
+        out->group_total_ns[rows[r].group] += rows[r].st.sum;
+        out->group_count[rows[r].group] += rows[r].st.count;
+    }
+    qsort(rows, nrows, sizeof *rows, cmp_rows);
+    out->rows = rows;
+    out->n = nrows;
+    rc = 0;
+    goto done;
+fail_rows:
+    free(rows);
+fail:
+done:
+    free(cat_group);
+    free(row_of);
+    free(counts);
+    free(offs);
+    free(durs);
+    gp_u64map_free(&rowmap);
+    return rc;
+}
+
+void gp_summary_free(gp_summary *s)
+{
+    free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!(mask & (1u << s->rows[i].group))) continue;
+        /* insertion into a descending top list */
+        size_t j = k < max ? k++ : max;
+        if (j == max && (max == 0 || s->rows[idx[max - 1]].st.sum >= s->rows[i].st.sum)) continue;
+        if (j == max) j = max - 1;
+        while (j > 0 && s->rows[idx[j - 1]].st.sum < s->rows[i].st.sum) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    return k;
+}

@@ -1,0 +1,50 @@
+/* analysis/summary.h: per-operation statistics grouped by name within each
+ * category group, and the top bottlenecks by total time. */
+#ifndef GP_ANALYSIS_SUMMARY_H
+#define GP_ANALYSIS_SUMMARY_H
+#include "core/stats.h"
+#include "trace/trace.h"
+
+typedef enum gp_group {
+    GP_G_KERNEL = 0, /* GPU kernels (and OpenCL kernels) */
+    GP_G_MEMORY,     /* memcpy / memset */
+    GP_G_CPU_OP,     /* framework CPU operators */
+    GP_G_RUNTIME,    /* runtime and driver API calls */
+    GP_G_ANNOTATION, /* user annotations and ranges (CPU and GPU side) */
+    GP_G_PYTHON,     /* python functions */
+    GP_G_SYNC,       /* GPU-side synchronization */
+    GP_G_OTHER,
+    GP_G__COUNT
+} gp_group;
+
+/* Group of a kind; GP_G__COUNT for kinds left out of summaries (the
+ * profiler's own Trace span). */
+gp_group gp_group_of_kind(gp_kind k);
+const char *gp_group_name(gp_group g);
+/* Parses a group name ("kernel", "memory", "cpu_op", ...); -1 if unknown. */
+int gp_group_parse(const char *s);
+
+typedef struct gp_op_row {
+    gp_group group;
+    uint32_t name;   /* string id in the trace */
+    gp_stats st;     /* durations in ns */
+    double share_pct; /* total / traced span * 100 */
+} gp_op_row;
+
+typedef struct gp_summary {
+    gp_op_row *rows; /* sorted by group, then total descending */
+    size_t n;
+    int64_t span_ns; /* t_end - t_begin */
+    int64_t group_total_ns[GP_G__COUNT];
+    uint64_t group_count[GP_G__COUNT];
+} gp_summary;
+
+/* Computes the summary of t. Returns 0 or GP_ENOMEM. Free with gp_summary_free. */
+int gp_summary_compute(const gp_trace *t, gp_summary *out);
+void gp_summary_free(gp_summary *s);
+
+/* Fills idx[0..k) with indices of the top rows by total time over the
+ * groups in mask (bit g set = include); returns k <= max. */
+size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t max);
+
+#endif

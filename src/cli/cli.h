@@ -1,0 +1,25 @@
+/* cli/cli.h: the subcommand registry's entry type and shared CLI helpers. */
+#ifndef GP_CLI_CLI_H
+#define GP_CLI_CLI_H
+#include "trace/trace.h"
+#include <stddef.h>
+
+typedef struct gp_command {
+    const char *name;
+    const char *help;
+    int (*fn)(int argc, char **argv); /* argv[0] is the command name */
+} gp_command;
+
+int gp_cmd_summary(int argc, char **argv);
+
+/* Loads every trace named by paths (files, or folders of .json and .json.gz
+ * files), in parallel, one thread per core. On error prints the one-line
+ * message and returns 2; else 0 with *out and *n set (free with
+ * gp_cli_free_traces). */
+int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n);
+void gp_cli_free_traces(gp_trace **traces, size_t n);
+
+/* Parses a non-negative integer option value or prints an error; -1 on error. */
+long gp_cli_parse_count(const char *opt, const char *val);
+
+#endif

@@ -1,0 +1,39 @@
+/* cli/main.c: the gpuprof command dispatcher. Each subcommand lives in its
+ * own cli/cmd_*.c and is listed in the registry below. */
+#include "cli/cli.h"
+#include <gpuprof/common.h>
+#include <stdio.h>
+#include <string.h>
+
+static const gp_command commands[] = {
+    {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpuprof COMMAND [ARGS...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'gpuprof COMMAND --help' for a command's options; 'gpuprof --version'.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("gpuprof %s\n", gp_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "gpuprof: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,40 @@
+/* core/sbuf.h: a growable byte buffer used to build text output (JSON, HTML,
+ * tables) before writing it; plus JSON-writing helpers on top of it. */
+#ifndef GP_CORE_SBUF_H
+#define GP_CORE_SBUF_H
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct gp_sbuf {
+    char *s;
+    size_t n, cap;
+} gp_sbuf; /* zero-initialise; free with gp_sbuf_free */
+
+void gp_sbuf_free(gp_sbuf *b);
+void gp_sbuf_reset(gp_sbuf *b);
+void gp_sbuf_add(gp_sbuf *b, const char *s, size_t n);
+void gp_sbuf_puts(gp_sbuf *b, const char *s);
+void gp_sbuf_putc(gp_sbuf *b, char c);
+void gp_sbuf_printf(gp_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gp_sbuf_vprintf(gp_sbuf *b, const char *fmt, va_list ap);
+/* Returns a NUL-terminated view (valid until the next change). */
+const char *gp_sbuf_cstr(gp_sbuf *b);
+/* Writes the contents to f; returns 0 or GP_EIO. */
+int gp_sbuf_write(const gp_sbuf *b, FILE *f);
+
+/* JSON helpers. gp_json_str writes a quoted, escaped string (invalid UTF-8
+ * bytes are replaced by U+FFFD so that the output is always valid JSON). */
+void gp_json_str(gp_sbuf *b, const char *s);
+void gp_json_strn(gp_sbuf *b, const char *s, size_t n);
+/* Writes a double with up to 17 significant digits; NaN/Inf become null. */
+void gp_json_num(gp_sbuf *b, double v);
+void gp_json_int(gp_sbuf *b, int64_t v);
+/* Writes `"key":` (with a leading comma when `comma` is set). */
+void gp_json_key(gp_sbuf *b, const char *key, int comma);
+
+/* HTML-escapes s into b (&, <, >, ", '). */
+void gp_html_escape(gp_sbuf *b, const char *s);
+
+#endif

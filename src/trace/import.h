@@ -1,0 +1,25 @@
+/* trace/import.h: the streaming Chrome-trace / Kineto JSON importer. */
+#ifndef GP_TRACE_IMPORT_H
+#define GP_TRACE_IMPORT_H
+#include "core/error.h"
+#include "trace/trace.h"
+
+typedef struct gp_import_opts {
+    int progress; /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
+} gp_import_opts;
+
+/* Imports a .json or .json.gz trace (object form or bare array form).
+ * On success *out is a finished trace the caller destroys. On error returns
+ * a GP_E* code and err->msg holds one line "FILE:LINE:COL: what was expected". */
+int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace **out, gp_err *err);
+
+/* Same from memory; `name` is used in messages. */
+int gp_import_json_mem(const void *data, size_t n, const char *name, gp_trace **out, gp_err *err);
+
+/* Parses a JSON number into exact integer nanoseconds, taking the text as
+ * microseconds (e.g. "12.345" -> 12345). Digits beyond the nanosecond are
+ * rounded half away from zero. Returns 0, GP_EPARSE (not a number) or
+ * GP_ERANGE (does not fit int64 ns). *end receives the first unparsed byte. */
+int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **end);
+
+#endif

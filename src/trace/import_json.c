@@ -1,0 +1,1554 @@
+/* trace/import_json.c: streaming importer for Chrome trace JSON as written by
+ * the PyTorch profiler (Kineto), Perfetto, chrome://tracing and gpuprof.
+ *
+ * The text is read in blocks into one buffer and parsed one unit at a time
+ * (one trace event, or one top-level key with its value). A unit that runs
+ * past the end of the buffer is re-parsed from its start once more bytes are
+ * in, so the parser itself works on contiguous memory and the whole text is
+ * never held. Nothing of a unit reaches the trace until the unit has been
+ * parsed completely. */
+#include "trace/import.h"
+#include "core/clock.h"
+#include "core/hash.h"
+#include "trace/input.h"
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUF_INIT (4u << 20)
+#define UNIT_MAX ((size_t)1 << 30) /* largest single event / top-level value */
+#define PAD 64                     /* zero bytes kept after the data */
+#define MAX_ARGS 64
+#define MAX_DEPTH 512
+
+enum { JMP_MORE = 1, JMP_ERR = 2 };
+
+typedef struct span {
+    const char *s;
+    uint32_t n;
+} span;
+
+enum { V_NUM, V_STR, V_ARR, V_OTHER, V_LIT };
+
+typedef struct arg {
+    span key;
+    span val;
+    uint8_t type;
+    uint8_t arr_n;
+    int64_t arr[3];
+} arg;
+
+typedef struct ev {
+    span ph, cat, name, bp, scope, pid_s, tid_s, id_s;
+    int has_pid, has_tid, has_ts, has_dur, has_id, has_args;
+    int64_t pid, tid, ts, dur, id;
+    int nargs;
+    arg args[MAX_ARGS];
+} ev;
+
+typedef struct be_frame {
+    int64_t ts;
+    uint32_t name;
+    uint16_t cat;
+    int64_t correlation, external_id;
+} be_frame;
+
+typedef struct be_stack {
+    uint32_t track;
+    GP_VEC(be_frame) f;
+} be_stack;
+
+enum { S_START, S_OBJ_KEY, S_OBJ_NEXT, S_EV_FIRST, S_EV_ITEM, S_EV_NEXT, S_END, S_DONE };
+
+typedef struct P {
+    gp_input *in;
+    gp_err *err;
+    const char *name;
+    char *buf;
+    size_t cap, len, pos;
+    uint64_t base_off; /* offset of buf[0] in the uncompressed text */
+    int eof;
+    int state, array_form;
+    jmp_buf jb;
+    const char *err_at;
+    char errmsg[320];
+    int err_code;
+    gp_trace *t;
+    char *scratch;
+    size_t scap, sn;
+    ev e;
+    GP_VEC(be_stack) stacks;
+    gp_u64map pid_names; /* pid -> process name string id */
+    gp_u64map pid_gpu;   /* pid -> GPU device id, from process_labels "GPU N" */
+    uint32_t last_cat_id;
+    span last_cat;
+    int progress;
+    int64_t t_start, t_last_progress;
+    int progress_shown;
+} P;
+
+/* ---- errors and buffer refills ------------------------------------------------------------ */
+
+static void more(P *p)
+{
+    longjmp(p->jb, JMP_MORE);
+}
+
+static void bad(P *p, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void bad(P *p, const char *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->errmsg, sizeof p->errmsg, fmt, ap);
+    va_end(ap);
+    p->err_at = at;
+    p->err_code = GP_EPARSE;
+    longjmp(p->jb, JMP_ERR);
+}
+
+static inline const char *end_of(P *p)
+{
+    return p->buf + p->len;
+}
+
+/* Called when a scan stopped at a NUL byte: the end of the data, or a NUL
+ * inside the text (never valid JSON). */
+static void at_nul(P *p, const char *s)
+{
+    if (s >= end_of(p)) more(p);
+    bad(p, s, "unexpected NUL byte");
+}
+
+static inline const char *ws(P *p, const char *s)
+{
+    for (;;) {
+        char c = *s;
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            s++;
+            continue;
+        }
+        if (c == 0 && s >= end_of(p)) more(p);
+        return s;
+    }
+}
+
+static const char *describe(char c, char *tmp)
+{
+    if (c == 0) return "end of data";
+    if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f) {
+        snprintf(tmp, 16, "byte 0x%02x", (unsigned char)c);
+        return tmp;
+    }
+    snprintf(tmp, 16, "'%c'", c);
+    return tmp;
+}
+
+static inline const char *expect(P *p, const char *s, char c, const char *what)
+{
+    s = ws(p, s);
+    if (*s != c) {
+        char tmp[16];
+        bad(p, s, "expected %s, found %s", what, describe(*s, tmp));
+    }
+    return s + 1;
+}
+
+/* ---- strings -------------------------------------------------------------------------------- */
+
+static char *scratch_reserve(P *p, size_t n)
+{
+    /* The scratch area is sized with the buffer, so unescaped strings of one
+     * unit always fit and pointers into it stay valid during the unit. */
+    if (p->sn + n > p->scap) bad(p, NULL, "internal: scratch overflow");
+    return p->scratch + p->sn;
+}
+
+static inline uint64_t haszero(uint64_t v)
+{
+    return (v - 0x0101010101010101ull) & ~v & 0x8080808080808080ull;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static const char *hex4(P *p, const char *s, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        if (s[i] == 0 && s + i >= end_of(p)) more(p);
+        int h = hexval(s[i]);
+        if (h < 0) bad(p, s + i, "invalid \\u escape: expected 4 hex digits");
+        v = v << 4 | (unsigned)h;
+    }
+    *out = v;
+    return s + 4;
+}
+
+static char *put_utf8(char *d, unsigned cp)
+{
+    if (cp < 0x80) *d++ = (char)cp;
+    else if (cp < 0x800) {
+        *d++ = (char)(0xc0 | cp >> 6);
+        *d++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *d++ = (char)(0xe0 | cp >> 12);
+        *d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *d++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *d++ = (char)(0xf0 | cp >> 18);
+        *d++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+        *d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *d++ = (char)(0x80 | (cp & 0x3f));
+    }
+    return d;
+}
+
+/* Finds the first '"', '\\' or control byte at or after s (the buffer's zero
+ * padding guarantees that one is found). */
+static inline const char *scan_str(const char *s)
+{
+    for (;;) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        uint64_t q = haszero(v ^ 0x2222222222222222ull);
+        uint64_t b = haszero(v ^ 0x5c5c5c5c5c5c5c5cull);
+        uint64_t c = (v - 0x2020202020202020ull) & ~v & 0x8080808080808080ull; /* < 0x20 */
+        uint64_t m = q | b | c;
+        if (m) return s + (__builtin_ctzll(m) >> 3);
+        s += 8;
+    }
+}
+
+/* s points at the opening quote. */
+static const char *parse_string(P *p, const char *s, span *out)
+{
+    const char *start = s + 1;
+    const char *q = scan_str(start);
+    if (*q == '"') {
+        out->s = start;
+        out->n = (uint32_t)(q - start);
+        return q + 1;
+    }
+    if (*q != '\\') {
+        if (*q == 0) at_nul(p, q);
+        bad(p, q, "control character 0x%02x inside a string", (unsigned char)*q);
+    }
+    /* slow path with escapes: unescape into scratch */
+    size_t maxlen = (size_t)(end_of(p) - start);
+    char *d0 = scratch_reserve(p, maxlen + 4), *d = d0;
+    memcpy(d, start, (size_t)(q - start));
+    d += q - start;
+    s = q;
+    for (;;) {
+        char c = *s;
+        if (c == '"') break;
+        if (c == '\\') {
+            char e = s[1];
+            if (e == 0 && s + 1 >= end_of(p)) more(p);
+            s += 2;
+            switch (e) {
+            case '"': *d++ = '"'; break;
+            case '\\': *d++ = '\\'; break;
+            case '/': *d++ = '/'; break;
+            case 'b': *d++ = '\b'; break;
+            case 'f': *d++ = '\f'; break;
+            case 'n': *d++ = '\n'; break;
+            case 'r': *d++ = '\r'; break;
+            case 't': *d++ = '\t'; break;
+            case 'u': {
+                unsigned cp;
+                s = hex4(p, s, &cp);
+                if (cp >= 0xd800 && cp <= 0xdbff) {
+                    if (s[0] == 0 && s >= end_of(p)) more(p);
+                    if (s[1] == 0 && s + 1 >= end_of(p)) more(p);
+                    if (s[0] == '\\' && s[1] == 'u') {
+                        unsigned lo;
+                        const char *s2 = hex4(p, s + 2, &lo);
+                        if (lo >= 0xdc00 && lo <= 0xdfff) {
+                            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                            s = s2;
+                        } else cp = 0xfffd;
+                    } else cp = 0xfffd;
+                } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
+                d = put_utf8(d, cp);
+                break;
+            }
+            default: {
+                char tmp[16];
+                bad(p, s - 1, "invalid escape \\%s in string", describe(e, tmp));
+            }
+            }
+            continue;
+        }
+        if ((unsigned char)c < 0x20) {
+            if (c == 0) at_nul(p, s);
+            bad(p, s, "control character 0x%02x inside a string", (unsigned char)c);
+        }
+        const char *r = scan_str(s);
+        memcpy(d, s, (size_t)(r - s));
+        d += r - s;
+        s = r;
+    }
+    out->s = d0;
+    out->n = (uint32_t)(d - d0);
+    p->sn += (size_t)(d - d0);
+    return s + 1;
+}
+
+/* ---- numbers -------------------------------------------------------------------------------- */
+
+static const int64_t pow10_i64[19] = {1LL,
+                                      10LL,
+                                      100LL,
+                                      1000LL,
+                                      10000LL,
+                                      100000LL,
+                                      1000000LL,
+                                      10000000LL,
+                                      100000000LL,
+                                      1000000000LL,
+                                      10000000000LL,
+                                      100000000000LL,
+                                      1000000000000LL,
+                                      10000000000000LL,
+                                      100000000000000LL,
+                                      1000000000000000LL,
+                                      10000000000000000LL,
+                                      100000000000000000LL,
+                                      1000000000000000000LL};
+
+/* Parses a JSON number as a decimal: mantissa (up to 19 significant digits)
+ * times 10^exp10. Returns the end or NULL on syntax error; *round_up is set
+ * when dropped digits were >= 5 at their first position. */
+static const char *parse_decimal(const char *s, const char *lim, int *neg, uint64_t *mant,
+                                 int *exp10, int *dropped_half)
+{
+    const char *p = s;
+    *neg = 0;
+    *mant = 0;
+    *exp10 = 0;
+    *dropped_half = 0;
+    int sig = 0, any = 0, first_dropped = 1;
+    if (p < lim && *p == '-') {
+        *neg = 1;
+        p++;
+    }
+    while (p < lim && *p >= '0' && *p <= '9') {
+        any = 1;
+        if (sig < 19) {
+            if (*mant || *p != '0') sig++;
+            *mant = *mant * 10 + (uint64_t)(*p - '0');
+        } else {
+            if (first_dropped) *dropped_half = *p >= '5', first_dropped = 0;
+            (*exp10)++;
+        }
+        p++;
+    }
+    if (!any) return NULL;
+    if (p < lim && *p == '.') {
+        p++;
+        int fd = 0;
+        while (p < lim && *p >= '0' && *p <= '9') {
+            fd = 1;
+            if (sig < 19) {
+                if (*mant || *p != '0') sig++;
+                *mant = *mant * 10 + (uint64_t)(*p - '0');
+                (*exp10)--;
+            } else if (first_dropped) {
+                *dropped_half = *p >= '5';
+                first_dropped = 0;
+            }
+            p++;
+        }
+        if (!fd) return NULL;
+    }
+    if (p < lim && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0, ed = 0;
+        long ex = 0;
+        if (p < lim && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        while (p < lim && *p >= '0' && *p <= '9') {
+            ed = 1;
+            if (ex < 100000) ex = ex * 10 + (*p - '0');
+            p++;
+        }
+        if (!ed) return NULL;
+        *exp10 += (int)(eneg ? -ex : ex);
+    }
+    return p;
+}
+
+int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **end)
+{
+    int neg, half;
+    uint64_t m;
+    int e;
+    const char *p = parse_decimal(s, lim, &neg, &m, &e, &half);
+    if (end) *end = p ? p : s;
+    if (!p) return GP_EPARSE;
+    e += 3; /* microseconds -> nanoseconds */
+    uint64_t v;
+    if (m == 0) v = 0;
+    else if (e >= 0) {
+        if (e > 18) return GP_ERANGE;
+        if (m > (uint64_t)INT64_MAX / (uint64_t)pow10_i64[e]) return GP_ERANGE;
+        v = m * (uint64_t)pow10_i64[e];
+    } else {
+        if (e < -19) v = 0;
+        else if (e == -19) v = m >= 5000000000000000000ull ? 1 : 0;
+        else {
+            uint64_t d = (uint64_t)pow10_i64[-e];
+            v = m / d;
+            if (m % d >= d / 2) v++;
+        }
+        half = 0;
+    }
+    if (half) v++;
+    if (v > (uint64_t)INT64_MAX) return GP_ERANGE;
+    *ns = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+/* Scans over a number token starting at s; returns its end. */
+static inline const char *skip_number(P *p, const char *s)
+{
+    const char *q = s;
+    while ((*q >= '0' && *q <= '9') || *q == '.' || *q == '-' || *q == '+' || *q == 'e' ||
+           *q == 'E')
+        q++;
+    if (*q == 0 && q >= end_of(p)) more(p); /* the number may continue */
+    return q;
+}
+
+/* Parses an exact int64 from a number span ("7", "7.0", "1e3"); 0 or -1. */
+static int span_i64(span v, int64_t *out)
+{
+    int neg, half;
+    uint64_t m;
+    int e;
+    const char *lim = v.s + v.n;
+    const char *q = parse_decimal(v.s, lim, &neg, &m, &e, &half);
+    if (!q || q != lim) return -1;
+    while (e < 0) {
+        if (m % 10) return -1;
+        m /= 10;
+        e++;
+    }
+    while (e > 0 && m) {
+        if (m > (uint64_t)INT64_MAX / 10) return -1;
+        m *= 10;
+        e--;
+    }
+    if (m > (uint64_t)INT64_MAX + (uint64_t)neg) return -1;
+    *out = neg ? (int64_t)(0 - m) : (int64_t)m;
+    return 0;
+}
+
+/* Integer from a string value: decimal or 0x-hex ("0x0", "2560"). */
+static int span_str_i64(span v, int64_t *out)
+{
+    if (v.n > 2 && v.s[0] == '0' && (v.s[1] == 'x' || v.s[1] == 'X')) {
+        uint64_t x = 0;
+        if (v.n > 18) return -1;
+        for (uint32_t i = 2; i < v.n; i++) {
+            int h = hexval(v.s[i]);
+            if (h < 0) return -1;
+            x = x << 4 | (uint64_t)h;
+        }
+        *out = (int64_t)x;
+        return 0;
+    }
+    return v.n ? span_i64(v, out) : -1;
+}
+
+static double span_f64(span v)
+{
+    char tmp[64];
+    if (v.n == 0 || v.n >= sizeof tmp) return NAN;
+    memcpy(tmp, v.s, v.n);
+    tmp[v.n] = 0;
+    return strtod(tmp, NULL);
+}
+
+/* ---- skipping and flat objects -------------------------------------------------------------- */
+
+static const char *parse_value_any(P *p, const char *s, int depth);
+
+static const char *parse_literal(P *p, const char *s)
+{
+    static const char *const lits[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(lits[i]);
+        if (*s != lits[i][0]) continue;
+        for (size_t k = 0; k < n; k++) {
+            if (s[k] == 0 && s + k >= end_of(p)) more(p);
+            if (s[k] != lits[i][k]) bad(p, s, "invalid literal, expected %s", lits[i]);
+        }
+        return s + n;
+    }
+    char tmp[16];
+    bad(p, s, "expected a value, found %s", describe(*s, tmp));
+    return s;
+}
+
+static const char *check_number(P *p, const char *s, span *out)
+{
+    const char *q = skip_number(p, s);
+    int neg, half, e;
+    uint64_t m;
+    const char *r = parse_decimal(s, q, &neg, &m, &e, &half);
+    if (!r || r != q) bad(p, s, "malformed number");
+    if (out) {
+        out->s = s;
+        out->n = (uint32_t)(q - s);
+    }
+    return q;
+}
+
+/* Parses (validating) and discards any JSON value. */
+static const char *parse_value_any(P *p, const char *s, int depth)
+{
+    s = ws(p, s);
+    if (depth > MAX_DEPTH) bad(p, s, "nesting deeper than %d levels", MAX_DEPTH);
+    char c = *s;
+    if (c == '"') {
+        span tmp;
+        size_t sn = p->sn;
+        s = parse_string(p, s, &tmp);
+        p->sn = sn; /* discarded: release scratch */
+        return s;
+    }
+    if (c == '{') {
+        s = ws(p, s + 1);
+        if (*s == '}') return s + 1;
+        for (;;) {
+            s = ws(p, s);
+            if (*s != '"') {
+                char tmp[16];
+                bad(p, s, "expected a key string, found %s", describe(*s, tmp));
+            }
+            span k;
+            size_t sn = p->sn;
+            s = parse_string(p, s, &k);
+            p->sn = sn;
+            s = expect(p, s, ':', "':' after key");
+            s = parse_value_any(p, s, depth + 1);
+            s = ws(p, s);
+            if (*s == ',') {
+                s++;
+                continue;
+            }
+            if (*s == '}') return s + 1;
+            char tmp[16];
+            bad(p, s, "expected ',' or '}' in object, found %s", describe(*s, tmp));
+        }
+    }
+    if (c == '[') {
+        s = ws(p, s + 1);
+        if (*s == ']') return s + 1;
+        for (;;) {
+            s = parse_value_any(p, s, depth + 1);
+            s = ws(p, s);
+            if (*s == ',') {
+                s++;
+                continue;
+            }
+            if (*s == ']') return s + 1;
+            char tmp[16];
+            bad(p, s, "expected ',' or ']' in array, found %s", describe(*s, tmp));
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return check_number(p, s, NULL);
+    return parse_literal(p, s);
+}
+
+/* Parses a value into an arg slot: numbers and strings keep their text,
+ * arrays of up to 3 integers are kept (grid/block), the rest is skipped. */
+static const char *parse_arg_value(P *p, const char *s, arg *a)
+{
+    s = ws(p, s);
+    char c = *s;
+    a->arr_n = 0;
+    if (c == '"') {
+        a->type = V_STR;
+        return parse_string(p, s, &a->val);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        a->type = V_NUM;
+        return check_number(p, s, &a->val);
+    }
+    if (c == '[') {
+        const char *q = ws(p, s + 1);
+        int n = 0, ok = 1;
+        if (*q == ']') {
+            a->type = V_ARR;
+            return q + 1;
+        }
+        for (;;) {
+            q = ws(p, q);
+            if (ok && n < 3 && (*q == '-' || (*q >= '0' && *q <= '9'))) {
+                span v;
+                q = check_number(p, q, &v);
+                if (span_i64(v, &a->arr[n]) == 0) n++;
+                else ok = 0;
+            } else {
+                ok = 0;
+                q = parse_value_any(p, q, 2);
+            }
+            q = ws(p, q);
+            if (*q == ',') {
+                q++;
+                continue;
+            }
+            if (*q == ']') break;
+            char tmp[16];
+            bad(p, q, "expected ',' or ']' in array, found %s", describe(*q, tmp));
+        }
+        a->type = ok ? V_ARR : V_OTHER;
+        a->arr_n = (uint8_t)(ok ? n : 0);
+        return q + 1;
+    }
+    if (c == '{') {
+        a->type = V_OTHER;
+        return parse_value_any(p, s, 1);
+    }
+    a->type = V_LIT;
+    const char *q = parse_literal(p, s);
+    a->val.s = s;
+    a->val.n = (uint32_t)(q - s);
+    return q;
+}
+
+/* Parses an object of key -> value pairs into args (at most max; further
+ * pairs are validated and skipped). s points at '{'. */
+static const char *parse_flat_object(P *p, const char *s, arg *args, int max, int *nargs)
+{
+    *nargs = 0;
+    s = ws(p, s + 1);
+    if (*s == '}') return s + 1;
+    for (;;) {
+        s = ws(p, s);
+        if (*s != '"') {
+            char tmp[16];
+            bad(p, s, "expected a key string, found %s", describe(*s, tmp));
+        }
+        if (*nargs < max) {
+            arg *a = &args[*nargs];
+            s = parse_string(p, s, &a->key);
+            s = expect(p, s, ':', "':' after key");
+            s = parse_arg_value(p, s, a);
+            (*nargs)++;
+        } else {
+            span k;
+            s = parse_string(p, s, &k);
+            s = expect(p, s, ':', "':' after key");
+            s = parse_value_any(p, s, 1);
+        }
+        s = ws(p, s);
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        if (*s == '}') return s + 1;
+        char tmp[16];
+        bad(p, s, "expected ',' or '}' in object, found %s", describe(*s, tmp));
+    }
+}
+
+static inline int key_is(span k, const char *lit, size_t n)
+{
+    return k.n == n && memcmp(k.s, lit, n) == 0;
+}
+#define KEY(k, lit) key_is(k, lit, sizeof(lit) - 1)
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+{
+    s = ws(p, s);
+    if (!(*s == '-' || (*s >= '0' && *s <= '9'))) {
+        char tmp[16];
+        bad(p, s, "expected a number for \"%s\", found %s", what, describe(*s, tmp));
+    }
+    const char *q = skip_number(p, s);
+    const char *e;
+    int rc = gp_parse_us_to_ns(s, q, out, &e);
+    if (rc == GP_ERANGE) bad(p, s, "\"%s\" out of range (%.*s)", what, (int)(q - s), s);
+    if (rc || e != q) bad(p, s, "malformed number for \"%s\"", what);
+    for (const char *c = s; c < q; c++)
+        if (*c == '.' || *c == 'e' || *c == 'E') {
+            /* fractional microseconds present */
+            if (!p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+            break;
+        }
+    return q;
+}
+
+static const char *parse_id_value(P *p, const char *s, int64_t *num, span *str, int *is_str,
+                                  const char *what)
+{
+    s = ws(p, s);
+    if (*s == '"') {
+        *is_str = 1;
+        s = parse_string(p, s, str);
+        /* numeric strings (e.g. "7") are numbers */
+        if (span_str_i64(*str, num) == 0) *is_str = 0;
+        return s;
+    }
+    if (*s == '-' || (*s >= '0' && *s <= '9')) {
+        span v;
+        s = check_number(p, s, &v);
+        if (span_i64(v, num)) bad(p, v.s, "expected an integer for \"%s\"", what);
+        *is_str = 0;
+        return s;
+    }
+    char tmp[16];
+    bad(p, s, "expected a number or string for \"%s\", found %s", what, describe(*s, tmp));
+    return s;
+}
+
+static const char *parse_str_field(P *p, const char *s, span *out, const char *what)
+{
+    s = ws(p, s);
+    if (*s != '"') {
+        char tmp[16];
+        bad(p, s, "expected a string for \"%s\", found %s", what, describe(*s, tmp));
+    }
+    return parse_string(p, s, out);
+}
+
+/* s points at '{'; fills p->e. */
+static const char *parse_event(P *p, const char *s)
+{
+    ev *e = &p->e;
+    e->ph.n = e->cat.n = e->name.n = e->bp.n = e->scope.n = 0;
+    e->ph.s = e->cat.s = e->name.s = e->bp.s = e->scope.s = "";
+    e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_id = e->has_args = 0;
+    e->pid = e->tid = 0;
+    e->pid_s.n = e->tid_s.n = e->id_s.n = 0;
+    e->nargs = 0;
+    s = ws(p, s + 1);
+    if (*s == '}') return s + 1;
+    for (;;) {
+        s = ws(p, s);
+        if (*s != '"') {
+            char tmp[16];
+            bad(p, s, "expected a key string, found %s", describe(*s, tmp));
+        }
+        span k;
+        s = parse_string(p, s, &k);
+        s = expect(p, s, ':', "':' after key");
+        int is_str;
+        switch (k.n) {
+        case 1:
+            if (k.s[0] == 's') s = parse_str_field(p, s, &e->scope, "s");
+            else goto skip;
+            break;
+        case 2:
+            if (k.s[0] == 'p' && k.s[1] == 'h') s = parse_str_field(p, s, &e->ph, "ph");
+            else if (k.s[0] == 't' && k.s[1] == 's') {
+                s = parse_time(p, s, &e->ts, "ts");
+                e->has_ts = 1;
+            } else if (k.s[0] == 'i' && k.s[1] == 'd') {
+                s = parse_id_value(p, s, &e->id, &e->id_s, &is_str, "id");
+                if (is_str) e->id = (int64_t)(gp_hash_bytes(e->id_s.s, e->id_s.n) >> 1);
+                e->has_id = 1;
+            } else if (k.s[0] == 'b' && k.s[1] == 'p') s = parse_str_field(p, s, &e->bp, "bp");
+            else goto skip;
+            break;
+        case 3:
+            if (KEY(k, "cat")) s = parse_str_field(p, s, &e->cat, "cat");
+            else if (KEY(k, "pid")) {
+                s = parse_id_value(p, s, &e->pid, &e->pid_s, &is_str, "pid");
+                if (!is_str) e->pid_s.n = 0;
+                e->has_pid = 1;
+            } else if (KEY(k, "tid")) {
+                s = parse_id_value(p, s, &e->tid, &e->tid_s, &is_str, "tid");
+                if (!is_str) e->tid_s.n = 0;
+                e->has_tid = 1;
+            } else if (KEY(k, "dur")) {
+                s = parse_time(p, s, &e->dur, "dur");
+                e->has_dur = 1;
+            } else goto skip;
+            break;
+        case 4:
+            if (KEY(k, "name")) s = parse_str_field(p, s, &e->name, "name");
+            else if (KEY(k, "args")) {
+                s = ws(p, s);
+                if (*s != '{') {
+                    char tmp[16];
+                    bad(p, s, "expected an object for \"args\", found %s", describe(*s, tmp));
+                }
+                s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs);
+                e->has_args = 1;
+            } else goto skip;
+            break;
+        default:
+        skip:
+            s = parse_value_any(p, s, 1);
+        }
+        s = ws(p, s);
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        if (*s == '}') return s + 1;
+        char tmp[16];
+        bad(p, s, "expected ',' or '}' in event, found %s", describe(*s, tmp));
+    }
+}
+
+static void oom(P *p)
+{
+    snprintf(p->errmsg, sizeof p->errmsg, "out of memory");
+    p->err_at = NULL;
+    p->err_code = GP_ENOMEM;
+    longjmp(p->jb, JMP_ERR);
+}
+
+static uint32_t str_id(P *p, span s)
+{
+    uint32_t id = gp_trace_str(p->t, s.s, s.n);
+    if (id == GP_NO_INDEX) oom(p);
+    return id;
+}
+
+static uint16_t cat_id(P *p, span s)
+{
+    if (p->last_cat.s && s.n == p->last_cat.n && memcmp(s.s, p->last_cat.s, s.n) == 0)
+        return (uint16_t)p->last_cat_id;
+    uint32_t c = gp_trace_category(p->t, s.s, s.n);
+    if (c == GP_NO_INDEX) oom(p);
+    /* remember the interned copy (stable), not the buffer bytes */
+    uint32_t nid = p->t->cats.v[c].name;
+    p->last_cat.s = gp_trace_s(p->t, nid);
+    p->last_cat.n = s.n;
+    p->last_cat_id = c;
+    return (uint16_t)c;
+}
+
+static uint32_t track_of(P *p, const ev *e)
+{
+    uint32_t ps = e->pid_s.n ? str_id(p, e->pid_s) : 0;
+    uint32_t ts = e->tid_s.n ? str_id(p, e->tid_s) : 0;
+    uint32_t k = gp_trace_track(p->t, e->pid, e->tid, ps, ts);
+    if (k == GP_NO_INDEX) oom(p);
+    return k;
+}
+
+static const arg *find_arg(const ev *e, const char *key, size_t n)
+{
+    for (int i = 0; i < e->nargs; i++)
+        if (e->args[i].key.n == n && memcmp(e->args[i].key.s, key, n) == 0) return &e->args[i];
+    return NULL;
+}
+#define ARG(e, lit) find_arg(e, lit, sizeof(lit) - 1)
+
+static int arg_i64(const arg *a, int64_t *v)
+{
+    if (!a) return -1;
+    if (a->type == V_NUM) return span_i64(a->val, v);
+    if (a->type == V_STR) return span_str_i64(a->val, v);
+    return -1;
+}
+
+static int64_t arg_i64_or(const ev *e, const char *key, size_t n, int64_t dflt)
+{
+    int64_t v;
+    return arg_i64(find_arg(e, key, n), &v) == 0 ? v : dflt;
+}
+#define ARG_I64(e, lit, d) arg_i64_or(e, lit, sizeof(lit) - 1, d)
+
+static float arg_f32(const ev *e, const char *key, size_t n)
+{
+    const arg *a = find_arg(e, key, n);
+    if (!a || a->type != V_NUM) return NAN;
+    return (float)span_f64(a->val);
+}
+
+static void fill_gpu_info(P *p, const ev *e, gp_slice *sl, gp_kind kind, uint32_t track)
+{
+    gp_gpu_info g;
+    memset(&g, 0, sizeof g);
+    g.device = (int32_t)ARG_I64(e, "device", e->pid);
+    g.context = (int32_t)ARG_I64(e, "context", GP_NONE);
+    g.stream = ARG_I64(e, "stream", e->tid);
+    const arg *grid = ARG(e, "grid"), *block = ARG(e, "block");
+    if (grid && grid->type == V_ARR)
+        for (int i = 0; i < grid->arr_n; i++) g.grid[i] = (int32_t)grid->arr[i];
+    if (block && block->type == V_ARR)
+        for (int i = 0; i < block->arr_n; i++) g.block[i] = (int32_t)block->arr[i];
+    g.registers = (int32_t)ARG_I64(e, "registers per thread", GP_NONE);
+    g.shared_mem = (int32_t)ARG_I64(e, "shared memory", GP_NONE);
+    g.blocks_per_sm = arg_f32(e, "blocks per SM", 13);
+    g.warps_per_sm = arg_f32(e, "warps per SM", 12);
+    g.occupancy_pct = arg_f32(e, "est. achieved occupancy %", 25);
+    g.bytes = ARG_I64(e, "bytes", GP_NONE);
+    if (kind == GP_K_MEMCPY || kind == GP_K_MEMSET) {
+        const char *nm = gp_trace_s(p->t, sl->name);
+        g.copy_kind = (uint8_t)(kind == GP_K_MEMSET ? GP_COPY_MEMSET : gp_copy_kind_from_name(nm));
+        const char *lp = strchr(nm, '(');
+        if (lp) {
+            static const char *const mk[] = {"", "Pageable", "Pinned", "Device", "Managed", "Array"};
+            const char *arrow = strstr(lp, "->");
+            for (int i = 1; i < 6; i++) {
+                const char *f = strstr(lp, mk[i]);
+                if (f && (!arrow || f < arrow)) g.src_kind = (uint8_t)i;
+                if (arrow && strstr(arrow, mk[i])) g.dst_kind = (uint8_t)i;
+            }
+        }
+    }
+    if (GP_VEC_PUSH(p->t->gpu_info, g)) oom(p);
+    sl->gpu = (uint32_t)(p->t->gpu_info.n - 1);
+    gp_track *tk = &p->t->tracks.v[track];
+    if (tk->type != GP_TRACK_GPU) {
+        tk->type = GP_TRACK_GPU;
+        tk->device = g.device;
+        tk->stream = g.stream;
+    }
+}
+
+static be_stack *stack_for(P *p, uint32_t track)
+{
+    for (size_t i = 0; i < p->stacks.n; i++)
+        if (p->stacks.v[i].track == track) return &p->stacks.v[i];
+    be_stack st;
+    memset(&st, 0, sizeof st);
+    st.track = track;
+    if (GP_VEC_PUSH(p->stacks, st)) oom(p);
+    return &p->stacks.v[p->stacks.n - 1];
+}
+
+static void push_slice(P *p, gp_slice *sl, const char *at)
+{
+    if (sl->dur < 0) bad(p, at, "negative \"dur\" (%lld ns)", (long long)sl->dur);
+    int64_t endt;
+    if (__builtin_add_overflow(sl->ts, sl->dur, &endt)) bad(p, at, "\"ts\" + \"dur\" out of range");
+    if (GP_VEC_PUSH(p->t->slices, *sl)) oom(p);
+}
+
+static void commit_metadata(P *p, const ev *e)
+{
+    const arg *a;
+    if (KEY(e->name, "thread_name")) {
+        a = ARG(e, "name");
+        if (a && a->type == V_STR) {
+            uint32_t tk = track_of(p, e);
+            p->t->tracks.v[tk].name = str_id(p, a->val);
+        }
+    } else if (KEY(e->name, "process_name")) {
+        a = ARG(e, "name");
+        if (a && a->type == V_STR && !e->pid_s.n)
+            if (gp_u64map_put(&p->pid_names, (uint64_t)e->pid, str_id(p, a->val))) oom(p);
+    } else if (KEY(e->name, "process_labels")) {
+        a = ARG(e, "labels");
+        if (a && a->type == V_STR && a->val.n > 4 && memcmp(a->val.s, "GPU ", 4) == 0 &&
+            !e->pid_s.n) {
+            span num = {a->val.s + 4, a->val.n - 4};
+            int64_t dev;
+            if (span_i64(num, &dev) == 0)
+                if (gp_u64map_put(&p->pid_gpu, (uint64_t)e->pid, (uint64_t)dev)) oom(p);
+        }
+    }
+}
+
+static void commit_counter(P *p, const ev *e, uint32_t track)
+{
+    for (int i = 0; i < e->nargs; i++) {
+        const arg *a = &e->args[i];
+        if (a->type != V_NUM) continue;
+        double v = span_f64(a->val);
+        if (!isfinite(v)) continue;
+        /* series name: "name" for a single "value" key, else "name.key" */
+        char tmp[512];
+        span nm = e->name;
+        if (!(KEY(a->key, "value") || (a->key.n == e->name.n &&
+                                       memcmp(a->key.s, e->name.s, e->name.n) == 0))) {
+            int k = snprintf(tmp, sizeof tmp, "%.*s.%.*s", (int)e->name.n, e->name.s,
+                             (int)a->key.n, a->key.s);
+            nm.s = tmp;
+            nm.n = (uint32_t)(k < (int)sizeof tmp ? k : (int)sizeof tmp - 1);
+        }
+        uint32_t sid = str_id(p, nm);
+        uint32_t series = GP_NO_INDEX;
+        for (size_t j = p->t->series.n; j-- > 0;)
+            if (p->t->series.v[j].name == sid && p->t->series.v[j].track == track) {
+                series = (uint32_t)j;
+                break;
+            }
+        if (series == GP_NO_INDEX) {
+            gp_series sr = {sid, track};
+            if (GP_VEC_PUSH(p->t->series, sr)) oom(p);
+            series = (uint32_t)(p->t->series.n - 1);
+        }
+        gp_counter c = {e->ts, v, series};
+        if (GP_VEC_PUSH(p->t->counters, c)) oom(p);
+    }
+}
+
+static void commit_event(P *p, const char *at)
+{
+    ev *e = &p->e;
+    gp_trace *t = p->t;
+    t->meta.events_read++;
+    if (e->ph.n != 1) {
+        if (e->ph.n == 0) bad(p, at, "event without \"ph\"");
+        return; /* unknown multi-letter phase: ignored */
+    }
+    char ph = e->ph.s[0];
+    if (ph == 'M') {
+        commit_metadata(p, e);
+        return;
+    }
+    if (!(ph == 'X' || ph == 'B' || ph == 'E' || ph == 'i' || ph == 'I' || ph == 'C' ||
+          ph == 's' || ph == 't' || ph == 'f'))
+        return; /* async, sample, object events: not modelled */
+    if (!e->has_ts) bad(p, at, "event without \"ts\"");
+    uint32_t track = track_of(p, e);
+    switch (ph) {
+    case 'X': {
+        if (!e->has_dur) {
+            t->meta.events_dropped_no_dur++;
+            return;
+        }
+        gp_slice sl;
+        sl.ts = e->ts;
+        sl.dur = e->dur;
+        sl.name = str_id(p, e->name);
+        sl.track = track;
+        sl.cat = cat_id(p, e->cat);
+        sl.flags = 0;
+        sl.gpu = GP_NO_INDEX;
+        sl.correlation = GP_NONE;
+        sl.external_id = GP_NONE;
+        if (e->nargs) {
+            sl.correlation = ARG_I64(e, "correlation", GP_NONE);
+            sl.external_id = ARG_I64(e, "External id", GP_NONE);
+            if (sl.external_id == GP_NONE) sl.external_id = ARG_I64(e, "external id", GP_NONE);
+        }
+        gp_kind kind = (gp_kind)t->cats.v[sl.cat].kind;
+        if (kind == GP_K_KERNEL || kind == GP_K_MEMCPY || kind == GP_K_MEMSET ||
+            kind == GP_K_SYNC || kind == GP_K_CL_COMMAND)
+            fill_gpu_info(p, e, &sl, kind, track);
+        else if (kind == GP_K_GPU_ANNOTATION && t->tracks.v[track].type != GP_TRACK_GPU) {
+            t->tracks.v[track].type = GP_TRACK_GPU;
+            t->tracks.v[track].device = (int32_t)e->pid;
+            t->tracks.v[track].stream = e->tid;
+        }
+        push_slice(p, &sl, at);
+        return;
+    }
+    case 'B': {
+        be_stack *st = stack_for(p, track);
+        be_frame f = {e->ts, str_id(p, e->name), cat_id(p, e->cat),
+                      ARG_I64(e, "correlation", GP_NONE), ARG_I64(e, "External id", GP_NONE)};
+        if (GP_VEC_PUSH(st->f, f)) oom(p);
+        return;
+    }
+    case 'E': {
+        be_stack *st = stack_for(p, track);
+        if (st->f.n == 0) {
+            t->meta.unmatched_end++;
+            return;
+        }
+        be_frame f = st->f.v[--st->f.n];
+        gp_slice sl = {f.ts,        e->ts - f.ts, f.correlation, f.external_id,
+                       f.name,      track,        GP_NO_INDEX,   f.cat,
+                       GP_SLICE_FROM_BE};
+        if (sl.dur < 0) bad(p, at, "\"E\" event earlier than its \"B\"");
+        push_slice(p, &sl, at);
+        return;
+    }
+    case 'i':
+    case 'I': {
+        if (KEY(e->name, "[memory]")) {
+            gp_mem_event m;
+            m.ts = e->ts;
+            m.addr = (uint64_t)ARG_I64(e, "Addr", 0);
+            m.bytes = ARG_I64(e, "Bytes", 0);
+            m.total_allocated = ARG_I64(e, "Total Allocated", GP_NONE);
+            m.total_reserved = ARG_I64(e, "Total Reserved", GP_NONE);
+            m.track = track;
+            m.device_type = (int16_t)ARG_I64(e, "Device Type", GP_NONE);
+            m.device_id = (int16_t)ARG_I64(e, "Device Id", GP_NONE);
+            if (GP_VEC_PUSH(t->mem_events, m)) oom(p);
+            return;
+        }
+        gp_instant in = {e->ts, str_id(p, e->name), track, cat_id(p, e->cat),
+                         e->scope.n ? e->scope.s[0] : 't'};
+        if (GP_VEC_PUSH(t->instants, in)) oom(p);
+        return;
+    }
+    case 'C':
+        commit_counter(p, e, track);
+        return;
+    default: { /* flows */
+        gp_flow f = {e->ts, e->has_id ? e->id : GP_NONE, track, cat_id(p, e->cat), ph,
+                     (char)(e->bp.n == 1 && e->bp.s[0] == 'e')};
+        if (GP_VEC_PUSH(t->flows, f)) oom(p);
+        return;
+    }
+    }
+}
+
+/* ---- top-level metadata ---------------------------------------------------------------------- */
+
+static void meta_distributed(P *p, const char *s)
+{
+    arg a[MAX_ARGS];
+    int n;
+    s = ws(p, s);
+    if (*s != '{') {
+        parse_value_any(p, s, 1);
+        return;
+    }
+    parse_flat_object(p, s, a, MAX_ARGS, &n);
+    for (int i = 0; i < n; i++) {
+        int64_t v;
+        if (KEY(a[i].key, "rank") && arg_i64(&a[i], &v) == 0) p->t->meta.rank = (int32_t)v;
+        else if (KEY(a[i].key, "world_size") && arg_i64(&a[i], &v) == 0)
+            p->t->meta.world_size = (int32_t)v;
+        else if (KEY(a[i].key, "backend") && a[i].type == V_STR)
+            p->t->meta.backend = str_id(p, a[i].val);
+    }
+}
+
+static const char *meta_devices(P *p, const char *s)
+{
+    s = ws(p, s);
+    if (*s != '[') return parse_value_any(p, s, 1);
+    s = ws(p, s + 1);
+    if (*s == ']') return s + 1;
+    for (;;) {
+        s = ws(p, s);
+        if (*s != '{') {
+            s = parse_value_any(p, s, 1);
+        } else {
+            arg a[MAX_ARGS];
+            int n;
+            s = parse_flat_object(p, s, a, MAX_ARGS, &n);
+            gp_device_prop d;
+            memset(&d, 0, sizeof d);
+            d.id = GP_NONE;
+            for (int i = 0; i < n; i++) {
+                int64_t v = 0;
+                int ok = arg_i64(&a[i], &v) == 0;
+                span k = a[i].key;
+                if (KEY(k, "name") && a[i].type == V_STR) d.name = str_id(p, a[i].val);
+                else if (!ok) continue;
+                else if (KEY(k, "id")) d.id = (int32_t)v;
+                else if (KEY(k, "totalGlobalMem")) d.total_global_mem = v;
+                else if (KEY(k, "computeMajor")) d.compute_major = (int32_t)v;
+                else if (KEY(k, "computeMinor")) d.compute_minor = (int32_t)v;
+                else if (KEY(k, "numSms")) d.num_sms = (int32_t)v;
+                else if (KEY(k, "warpSize")) d.warp_size = (int32_t)v;
+                else if (KEY(k, "maxThreadsPerBlock")) d.max_threads_per_block = (int32_t)v;
+                else if (KEY(k, "maxThreadsPerMultiprocessor")) d.max_threads_per_sm = (int32_t)v;
+                else if (KEY(k, "regsPerBlock")) d.regs_per_block = (int32_t)v;
+                else if (KEY(k, "regsPerMultiprocessor")) d.regs_per_sm = (int32_t)v;
+                else if (KEY(k, "sharedMemPerBlock")) d.smem_per_block = v;
+                else if (KEY(k, "sharedMemPerMultiprocessor")) d.smem_per_sm = v;
+                else if (KEY(k, "sharedMemPerBlockOptin")) d.smem_per_block_optin = v;
+            }
+            if (GP_VEC_PUSH(p->t->devices, d)) oom(p);
+        }
+        s = ws(p, s);
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        if (*s == ']') return s + 1;
+        char tmp[16];
+        bad(p, s, "expected ',' or ']' in array, found %s", describe(*s, tmp));
+    }
+}
+
+/* Parses one top-level "key": value pair (the key at s). Returns the end, or
+ * sets *events when the key is traceEvents (s then points after '['). */
+static const char *top_key(P *p, const char *s, int *events)
+{
+    span k;
+    *events = 0;
+    if (*s != '"') {
+        char tmp[16];
+        bad(p, s, "expected a key string or '}', found %s", describe(*s, tmp));
+    }
+    s = parse_string(p, s, &k);
+    s = expect(p, s, ':', "':' after key");
+    s = ws(p, s);
+    if (KEY(k, "traceEvents")) {
+        if (*s != '[') {
+            char tmp[16];
+            bad(p, s, "expected '[' for \"traceEvents\", found %s", describe(*s, tmp));
+        }
+        *events = 1;
+        return s + 1;
+    }
+    gp_trace_meta *m = &p->t->meta;
+    if (KEY(k, "distributedInfo")) {
+        const char *e = parse_value_any(p, s, 1); /* validate first, then read */
+        meta_distributed(p, s);
+        return e;
+    }
+    if (KEY(k, "deviceProperties")) return meta_devices(p, s);
+    if (KEY(k, "baseTimeNanoseconds") || KEY(k, "schemaVersion")) {
+        span v;
+        if (!(*s == '-' || (*s >= '0' && *s <= '9'))) return parse_value_any(p, s, 1);
+        const char *e = check_number(p, s, &v);
+        int64_t x;
+        if (span_i64(v, &x)) bad(p, s, "expected an integer for \"%.*s\"", (int)k.n, k.s);
+        if (k.n == 19) {
+            m->has_base_time = 1;
+            m->base_time_ns = x;
+        } else m->schema_version = (int32_t)x;
+        return e;
+    }
+    if ((KEY(k, "displayTimeUnit") || KEY(k, "traceName")) && *s == '"') {
+        span v;
+        const char *e = parse_string(p, s, &v);
+        if (k.n == 15) m->display_time_unit = str_id(p, v);
+        else m->trace_name = str_id(p, v);
+        return e;
+    }
+    return parse_value_any(p, s, 1);
+}
+
+/* ---- driver ---------------------------------------------------------------------------------- */
+
+static void progress(P *p, int final)
+{
+    if (!p->progress) return;
+    int64_t now = gp_clock_mono_ns();
+    if (final) {
+        if (p->progress_shown) fprintf(stderr, "\r\033[K");
+        return;
+    }
+    if (now - p->t_start < 1000000000LL || now - p->t_last_progress < 250000000LL) return;
+    p->t_last_progress = now;
+    p->progress_shown = 1;
+    uint64_t size = gp_input_size(p->in), pos = gp_input_pos(p->in);
+    double mb = (double)(p->base_off + p->len) / 1e6;
+    if (size)
+        fprintf(stderr, "\r\033[Kimporting %s: %3.0f%% (%.0f MB parsed, %.1f s)", p->name,
+                100.0 * (double)pos / (double)size, mb, (double)(now - p->t_start) / 1e9);
+    else fprintf(stderr, "\r\033[Kimporting %s: %.0f MB", p->name, mb);
+    fflush(stderr);
+}
+
+/* Moves unparsed bytes [keep..len) to the front and reads more. Returns 0 or
+ * a GP_E* code (err already filled). Sets eof when no more bytes come. */
+static int refill(P *p, size_t keep)
+{
+    size_t live = p->len - keep;
+    if (keep) {
+        memmove(p->buf, p->buf + keep, live);
+        p->base_off += keep;
+        p->len = live;
+    }
+    if (p->cap - p->len < p->cap / 4) { /* a unit larger than 3/4 of the buffer: grow */
+        if (p->cap >= UNIT_MAX) {
+            snprintf(p->errmsg, sizeof p->errmsg, "a single value larger than %zu MiB",
+                     UNIT_MAX >> 20);
+            p->err_at = p->buf;
+            p->err_code = GP_ERANGE;
+            return GP_ERANGE;
+        }
+        size_t nc = p->cap * 2;
+        char *nb = realloc(p->buf, nc + PAD);
+        char *ns = nb ? realloc(p->scratch, nc + PAD) : NULL;
+        if (!nb || !ns) {
+            if (nb) p->buf = nb;
+            return gp_err_set(p->err, GP_ENOMEM, "%s: out of memory", p->name);
+        }
+        p->buf = nb;
+        p->scratch = ns;
+        p->cap = nc;
+        p->scap = nc + PAD;
+    }
+    while (p->len < p->cap) {
+        long k = gp_input_read(p->in, p->buf + p->len, p->cap - p->len, p->err);
+        if (k < 0) return (int)k;
+        if (k == 0) {
+            p->eof = 1;
+            break;
+        }
+        p->len += (size_t)k;
+        if (p->len >= p->cap / 2) break;
+    }
+    memset(p->buf + p->len, 0, PAD);
+    progress(p, 0);
+    return 0;
+}
+
+/* Line and column of byte offset `off` in the uncompressed text, found by
+ * reading the source again (only on error). */
+static void line_col(const char *path, const void *mem, size_t memn, uint64_t off, uint64_t *line,
+                     uint64_t *col)
+{
+    gp_input *in = NULL;
+    gp_err e;
+    *line = 1;
+    *col = off + 1;
+    if ((mem ? gp_input_open_mem(mem, memn, &in, &e) : gp_input_open_file(path, &in, &e)) != 0)
+        return;
+    char *blk = malloc(1 << 16);
+    uint64_t pos = 0, line_start = 0;
+    if (!blk) {
+        gp_input_close(in);
+        return;
+    }
+    while (pos < off) {
+        long k = gp_input_read(in, blk, 1 << 16, &e);
+        if (k <= 0) break;
+        for (long i = 0; i < k && pos < off; i++, pos++)
+            if (blk[i] == '\n') {
+                (*line)++;
+                line_start = pos + 1;
+            }
+    }
+    *col = off - line_start + 1;
+    free(blk);
+    gp_input_close(in);
+}
+
+static int run(P *p)
+{
+    int rc;
+    size_t unit;
+    if ((rc = refill(p, 0))) return rc;
+    /* skip a UTF-8 byte order mark */
+    if (p->len >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0) p->pos = 3;
+    for (;;) {
+        unit = p->pos;
+        int j = setjmp(p->jb);
+        if (j == JMP_MORE) {
+            if (p->eof) {
+                if (p->array_form && (p->state == S_EV_NEXT || p->state == S_EV_ITEM) &&
+                    p->pos == unit) {
+                    /* bare array without its closing ']' (crashed writer):
+                     * valid per the trace-event format; keep what was read */
+                    const char *s = p->buf + unit;
+                    while (s < end_of(p) && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t'))
+                        s++;
+                    if (s == end_of(p)) {
+                        p->t->meta.unterminated = 1;
+                        return 0;
+                    }
+                }
+                if (p->state == S_END || p->state == S_DONE) return 0;
+                snprintf(p->errmsg, sizeof p->errmsg, "unexpected end of file%s",
+                         p->state == S_EV_NEXT || p->state == S_EV_ITEM || p->state == S_EV_FIRST
+                             ? " inside \"traceEvents\" (truncated trace?)"
+                             : " (truncated trace?)");
+                p->err_at = end_of(p);
+                p->err_code = GP_EPARSE;
+                return GP_EPARSE;
+            }
+            p->sn = 0;
+            if ((rc = refill(p, unit))) return rc;
+            p->pos = 0;
+            continue;
+        }
+        if (j == JMP_ERR) return p->err_code;
+        p->sn = 0;
+        const char *s = p->buf + p->pos;
+        switch (p->state) {
+        case S_START:
+            s = ws(p, s);
+            if (*s == '{') {
+                p->state = S_OBJ_KEY;
+                s = ws(p, s + 1);
+                if (*s == '}') {
+                    s++;
+                    p->state = S_END;
+                }
+            } else if (*s == '[') {
+                p->array_form = 1;
+                p->state = S_EV_FIRST;
+                s++;
+            } else {
+                char tmp[16];
+                bad(p, s, "expected '{' or '[' at the start of a trace, found %s",
+                    describe(*s, tmp));
+            }
+            break;
+        case S_OBJ_KEY: {
+            int events;
+            s = ws(p, s);
+            s = top_key(p, s, &events);
+            p->state = events ? S_EV_FIRST : S_OBJ_NEXT;
+            break;
+        }
+        case S_OBJ_NEXT:
+            s = ws(p, s);
+            if (*s == ',') {
+                s++;
+                p->state = S_OBJ_KEY;
+            } else if (*s == '}') {
+                s++;
+                p->state = S_END;
+            } else {
+                char tmp[16];
+                bad(p, s, "expected ',' or '}' after a top-level value, found %s",
+                    describe(*s, tmp));
+            }
+            break;
+        case S_EV_FIRST:
+        case S_EV_ITEM:
+            s = ws(p, s);
+            if (*s == ']' && p->state == S_EV_FIRST) {
+                s++;
+                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                break;
+            }
+            if (*s == ']' && p->state == S_EV_ITEM) { /* trailing comma: tolerated */
+                s++;
+                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                break;
+            }
+            if (*s != '{') {
+                char tmp[16];
+                bad(p, s, "expected an event object '{', found %s", describe(*s, tmp));
+            }
+            {
+                const char *start = s;
+                s = parse_event(p, s);
+                commit_event(p, start);
+            }
+            p->state = S_EV_NEXT;
+            break;
+        case S_EV_NEXT:
+            s = ws(p, s);
+            if (*s == ',') {
+                s++;
+                p->state = S_EV_ITEM;
+            } else if (*s == ']') {
+                s++;
+                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+            } else {
+                char tmp[16];
+                bad(p, s, "expected ',' or ']' after an event, found %s", describe(*s, tmp));
+            }
+            break;
+        case S_END:
+            s = ws(p, s); /* returns only at a non-space byte */
+            {
+                char tmp[16];
+                bad(p, s, "unexpected %s after the end of the trace", describe(*s, tmp));
+            }
+            break;
+        case S_DONE: return 0;
+        }
+        p->pos = (size_t)(s - p->buf);
+    }
+}
+
+static void apply_track_meta(P *p)
+{
+    gp_trace *t = p->t;
+    for (size_t i = 0; i < t->tracks.n; i++) {
+        gp_track *k = &t->tracks.v[i];
+        uint64_t v;
+        if (!k->pid_str && gp_u64map_get(&p->pid_names, (uint64_t)k->pid, &v))
+            k->process_name = (uint32_t)v;
+        if (!k->pid_str && gp_u64map_get(&p->pid_gpu, (uint64_t)k->pid, &v) &&
+            k->type != GP_TRACK_GPU) {
+            /* a GPU process row: its tracks are streams even without kernels */
+            k->type = GP_TRACK_GPU;
+            k->device = (int32_t)v;
+            k->stream = k->tid;
+        }
+    }
+    for (size_t i = 0; i < p->stacks.n; i++) {
+        t->meta.unmatched_begin += p->stacks.v[i].f.n;
+        GP_VEC_FREE(p->stacks.v[i].f);
+    }
+    GP_VEC_FREE(p->stacks);
+    gp_u64map_free(&p->pid_names);
+    gp_u64map_free(&p->pid_gpu);
+}
+
+static int import(gp_input *in, const char *name, const void *mem, size_t memn, int prog,
+                  gp_trace **out, gp_err *err)
+{
+    P *p = calloc(1, sizeof *p);
+    int rc = 0;
+    *out = NULL;
+    if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+    p->in = in;
+    p->err = err;
+    p->name = name;
+    p->cap = BUF_INIT;
+    p->buf = malloc(p->cap + PAD);
+    p->scap = p->cap + PAD;
+    p->scratch = malloc(p->scap);
+    p->t = gp_trace_create();
+    p->progress = prog;
+    p->t_start = p->t_last_progress = gp_clock_mono_ns();
+    if (!p->buf || !p->scratch || !p->t) {
+        rc = gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+        goto fail;
+    }
+    gp_err_clear(err);
+    p->t->meta.source = gp_trace_str(p->t, name, strlen(name));
+    rc = run(p);
+    progress(p, 1);
+    if (rc) {
+        if (err->code == 0 || err->msg[0] == 0) {
+            /* a parse error positioned in the buffer */
+            uint64_t off = p->base_off + (uint64_t)(p->err_at ? p->err_at - p->buf : 0);
+            uint64_t line, col;
+            line_col(name, mem, memn, off, &line, &col);
+            gp_err_set(err, rc, "%s:%llu:%llu: %s", name, (unsigned long long)line,
+                       (unsigned long long)col, p->errmsg);
+        }
+        goto fail;
+    }
+    apply_track_meta(p);
+    gp_trace_finish(p->t);
+    *out = p->t;
+    p->t = NULL;
+fail:
+    if (p->t) {
+        GP_VEC_FREE(p->stacks);
+        gp_u64map_free(&p->pid_names);
+        gp_u64map_free(&p->pid_gpu);
+    }
+    gp_trace_destroy(p->t);
+    free(p->buf);
+    free(p->scratch);
+    free(p);
+    return rc;
+}
+
+int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace **out, gp_err *err)
+{
+    gp_input *in;
+    int rc = gp_input_open_file(path, &in, err);
+    if (rc) return rc;
+    int prog = opts ? opts->progress : -1;
+    if (prog < 0) prog = isatty(2);
+    rc = import(in, path, NULL, 0, prog, out, err);
+    gp_input_close(in);
+    return rc;
+}
+
+int gp_import_json_mem(const void *data, size_t n, const char *name, gp_trace **out, gp_err *err)
+{
+    gp_input *in;
+    int rc = gp_input_open_mem(data, n, &in, err);
+    if (rc) return rc;
+    rc = import(in, name, data, n, 0, out, err);
+    gp_input_close(in);
+    return rc;
+}

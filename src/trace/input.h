@@ -1,0 +1,24 @@
+/* trace/input.h: a byte source for importers: a plain file, a gzip file
+ * (detected by its magic bytes, inflated through zlib) or a memory block. */
+#ifndef GP_TRACE_INPUT_H
+#define GP_TRACE_INPUT_H
+#include "core/error.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gp_input gp_input;
+
+/* Opens path (gzip or plain). Caller closes. Returns 0 or GP_ENOTFOUND/GP_EIO. */
+int gp_input_open_file(const char *path, gp_input **out, gp_err *err);
+/* Wraps a memory block (not copied; must outlive the input). Gzip is detected. */
+int gp_input_open_mem(const void *data, size_t n, gp_input **out, gp_err *err);
+/* Reads up to cap uncompressed bytes. Returns bytes read (0 at end) or a
+ * negative GP_E* code with err filled (corrupt gzip, read error). */
+long gp_input_read(gp_input *in, void *dst, size_t cap, gp_err *err);
+/* Compressed bytes consumed so far and the source's total size (0 if unknown). */
+uint64_t gp_input_pos(const gp_input *in);
+uint64_t gp_input_size(const gp_input *in);
+int gp_input_is_gzip(const gp_input *in);
+void gp_input_close(gp_input *in);
+
+#endif

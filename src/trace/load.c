@@ -1,0 +1,132 @@
+/* trace/load.c: path expansion and parallel import of several traces. */
+#include "trace/load.h"
+#include "trace/import.h"
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int is_trace_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 8 && !strcmp(n + l - 8, ".json.gz"));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **gp_paths_expand(char *const *paths, int n, size_t *count, gp_err *err)
+{
+    size_t cap = 16, k = 0;
+    char **out = gp_xmalloc(cap * sizeof *out);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            gp_err_set(err, GP_ENOTFOUND, "%s: no such file or folder", paths[i]);
+            goto fail;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            if (k + 1 >= cap) out = gp_xrealloc(out, (cap *= 2) * sizeof *out);
+            out[k++] = gp_xstrdup(paths[i]);
+            continue;
+        }
+        DIR *d = opendir(paths[i]);
+        if (!d) {
+            gp_err_set(err, GP_EIO, "%s: cannot read folder", paths[i]);
+            goto fail;
+        }
+        size_t first = k;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (de->d_name[0] == '.' || !is_trace_name(de->d_name)) continue;
+            if (k + 1 >= cap) out = gp_xrealloc(out, (cap *= 2) * sizeof *out);
+            size_t len = strlen(paths[i]) + strlen(de->d_name) + 2;
+            out[k] = gp_xmalloc(len);
+            snprintf(out[k], len, "%s/%s", paths[i], de->d_name);
+            k++;
+        }
+        closedir(d);
+        qsort(out + first, k - first, sizeof *out, cmp_str);
+        if (k == first) {
+            gp_err_set(err, GP_ENOTFOUND, "%s: folder holds no .json or .json.gz trace", paths[i]);
+            goto fail;
+        }
+    }
+    out[k] = NULL;
+    *count = k;
+    return out;
+fail:
+    out[k] = NULL;
+    gp_paths_free(out);
+    return NULL;
+}
+
+void gp_paths_free(char **paths)
+{
+    if (!paths) return;
+    for (char **p = paths; *p; p++) free(*p);
+    free(paths);
+}
+
+typedef struct job {
+    char *const *paths;
+    size_t n;
+    gp_trace **traces;
+    int *rcs;
+    gp_err *errs;
+    size_t next;
+    int progress;
+    pthread_mutex_t mu;
+} job;
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        size_t i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->n) return NULL;
+        gp_import_opts o = {j->progress};
+        j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
+    }
+}
+
+int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err)
+{
+    if (threads <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = c > 0 ? (int)c : 1;
+    }
+    if ((size_t)threads > n) threads = (int)n;
+    job j = {paths, n, traces, gp_xcalloc(n, sizeof(int)), gp_xcalloc(n, sizeof(gp_err)), 0,
+             n == 1 ? -1 : 0, PTHREAD_MUTEX_INITIALIZER};
+    for (size_t i = 0; i < n; i++) traces[i] = NULL;
+    pthread_t *th = gp_xcalloc((size_t)threads, sizeof *th);
+    int started = 0;
+    for (int i = 1; i < threads; i++)
+        if (pthread_create(&th[i], NULL, worker, &j) == 0) started++;
+        else break;
+    worker(&j);
+    for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (j.rcs[i] && !rc) {
+            rc = j.rcs[i];
+            *err = j.errs[i];
+        }
+    if (rc)
+        for (size_t i = 0; i < n; i++) {
+            gp_trace_destroy(traces[i]);
+            traces[i] = NULL;
+        }
+    free(th);
+    free(j.rcs);
+    free(j.errs);
+    return rc;
+}

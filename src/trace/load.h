@@ -1,0 +1,19 @@
+/* trace/load.h: loading several traces at once (files or folders of rank
+ * files), imported in parallel with one thread per core. */
+#ifndef GP_TRACE_LOAD_H
+#define GP_TRACE_LOAD_H
+#include "core/error.h"
+#include "trace/trace.h"
+
+/* Expands paths: a folder contributes its *.json and *.json.gz files in
+ * name order. Returns a NULL-terminated array the caller frees with
+ * gp_paths_free, or NULL with err set. */
+char **gp_paths_expand(char *const *paths, int n, size_t *count, gp_err *err);
+void gp_paths_free(char **paths);
+
+/* Imports paths[0..n) with up to `threads` threads (0 = one per core).
+ * On success traces[i] corresponds to paths[i]. On the first error returns
+ * its code with err set and no trace left allocated. */
+int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err);
+
+#endif

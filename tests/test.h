@@ -1,0 +1,160 @@
+/* tests/test.h: a tiny libuv-style test harness. Each test file defines
+ * TEST(name) functions and ends with TEST_MAIN(name, ...). Assertions print
+ * file, line and both values, then abandon the current test case. */
+#ifndef GP_TEST_H
+#define GP_TEST_H
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static jmp_buf gp_test_jmp;
+static int gp_test_failed, gp_test_skipped;
+static char gp_test_skip_reason[256];
+
+#define TEST(name) static void test_##name(void)
+
+#define GP_FAIL_(...)                                                                              \
+    do {                                                                                           \
+        fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                                          \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        gp_test_failed = 1;                                                                        \
+        longjmp(gp_test_jmp, 1);                                                                   \
+    } while (0)
+
+#define ASSERT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond)) GP_FAIL_("assertion failed: %s", #cond);                                      \
+    } while (0)
+
+#define ASSERT_EQ_INT(a, b)                                                                        \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) GP_FAIL_("%s == %s: %lld != %lld", #a, #b, a_, b_);                          \
+    } while (0)
+
+#define ASSERT_NE_INT(a, b)                                                                        \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ == b_) GP_FAIL_("%s != %s: both %lld", #a, #b, a_);                                 \
+    } while (0)
+
+#define ASSERT_CMP_INT(a, op, b)                                                                   \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (!(a_ op b_)) GP_FAIL_("%s %s %s: %lld vs %lld", #a, #op, #b, a_, b_);                  \
+    } while (0)
+
+#define ASSERT_NEAR(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b);                                                 \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            GP_FAIL_("%s ~= %s (tol %g): %.9g vs %.9g", #a, #b, (double)(tol), a_, b_);            \
+    } while (0)
+
+#define ASSERT_EQ_STR(a, b)                                                                        \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                     \
+            GP_FAIL_("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");  \
+    } while (0)
+
+#define ASSERT_CONTAINS(hay, needle)                                                               \
+    do {                                                                                           \
+        const char *h_ = (hay), *n_ = (needle);                                                    \
+        if (!h_ || !strstr(h_, n_)) GP_FAIL_("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_); \
+    } while (0)
+
+/* Skips the current test case with a printed reason. */
+#define SKIP(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(gp_test_skip_reason, sizeof gp_test_skip_reason, __VA_ARGS__);                    \
+        gp_test_skipped = 1;                                                                       \
+        longjmp(gp_test_jmp, 1);                                                                   \
+    } while (0)
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} gp_test_case;
+
+static inline int gp_test_run_all(const gp_test_case *cases, int n, const char *file)
+{
+    volatile int passed = 0, failed = 0, skipped = 0;
+    const char *only = getenv("GP_TEST_ONLY");
+    for (volatile int i = 0; i < n; i++) {
+        if (only && strcmp(only, cases[i].name) != 0) continue;
+        gp_test_failed = gp_test_skipped = 0;
+        if (setjmp(gp_test_jmp) == 0) cases[i].fn();
+        if (gp_test_failed) {
+            failed++;
+            printf("not ok %d - %s\n", i + 1, cases[i].name);
+        } else if (gp_test_skipped) {
+            skipped++;
+            printf("ok %d - %s # SKIP %s\n", i + 1, cases[i].name, gp_test_skip_reason);
+        } else {
+            passed++;
+            printf("ok %d - %s\n", i + 1, cases[i].name);
+        }
+        fflush(stdout);
+    }
+    printf("%s: %d passed, %d failed, %d skipped\n", file, (int)passed, (int)failed, (int)skipped);
+    if (failed) return 1;
+    if (passed == 0 && skipped > 0) return 77;
+    return 0;
+}
+
+#define GP_TC_(name) {#name, test_##name},
+#define GP_MAP1_(m, x) m(x)
+#define GP_FOREACH_(m, ...) GP_FE_N_(__VA_ARGS__, GP_FE16_, GP_FE15_, GP_FE14_, GP_FE13_, GP_FE12_, \
+    GP_FE11_, GP_FE10_, GP_FE9_, GP_FE8_, GP_FE7_, GP_FE6_, GP_FE5_, GP_FE4_, GP_FE3_, GP_FE2_,   \
+    GP_FE1_)(m, __VA_ARGS__)
+#define GP_FE_N_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
+#define GP_FE1_(m, x) m(x)
+#define GP_FE2_(m, x, ...) m(x) GP_FE1_(m, __VA_ARGS__)
+#define GP_FE3_(m, x, ...) m(x) GP_FE2_(m, __VA_ARGS__)
+#define GP_FE4_(m, x, ...) m(x) GP_FE3_(m, __VA_ARGS__)
+#define GP_FE5_(m, x, ...) m(x) GP_FE4_(m, __VA_ARGS__)
+#define GP_FE6_(m, x, ...) m(x) GP_FE5_(m, __VA_ARGS__)
+#define GP_FE7_(m, x, ...) m(x) GP_FE6_(m, __VA_ARGS__)
+#define GP_FE8_(m, x, ...) m(x) GP_FE7_(m, __VA_ARGS__)
+#define GP_FE9_(m, x, ...) m(x) GP_FE8_(m, __VA_ARGS__)
+#define GP_FE10_(m, x, ...) m(x) GP_FE9_(m, __VA_ARGS__)
+#define GP_FE11_(m, x, ...) m(x) GP_FE10_(m, __VA_ARGS__)
+#define GP_FE12_(m, x, ...) m(x) GP_FE11_(m, __VA_ARGS__)
+#define GP_FE13_(m, x, ...) m(x) GP_FE12_(m, __VA_ARGS__)
+#define GP_FE14_(m, x, ...) m(x) GP_FE13_(m, __VA_ARGS__)
+#define GP_FE15_(m, x, ...) m(x) GP_FE14_(m, __VA_ARGS__)
+#define GP_FE16_(m, x, ...) m(x) GP_FE15_(m, __VA_ARGS__)
+
+/* Up to 16 test names per TEST_MAIN; use TEST_MAIN_LIST for more. */
+#define TEST_MAIN(...)                                                                             \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        static const gp_test_case cases[] = {GP_FOREACH_(GP_TC_, __VA_ARGS__)};                    \
+        return gp_test_run_all(cases, (int)(sizeof cases / sizeof cases[0]), __FILE__);            \
+    }
+
+/* Where the shared real traces live: $GPUPROF_TRACES, else ../shared/traces
+ * next to the source tree. Returns NULL when absent. */
+static inline const char *gp_test_traces_dir(void)
+{
+    static char buf[4096];
+    const char *env = getenv("GPUPROF_TRACES");
+    if (env && *env) return env;
+#ifdef GP_SOURCE_DIR
+    snprintf(buf, sizeof buf, "%s/../shared/traces", GP_SOURCE_DIR);
+    FILE *f = fopen(buf, "r");
+    if (f) {
+        fclose(f);
+        return buf;
+    }
+#endif
+    return NULL;
+}
+
+#endif

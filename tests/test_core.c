@@ -1,0 +1,95 @@
+/* tests/test_core.c: string interning, hash map, stats, JSON escaping. */
+#include "test.h"
+#include "core/hash.h"
+#include "core/sbuf.h"
+#include "core/stats.h"
+#include "core/strtab.h"
+#include "core/table.h"
+
+TEST(strtab_interns_once)
+{
+    gp_strtab *t = gp_strtab_create();
+    ASSERT(t);
+    ASSERT_EQ_INT(gp_strtab_intern(t, "", 0), 0);
+    uint32_t a = gp_strtab_intern(t, "aten::mm", 8);
+    uint32_t b = gp_strtab_intern(t, "aten::add", 9);
+    ASSERT_NE_INT(a, b);
+    ASSERT_EQ_INT(gp_strtab_intern(t, "aten::mm", 8), a);
+    ASSERT_EQ_STR(gp_strtab_get(t, b), "aten::add");
+    char name[32];
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(name, sizeof name, "k%d", i);
+        ASSERT_EQ_INT(gp_strtab_intern(t, name, (size_t)n), (uint32_t)(i + 3));
+    }
+    ASSERT_EQ_INT(gp_strtab_find(t, "k777", 4), 780);
+    ASSERT_EQ_INT(gp_strtab_find(t, "nope", 4), UINT32_MAX);
+    ASSERT_EQ_INT(gp_strtab_count(t), 100003);
+    gp_strtab_destroy(t);
+}
+
+TEST(u64map_roundtrip)
+{
+    gp_u64map m = {0};
+    for (uint64_t i = 0; i < 50000; i++) ASSERT_EQ_INT(gp_u64map_put(&m, i * 7919, i), 0);
+    uint64_t v;
+    ASSERT(gp_u64map_get(&m, 7919 * 123, &v));
+    ASSERT_EQ_INT(v, 123);
+    ASSERT(!gp_u64map_get(&m, 5, &v));
+    gp_u64map_free(&m);
+}
+
+TEST(stats_match_numpy)
+{
+    int64_t v[] = {5, 1, 4, 2, 3};
+    gp_stats s;
+    gp_stats_i64(v, 5, &s);
+    ASSERT_EQ_INT(s.count, 5);
+    ASSERT_EQ_INT(s.sum, 15);
+    ASSERT_EQ_INT(s.min, 1);
+    ASSERT_EQ_INT(s.max, 5);
+    ASSERT_NEAR(s.mean, 3.0, 1e-12);
+    ASSERT_NEAR(s.std, 1.5811388300841898, 1e-12); /* numpy std(ddof=1) */
+    ASSERT_NEAR(s.p50, 3.0, 1e-12);
+    ASSERT_NEAR(s.p95, 4.8, 1e-12); /* numpy.percentile linear */
+    ASSERT_NEAR(s.p99, 4.96, 1e-12);
+}
+
+TEST(radix_sort_large)
+{
+    size_t n = 100000;
+    int64_t *v = malloc(n * sizeof *v);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v[i] = (int64_t)(x % 2000000) - 1000000;
+    }
+    gp_sort_i64(v, n);
+    for (size_t i = 1; i < n; i++) ASSERT(v[i - 1] <= v[i]);
+    free(v);
+}
+
+TEST(json_escape_is_valid)
+{
+    gp_sbuf b = {0};
+    gp_json_str(&b, "a\"b\\c\n\x01\xff\xc3\xa9");
+    ASSERT_EQ_STR(gp_sbuf_cstr(&b), "\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\"");
+    gp_sbuf_reset(&b);
+    gp_json_num(&b, 0.1);
+    gp_json_num(&b, 1.0 / 0.0);
+    ASSERT_EQ_STR(gp_sbuf_cstr(&b), "0.1null");
+    gp_sbuf_free(&b);
+}
+
+TEST(units_per_column)
+{
+    char buf[32];
+    ASSERT_EQ_STR(gp_unit_pick(999).name, "ns");
+    ASSERT_EQ_STR(gp_unit_pick(5e6).name, "us");
+    ASSERT_EQ_STR(gp_fmt_dur(buf, sizeof buf, 1234567, gp_unit_pick(5e6)), "1234.567");
+    ASSERT_EQ_STR(gp_fmt_bytes(buf, sizeof buf, 1536), "1.50 KiB");
+}
+
+TEST_MAIN(strtab_interns_once, u64map_roundtrip, stats_match_numpy, radix_sort_large,
+          json_escape_is_valid, units_per_column)
