@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define BUF_INIT (4u << 20)
 #define UNIT_MAX ((size_t)1 << 30) /* largest single event / top-level value */
@@ -40,6 +43,8 @@ typedef struct arg {
     span val;
     uint8_t type;
     uint8_t arr_n;
+    uint8_t is_int; /* V_NUM without fraction/exponent that fits int64: ival */
+    int64_t ival;
     int64_t arr[3];
 } arg;
 
@@ -148,12 +153,19 @@ static const char *describe(char c, char *tmp)
     return tmp;
 }
 
+/* Like describe() but tells the end of the data from a NUL byte inside it. */
+static const char *describe_at(P *p, const char *s, char *tmp)
+{
+    if (*s == 0 && s < end_of(p)) return "a NUL byte";
+    return describe(*s, tmp);
+}
+
 static inline const char *expect(P *p, const char *s, char c, const char *what)
 {
     s = ws(p, s);
     if (*s != c) {
         char tmp[16];
-        bad(p, s, "expected %s, found %s", what, describe(*s, tmp));
+        bad(p, s, "expected %s, found %s", what, describe_at(p, s, tmp));
     }
     return s + 1;
 }
@@ -217,6 +229,18 @@ static char *put_utf8(char *d, unsigned cp)
  * padding guarantees that one is found). */
 static inline const char *scan_str(const char *s)
 {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                  ctl = _mm_set1_epi8(0x1f);
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)s);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v)); /* v <= 0x1f */
+        int bits = _mm_movemask_epi8(m);
+        if (bits) return s + __builtin_ctz((unsigned)bits);
+        s += 16;
+    }
+#endif
     for (;;) {
         uint64_t v;
         memcpy(&v, s, 8);
@@ -419,17 +443,6 @@ int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **
     return 0;
 }
 
-/* Scans over a number token starting at s; returns its end. */
-static inline const char *skip_number(P *p, const char *s)
-{
-    const char *q = s;
-    while ((*q >= '0' && *q <= '9') || *q == '.' || *q == '-' || *q == '+' || *q == 'e' ||
-           *q == 'E')
-        q++;
-    if (*q == 0 && q >= end_of(p)) more(p); /* the number may continue */
-    return q;
-}
-
 /* Parses an exact int64 from a number span ("7", "7.0", "1e3"); 0 or -1. */
 static int span_i64(span v, int64_t *out)
 {
@@ -497,22 +510,61 @@ static const char *parse_literal(P *p, const char *s)
         return s + n;
     }
     char tmp[16];
-    bad(p, s, "expected a value, found %s", describe(*s, tmp));
+    bad(p, s, "expected a value, found %s", describe_at(p, s, tmp));
     return s;
 }
 
-static const char *check_number(P *p, const char *s, span *out)
+static inline int is_digit(char c)
 {
-    const char *q = skip_number(p, s);
-    int neg, half, e;
-    uint64_t m;
-    const char *r = parse_decimal(s, q, &neg, &m, &e, &half);
-    if (!r || r != q) bad(p, s, "malformed number");
+    return (unsigned)(c - '0') < 10;
+}
+
+/* Lexes and validates one JSON number in a single pass. *is_int is set (and
+ * *ival filled) for integers of at most 18 digits. */
+static inline const char *lex_number(P *p, const char *s, span *out, int64_t *ival, int *is_int)
+{
+    const char *q = s;
+    int neg = *q == '-';
+    q += neg;
+    const char *d0 = q;
+    uint64_t v = 0;
+    while (is_digit(*q)) v = v * 10 + (uint64_t)(*q++ - '0');
+    size_t nd = (size_t)(q - d0);
+    int integral = 1;
+    if (nd == 0) goto malformed;
+    if (*q == '.') {
+        integral = 0;
+        const char *f0 = ++q;
+        while (is_digit(*q)) q++;
+        if (q == f0) goto malformed;
+    }
+    if (*q == 'e' || *q == 'E') {
+        integral = 0;
+        q++;
+        if (*q == '+' || *q == '-') q++;
+        const char *e0 = q;
+        while (is_digit(*q)) q++;
+        if (q == e0) goto malformed;
+    }
+    if (*q == 0 && q >= end_of(p)) more(p); /* the number may continue */
     if (out) {
         out->s = s;
         out->n = (uint32_t)(q - s);
     }
+    if (is_int) {
+        *is_int = integral && nd <= 18;
+        *ival = neg ? -(int64_t)v : (int64_t)v;
+    }
     return q;
+malformed:
+    if (*q == 0 && q >= end_of(p)) more(p);
+    bad(p, s, "malformed number");
+    return q;
+}
+
+static inline const char *check_number(P *p, const char *s, span *out)
+{
+    return lex_number(p, s, out, NULL, NULL);
 }
 
 /* Parses (validating) and discards any JSON value. */
@@ -535,7 +587,7 @@ static const char *parse_value_any(P *p, const char *s, int depth)
             s = ws(p, s);
             if (*s != '"') {
                 char tmp[16];
-                bad(p, s, "expected a key string, found %s", describe(*s, tmp));
+                bad(p, s, "expected a key string, found %s", describe_at(p, s, tmp));
             }
             span k;
             size_t sn = p->sn;
@@ -550,7 +602,7 @@ static const char *parse_value_any(P *p, const char *s, int depth)
             }
             if (*s == '}') return s + 1;
             char tmp[16];
-            bad(p, s, "expected ',' or '}' in object, found %s", describe(*s, tmp));
+            bad(p, s, "expected ',' or '}' in object, found %s", describe_at(p, s, tmp));
         }
     }
     if (c == '[') {
@@ -565,7 +617,7 @@ static const char *parse_value_any(P *p, const char *s, int depth)
             }
             if (*s == ']') return s + 1;
             char tmp[16];
-            bad(p, s, "expected ',' or ']' in array, found %s", describe(*s, tmp));
+            bad(p, s, "expected ',' or ']' in array, found %s", describe_at(p, s, tmp));
         }
     }
     if (c == '-' || (c >= '0' && c <= '9')) return check_number(p, s, NULL);
@@ -584,9 +636,13 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
         return parse_string(p, s, &a->val);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
+        int isint;
         a->type = V_NUM;
-        return check_number(p, s, &a->val);
+        const char *q = lex_number(p, s, &a->val, &a->ival, &isint);
+        a->is_int = (uint8_t)isint;
+        return q;
     }
+    a->is_int = 0;
     if (c == '[') {
         const char *q = ws(p, s + 1);
         int n = 0, ok = 1;
@@ -598,8 +654,11 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
             q = ws(p, q);
             if (ok && n < 3 && (*q == '-' || (*q >= '0' && *q <= '9'))) {
                 span v;
-                q = check_number(p, q, &v);
-                if (span_i64(v, &a->arr[n]) == 0) n++;
+                int64_t iv;
+                int isint;
+                q = lex_number(p, q, &v, &iv, &isint);
+                if (isint) a->arr[n++] = iv;
+                else if (span_i64(v, &a->arr[n]) == 0) n++;
                 else ok = 0;
             } else {
                 ok = 0;
@@ -612,7 +671,7 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
             }
             if (*q == ']') break;
             char tmp[16];
-            bad(p, q, "expected ',' or ']' in array, found %s", describe(*q, tmp));
+            bad(p, q, "expected ',' or ']' in array, found %s", describe_at(p, q, tmp));
         }
         a->type = ok ? V_ARR : V_OTHER;
         a->arr_n = (uint8_t)(ok ? n : 0);
@@ -640,7 +699,7 @@ static const char *parse_flat_object(P *p, const char *s, arg *args, int max, in
         s = ws(p, s);
         if (*s != '"') {
             char tmp[16];
-            bad(p, s, "expected a key string, found %s", describe(*s, tmp));
+            bad(p, s, "expected a key string, found %s", describe_at(p, s, tmp));
         }
         if (*nargs < max) {
             arg *a = &args[*nargs];
@@ -661,7 +720,7 @@ static const char *parse_flat_object(P *p, const char *s, arg *args, int max, in
         }
         if (*s == '}') return s + 1;
         char tmp[16];
-        bad(p, s, "expected ',' or '}' in object, found %s", describe(*s, tmp));
+        bad(p, s, "expected ',' or '}' in object, found %s", describe_at(p, s, tmp));
     }
 }
 
@@ -673,24 +732,58 @@ static inline int key_is(span k, const char *lit, size_t n)
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+static const char *parse_time_slow(P *p, const char *s, int64_t *out, const char *what)
 {
-    s = ws(p, s);
-    if (!(*s == '-' || (*s >= '0' && *s <= '9'))) {
-        char tmp[16];
-        bad(p, s, "expected a number for \"%s\", found %s", what, describe(*s, tmp));
-    }
-    const char *q = skip_number(p, s);
+    span v;
+    const char *q = check_number(p, s, &v);
     const char *e;
     int rc = gp_parse_us_to_ns(s, q, out, &e);
     if (rc == GP_ERANGE) bad(p, s, "\"%s\" out of range (%.*s)", what, (int)(q - s), s);
     if (rc || e != q) bad(p, s, "malformed number for \"%s\"", what);
     for (const char *c = s; c < q; c++)
         if (*c == '.' || *c == 'e' || *c == 'E') {
-            /* fractional microseconds present */
-            if (!p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+            p->t->meta.fractional_ts = 1;
             break;
         }
+    return q;
+}
+
+/* Parses microseconds into exact ns. Fast path: integer part below 9.2e15 and
+ * any fraction, no exponent; everything else goes through gp_parse_us_to_ns. */
+static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+{
+    s = ws(p, s);
+    const char *q = s;
+    int neg = *q == '-';
+    q += neg;
+    if (!is_digit(*q)) {
+        char tmp[16];
+        if (*q == 0 && q >= end_of(p)) more(p);
+        bad(p, s, "expected a number for \"%s\", found %s", what, describe_at(p, s, tmp));
+    }
+    const char *d0 = q;
+    uint64_t us = 0;
+    while (is_digit(*q)) us = us * 10 + (uint64_t)(*q++ - '0');
+    if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000)
+        return parse_time_slow(p, s, out, what);
+    uint64_t frac = 0;
+    if (*q == '.') {
+        const char *f0 = ++q;
+        int k = 0;
+        while (is_digit(*q)) {
+            if (k < 3) frac = frac * 10 + (uint64_t)(*q - '0');
+            else if (k == 3 && *q >= '5') frac++; /* half away from zero */
+            k++;
+            q++;
+        }
+        if (q == f0) return parse_time_slow(p, s, out, what);
+        for (; k < 3; k++) frac *= 10;
+        if (!p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    }
+    if (*q == 'e' || *q == 'E') return parse_time_slow(p, s, out, what);
+    if (*q == 0 && q >= end_of(p)) more(p);
+    int64_t v = (int64_t)(us * 1000 + frac);
+    *out = neg ? -v : v;
     return q;
 }
 
@@ -707,13 +800,14 @@ static const char *parse_id_value(P *p, const char *s, int64_t *num, span *str, 
     }
     if (*s == '-' || (*s >= '0' && *s <= '9')) {
         span v;
-        s = check_number(p, s, &v);
-        if (span_i64(v, num)) bad(p, v.s, "expected an integer for \"%s\"", what);
+        int isint;
+        s = lex_number(p, s, &v, num, &isint);
+        if (!isint && span_i64(v, num)) bad(p, v.s, "expected an integer for \"%s\"", what);
         *is_str = 0;
         return s;
     }
     char tmp[16];
-    bad(p, s, "expected a number or string for \"%s\", found %s", what, describe(*s, tmp));
+    bad(p, s, "expected a number or string for \"%s\", found %s", what, describe_at(p, s, tmp));
     return s;
 }
 
@@ -722,7 +816,7 @@ static const char *parse_str_field(P *p, const char *s, span *out, const char *w
     s = ws(p, s);
     if (*s != '"') {
         char tmp[16];
-        bad(p, s, "expected a string for \"%s\", found %s", what, describe(*s, tmp));
+        bad(p, s, "expected a string for \"%s\", found %s", what, describe_at(p, s, tmp));
     }
     return parse_string(p, s, out);
 }
@@ -743,7 +837,7 @@ static const char *parse_event(P *p, const char *s)
         s = ws(p, s);
         if (*s != '"') {
             char tmp[16];
-            bad(p, s, "expected a key string, found %s", describe(*s, tmp));
+            bad(p, s, "expected a key string, found %s", describe_at(p, s, tmp));
         }
         span k;
         s = parse_string(p, s, &k);
@@ -787,7 +881,7 @@ static const char *parse_event(P *p, const char *s)
                 s = ws(p, s);
                 if (*s != '{') {
                     char tmp[16];
-                    bad(p, s, "expected an object for \"args\", found %s", describe(*s, tmp));
+                    bad(p, s, "expected an object for \"args\", found %s", describe_at(p, s, tmp));
                 }
                 s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs);
                 e->has_args = 1;
@@ -804,7 +898,7 @@ static const char *parse_event(P *p, const char *s)
         }
         if (*s == '}') return s + 1;
         char tmp[16];
-        bad(p, s, "expected ',' or '}' in event, found %s", describe(*s, tmp));
+        bad(p, s, "expected ',' or '}' in event, found %s", describe_at(p, s, tmp));
     }
 }
 
@@ -857,7 +951,13 @@ static const arg *find_arg(const ev *e, const char *key, size_t n)
 static int arg_i64(const arg *a, int64_t *v)
 {
     if (!a) return -1;
-    if (a->type == V_NUM) return span_i64(a->val, v);
+    if (a->type == V_NUM) {
+        if (a->is_int) {
+            *v = a->ival;
+            return 0;
+        }
+        return span_i64(a->val, v);
+    }
     if (a->type == V_STR) return span_str_i64(a->val, v);
     return -1;
 }
@@ -991,7 +1091,7 @@ static void commit_counter(P *p, const ev *e, uint32_t track)
             if (GP_VEC_PUSH(p->t->series, sr)) oom(p);
             series = (uint32_t)(p->t->series.n - 1);
         }
-        gp_counter c = {e->ts, v, series};
+        gp_counter_sample c = {e->ts, v, series};
         if (GP_VEC_PUSH(p->t->counters, c)) oom(p);
     }
 }
@@ -1169,7 +1269,7 @@ static const char *meta_devices(P *p, const char *s)
         }
         if (*s == ']') return s + 1;
         char tmp[16];
-        bad(p, s, "expected ',' or ']' in array, found %s", describe(*s, tmp));
+        bad(p, s, "expected ',' or ']' in array, found %s", describe_at(p, s, tmp));
     }
 }
 
@@ -1181,7 +1281,7 @@ static const char *top_key(P *p, const char *s, int *events)
     *events = 0;
     if (*s != '"') {
         char tmp[16];
-        bad(p, s, "expected a key string or '}', found %s", describe(*s, tmp));
+        bad(p, s, "expected a key string or '}', found %s", describe_at(p, s, tmp));
     }
     s = parse_string(p, s, &k);
     s = expect(p, s, ':', "':' after key");
@@ -1189,7 +1289,7 @@ static const char *top_key(P *p, const char *s, int *events)
     if (KEY(k, "traceEvents")) {
         if (*s != '[') {
             char tmp[16];
-            bad(p, s, "expected '[' for \"traceEvents\", found %s", describe(*s, tmp));
+            bad(p, s, "expected '[' for \"traceEvents\", found %s", describe_at(p, s, tmp));
         }
         *events = 1;
         return s + 1;
@@ -1299,7 +1399,7 @@ static void line_col(const char *path, const void *mem, size_t memn, uint64_t of
     gp_err e;
     *line = 1;
     *col = off + 1;
-    if ((mem ? gp_input_open_mem(mem, memn, &in, &e) : gp_input_open_file(path, &in, &e)) != 0)
+    if ((mem ? gp_input_open_mem(mem, memn, path, &in, &e) : gp_input_open_file(path, &in, &e)) != 0)
         return;
     char *blk = malloc(1 << 16);
     uint64_t pos = 0, line_start = 0;
@@ -1379,7 +1479,7 @@ static int run(P *p)
             } else {
                 char tmp[16];
                 bad(p, s, "expected '{' or '[' at the start of a trace, found %s",
-                    describe(*s, tmp));
+                    describe_at(p, s, tmp));
             }
             break;
         case S_OBJ_KEY: {
@@ -1400,7 +1500,7 @@ static int run(P *p)
             } else {
                 char tmp[16];
                 bad(p, s, "expected ',' or '}' after a top-level value, found %s",
-                    describe(*s, tmp));
+                    describe_at(p, s, tmp));
             }
             break;
         case S_EV_FIRST:
@@ -1418,7 +1518,7 @@ static int run(P *p)
             }
             if (*s != '{') {
                 char tmp[16];
-                bad(p, s, "expected an event object '{', found %s", describe(*s, tmp));
+                bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
             }
             {
                 const char *start = s;
@@ -1437,20 +1537,26 @@ static int run(P *p)
                 p->state = p->array_form ? S_END : S_OBJ_NEXT;
             } else {
                 char tmp[16];
-                bad(p, s, "expected ',' or ']' after an event, found %s", describe(*s, tmp));
+                bad(p, s, "expected ',' or ']' after an event, found %s", describe_at(p, s, tmp));
             }
             break;
         case S_END:
             s = ws(p, s); /* returns only at a non-space byte */
             {
                 char tmp[16];
-                bad(p, s, "unexpected %s after the end of the trace", describe(*s, tmp));
+                bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
             }
             break;
         case S_DONE: return 0;
         }
         p->pos = (size_t)(s - p->buf);
     }
+}
+
+static void free_stacks(P *p)
+{
+    for (size_t i = 0; i < p->stacks.n; i++) GP_VEC_FREE(p->stacks.v[i].f);
+    GP_VEC_FREE(p->stacks);
 }
 
 static void apply_track_meta(P *p)
@@ -1469,11 +1575,8 @@ static void apply_track_meta(P *p)
             k->stream = k->tid;
         }
     }
-    for (size_t i = 0; i < p->stacks.n; i++) {
-        t->meta.unmatched_begin += p->stacks.v[i].f.n;
-        GP_VEC_FREE(p->stacks.v[i].f);
-    }
-    GP_VEC_FREE(p->stacks);
+    for (size_t i = 0; i < p->stacks.n; i++) t->meta.unmatched_begin += p->stacks.v[i].f.n;
+    free_stacks(p);
     gp_u64map_free(&p->pid_names);
     gp_u64map_free(&p->pid_gpu);
 }
@@ -1488,7 +1591,10 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     p->in = in;
     p->err = err;
     p->name = name;
+    /* small inputs get a small buffer; it grows when one unit needs more */
+    uint64_t src = gp_input_size(in) * (gp_input_is_gzip(in) ? 10 : 1);
     p->cap = BUF_INIT;
+    if (src && src < BUF_INIT) p->cap = src < (64u << 10) ? (64u << 10) : (size_t)src;
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
     p->scratch = malloc(p->scap);
@@ -1520,7 +1626,7 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     p->t = NULL;
 fail:
     if (p->t) {
-        GP_VEC_FREE(p->stacks);
+        free_stacks(p);
         gp_u64map_free(&p->pid_names);
         gp_u64map_free(&p->pid_gpu);
     }
@@ -1546,7 +1652,7 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
 int gp_import_json_mem(const void *data, size_t n, const char *name, gp_trace **out, gp_err *err)
 {
     gp_input *in;
-    int rc = gp_input_open_mem(data, n, &in, err);
+    int rc = gp_input_open_mem(data, n, name, &in, err);
     if (rc) return rc;
     rc = import(in, name, data, n, 0, out, err);
     gp_input_close(in);

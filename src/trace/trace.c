@@ -198,5 +198,5 @@ size_t gp_trace_bytes(const gp_trace *t)
     return gp_strtab_bytes(t->strings) + t->slices.cap * sizeof(gp_slice) +
            t->gpu_info.cap * sizeof(gp_gpu_info) + t->flows.cap * sizeof(gp_flow) +
            t->instants.cap * sizeof(gp_instant) + t->mem_events.cap * sizeof(gp_mem_event) +
-           t->counters.cap * sizeof(gp_counter) + t->tracks.cap * sizeof(gp_track);
+           t->counters.cap * sizeof(gp_counter_sample) + t->tracks.cap * sizeof(gp_track);
 }

@@ -130,11 +130,11 @@ typedef struct gp_mem_event {
 } gp_mem_event;
 
 /* One sample of a counter series ("C" events, sampler values). */
-typedef struct gp_counter {
+typedef struct gp_counter_sample {
     int64_t ts;
     double value;
     uint32_t series; /* index into trace->series */
-} gp_counter;
+} gp_counter_sample;
 
 typedef struct gp_series {
     uint32_t name;  /* "event name" or "event name.key" */
@@ -189,7 +189,7 @@ typedef struct gp_trace {
     GP_VEC(gp_flow) flows;
     GP_VEC(gp_instant) instants;
     GP_VEC(gp_mem_event) mem_events;
-    GP_VEC(gp_counter) counters;
+    GP_VEC(gp_counter_sample) counters;
     GP_VEC(gp_series) series;
     GP_VEC(gp_device_prop) devices;
     gp_trace_meta meta;
