@@ -115,7 +115,7 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
         out->group_total_ns[rows[r].group] += rows[r].st.sum;
         out->group_count[rows[r].group] += rows[r].st.count;
     }
-    qsort(rows, nrows, sizeof *rows, cmp_rows);
+    if (nrows) qsort(rows, nrows, sizeof *rows, cmp_rows);
     out->rows = rows;
     out->n = nrows;
     rc = 0;

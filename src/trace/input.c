@@ -103,7 +103,7 @@ int gp_input_open_file(const char *path, gp_input **out, gp_err *err)
     return 0;
 }
 
-int gp_input_open_mem(const void *data, size_t n, gp_input **out, gp_err *err)
+int gp_input_open_mem(const void *data, size_t n, const char *name, gp_input **out, gp_err *err)
 {
     gp_input *in = calloc(1, sizeof *in);
     if (!in) return gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -111,7 +111,7 @@ int gp_input_open_mem(const void *data, size_t n, gp_input **out, gp_err *err)
     in->mem = data;
     in->mem_n = n;
     in->size = n;
-    in->name = "<memory>";
+    in->name = name ? name : "<memory>";
     int rc = start(in, err);
     if (rc) {
         gp_input_close(in);

@@ -10,8 +10,9 @@ typedef struct gp_input gp_input;
 
 /* Opens path (gzip or plain). Caller closes. Returns 0 or GP_ENOTFOUND/GP_EIO. */
 int gp_input_open_file(const char *path, gp_input **out, gp_err *err);
-/* Wraps a memory block (not copied; must outlive the input). Gzip is detected. */
-int gp_input_open_mem(const void *data, size_t n, gp_input **out, gp_err *err);
+/* Wraps a memory block (not copied; must outlive the input). Gzip is
+ * detected. `name` (kept by pointer) names the source in messages. */
+int gp_input_open_mem(const void *data, size_t n, const char *name, gp_input **out, gp_err *err);
 /* Reads up to cap uncompressed bytes. Returns bytes read (0 at end) or a
  * negative GP_E* code with err filled (corrupt gzip, read error). */
 long gp_input_read(gp_input *in, void *dst, size_t cap, gp_err *err);

@@ -1,0 +1,352 @@
+/* tests/test_import.c: the Kineto/Chrome JSON importer: timestamp forms,
+ * object/array forms, event kinds, metadata, and bad input. */
+#include "test.h"
+#include "trace/import.h"
+#include <zlib.h>
+
+static gp_trace *load(const char *json)
+{
+    gp_err err = {0};
+    gp_trace *t = NULL;
+    int rc = gp_import_json_mem(json, strlen(json), "mem.json", &t, &err);
+    if (rc) fprintf(stderr, "  import failed: %s\n", err.msg);
+    return t;
+}
+
+static int load_err(const char *json, gp_err *err)
+{
+    gp_trace *t = NULL;
+    int rc = gp_import_json_mem(json, strlen(json), "bad.json", &t, err);
+    gp_trace_destroy(t);
+    return rc;
+}
+
+TEST(us_to_ns_exact)
+{
+    int64_t v;
+    const char *s;
+#define NS(str, want)                                                                              \
+    s = str;                                                                                       \
+    ASSERT_EQ_INT(gp_parse_us_to_ns(s, s + strlen(s), &v, NULL), 0);                               \
+    ASSERT_EQ_INT(v, want);
+    NS("0", 0);
+    NS("1", 1000);
+    NS("12.345", 12345);
+    NS("12.3", 12300);
+    NS("-4.5", -4500);
+    NS("4458676522690.655", 4458676522690655LL);       /* relative to a base */
+    NS("1669783687464181", 1669783687464181000LL);     /* integer epoch us */
+    NS("1712195495519695.8", 1712195495519695800LL);   /* float absolute us */
+    NS("1712195495519695.875", 1712195495519695875LL); /* no double could hold this */
+    NS("0.0004", 0);                                   /* below half a ns */
+    NS("0.0005", 1);                                   /* half away from zero */
+    NS("1.2345678", 1235);
+    NS("1e3", 1000000);
+    NS("1.5E-3", 2); /* 1.5 ns rounds half away from zero */
+    NS("2.5e2", 250000);
+    ASSERT_EQ_INT(gp_parse_us_to_ns("1e30", "1e30" + 4, &v, NULL), GP_ERANGE);
+    ASSERT_EQ_INT(gp_parse_us_to_ns("99999999999999999", "99999999999999999" + 17, &v, NULL),
+                  GP_ERANGE);
+    ASSERT_EQ_INT(gp_parse_us_to_ns("abc", "abc" + 3, &v, NULL), GP_EPARSE);
+    ASSERT_EQ_INT(gp_parse_us_to_ns("1.", "1." + 2, &v, NULL), GP_EPARSE);
+#undef NS
+}
+
+/* The three timestamp forms, each imported and rebased exactly. */
+TEST(timestamp_forms)
+{
+    /* integer epoch microseconds */
+    gp_trace *t = load("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\","
+                       "\"pid\":1,\"tid\":1,\"ts\":1669783687464181,\"dur\":7},"
+                       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\",\"pid\":1,\"tid\":1,"
+                       "\"ts\":1669783687464190,\"dur\":3}]}");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.n, 2);
+    ASSERT_EQ_INT(t->slices.v[0].ts, 0);
+    ASSERT_EQ_INT(t->slices.v[0].dur, 7000);
+    ASSERT_EQ_INT(t->slices.v[1].ts, 9000);
+    ASSERT_EQ_INT(t->meta.t0_abs_ns, 1669783687464181000LL);
+    ASSERT_EQ_INT(t->meta.fractional_ts, 0);
+    gp_trace_destroy(t);
+
+    /* float absolute microseconds with ns digits: t0 floored to a whole us */
+    t = load("[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+             "\"ts\":1712195495519695.8,\"dur\":2.113,\"args\":{\"stream\":7,\"device\":0}},"
+             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+             "\"ts\":1712195495519699.001,\"dur\":0.999,\"args\":{\"stream\":7}}]");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.v[0].ts, 800);
+    ASSERT_EQ_INT(t->slices.v[0].dur, 2113);
+    ASSERT_EQ_INT(t->slices.v[1].ts, 4001);
+    ASSERT_EQ_INT(t->slices.v[1].dur, 999);
+    ASSERT_EQ_INT(t->meta.t0_abs_ns, 1712195495519695000LL);
+    ASSERT_EQ_INT(t->meta.fractional_ts, 1);
+    ASSERT_EQ_INT(t->tracks.v[t->slices.v[0].track].type, GP_TRACK_GPU);
+    ASSERT_EQ_INT(t->tracks.v[t->slices.v[0].track].stream, 7);
+    gp_trace_destroy(t);
+
+    /* relative microseconds + baseTimeNanoseconds given after the events */
+    t = load("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,"
+             "\"tid\":1,\"ts\":4458676522690.655,\"dur\":108.515}],"
+             "\"baseTimeNanoseconds\":1711964646000000000}");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.v[0].ts, 655);
+    ASSERT_EQ_INT(t->slices.v[0].dur, 108515);
+    ASSERT_EQ_INT(t->meta.has_base_time, 1);
+    ASSERT_EQ_INT(t->meta.t0_abs_ns, 1711964646000000000LL + 4458676522690000LL);
+    gp_trace_destroy(t);
+}
+
+TEST(kineto_event_kinds)
+{
+    const char *j =
+        "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,"
+        "\"pg_config\":[{\"ranks\":[0,1]}]},"
+        "\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA A100\",\"numSms\":108,"
+        "\"totalGlobalMem\":42297524224}],"
+        "\"traceEvents\":["
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":10,\"tid\":11,\"args\":{\"name\":\"main\"}},"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":10,\"tid\":0,\"args\":{\"name\":\"py\"}},"
+        "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU 0\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":10,\"tid\":11,\"ts\":100,"
+        "\"dur\":50,\"args\":{\"External id\":5}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":10,\"tid\":11,"
+        "\"ts\":110,\"dur\":5,\"args\":{\"External id\":5,\"cbid\":211,\"correlation\":77}},"
+        "{\"ph\":\"s\",\"id\":77,\"pid\":10,\"tid\":11,\"ts\":110,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":120,\"dur\":30,"
+        "\"args\":{\"External id\":5,\"device\":0,\"stream\":7,\"correlation\":77,\"grid\":[108,2,1],"
+        "\"block\":[256,1,1],\"registers per thread\":64,\"shared memory\":4096,"
+        "\"est. achieved occupancy %\":25}},"
+        "{\"ph\":\"f\",\"id\":77,\"pid\":0,\"tid\":7,\"ts\":120,\"cat\":\"ac2g\",\"name\":\"ac2g\","
+        "\"bp\":\"e\"},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":0,"
+        "\"tid\":7,\"ts\":160,\"dur\":4,\"args\":{\"bytes\":4096,\"stream\":7}},"
+        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"legacy\",\"pid\":0,\"tid\":7,\"ts\":170,\"dur\":1},"
+        "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":10,"
+        "\"tid\":11,\"ts\":105,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":1234,"
+        "\"Bytes\":-512,\"Total Allocated\":1024,\"Total Reserved\":2048}},"
+        "{\"ph\":\"C\",\"name\":\"util\",\"pid\":10,\"tid\":11,\"ts\":130,\"args\":{\"gpu\":55.5,"
+        "\"mem\":10}},"
+        "{\"ph\":\"B\",\"name\":\"outer\",\"cat\":\"user_annotation\",\"pid\":10,\"tid\":11,\"ts\":200},"
+        "{\"ph\":\"B\",\"name\":\"inner\",\"cat\":\"user_annotation\",\"pid\":10,\"tid\":11,\"ts\":210},"
+        "{\"ph\":\"E\",\"pid\":10,\"tid\":11,\"ts\":220},"
+        "{\"ph\":\"E\",\"pid\":10,\"tid\":11,\"ts\":230},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"no dur\",\"pid\":10,\"tid\":11,\"ts\":240},"
+        "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
+        "\"tid\":\"PyTorch Profiler\",\"ts\":100,\"dur\":140}"
+        "]}";
+    gp_trace *t = load(j);
+    ASSERT(t);
+    ASSERT_EQ_INT(t->meta.rank, 3);
+    ASSERT_EQ_INT(t->meta.world_size, 8);
+    ASSERT_EQ_STR(gp_trace_s(t, t->meta.backend), "nccl");
+    ASSERT_EQ_INT(t->devices.n, 1);
+    ASSERT_EQ_INT(t->devices.v[0].num_sms, 108);
+    ASSERT_EQ_STR(gp_trace_s(t, t->devices.v[0].name), "NVIDIA A100");
+    ASSERT_EQ_INT(t->slices.n, 8); /* 5 X with dur + 2 from B/E + Trace span */
+    ASSERT_EQ_INT(t->meta.events_dropped_no_dur, 1);
+    const gp_slice *k = &t->slices.v[2];
+    ASSERT_EQ_STR(gp_trace_s(t, k->name), "gemm");
+    ASSERT_EQ_INT(gp_slice_kind(t, k), GP_K_KERNEL);
+    ASSERT_EQ_INT(k->correlation, 77);
+    ASSERT_EQ_INT(k->external_id, 5);
+    ASSERT(k->gpu != GP_NO_INDEX);
+    const gp_gpu_info *g = &t->gpu_info.v[k->gpu];
+    ASSERT_EQ_INT(g->grid[0], 108);
+    ASSERT_EQ_INT(g->grid[1], 2);
+    ASSERT_EQ_INT(g->block[0], 256);
+    ASSERT_EQ_INT(g->registers, 64);
+    ASSERT_EQ_INT(g->shared_mem, 4096);
+    ASSERT_NEAR(g->occupancy_pct, 25, 1e-6);
+    const gp_gpu_info *m = &t->gpu_info.v[t->slices.v[3].gpu];
+    ASSERT_EQ_INT(m->bytes, 4096);
+    ASSERT_EQ_INT(m->copy_kind, GP_COPY_HTOD);
+    ASSERT_EQ_INT(m->src_kind, 1);
+    ASSERT_EQ_INT(m->dst_kind, 3);
+    ASSERT_EQ_INT(gp_slice_kind(t, &t->slices.v[4]), GP_K_KERNEL); /* legacy "Kernel" */
+    /* B/E pairs nest: inner ends first */
+    ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[5].name), "inner");
+    ASSERT_EQ_INT(t->slices.v[5].dur, 10000);
+    ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[6].name), "outer");
+    ASSERT_EQ_INT(t->slices.v[6].dur, 30000);
+    ASSERT_EQ_INT(t->flows.n, 2);
+    ASSERT_EQ_INT(t->flows.v[0].ph, 's');
+    ASSERT_EQ_INT(t->flows.v[1].bind_enclosing, 1);
+    ASSERT_EQ_INT(t->mem_events.n, 1);
+    ASSERT_EQ_INT(t->mem_events.v[0].bytes, -512);
+    ASSERT_EQ_INT(t->mem_events.v[0].total_reserved, 2048);
+    ASSERT_EQ_INT(t->counters.n, 2);
+    ASSERT_EQ_STR(gp_trace_s(t, t->series.v[t->counters.v[0].series].name), "util.gpu");
+    ASSERT_NEAR(t->counters.v[0].value, 55.5, 1e-12);
+    const gp_track *cpu = &t->tracks.v[t->slices.v[0].track];
+    ASSERT_EQ_STR(gp_trace_s(t, cpu->name), "main");
+    ASSERT_EQ_STR(gp_trace_s(t, cpu->process_name), "py");
+    ASSERT_EQ_INT(cpu->type, GP_TRACK_CPU);
+    const gp_track *span = &t->tracks.v[t->slices.v[7].track];
+    ASSERT_EQ_INT(span->type, GP_TRACK_OTHER);
+    ASSERT_EQ_STR(gp_trace_s(t, span->pid_str), "Spans");
+    ASSERT_EQ_INT(gp_slice_kind(t, &t->slices.v[7]), GP_K_TRACE_SPAN);
+    ASSERT_EQ_INT(t->t_begin, 0);
+    ASSERT_EQ_INT(t->t_end, 140000); /* ts 240 -> 140 us after t0 = 100 */
+    gp_trace_destroy(t);
+}
+
+TEST(string_escapes_and_unicode)
+{
+    gp_trace *t = load("[{\"ph\":\"X\",\"name\":\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\",\"pid\":1,"
+                       "\"tid\":1,\"ts\":1,\"dur\":1,\"cat\":\"x\",\"extra\":{\"deep\":[1,{\"z\":null}]}}]");
+    ASSERT(t);
+    ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[0].name), "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
+    gp_trace_destroy(t);
+}
+
+TEST(unterminated_array_is_kept)
+{
+    gp_trace *t = load("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},\n"
+                       "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":1},\n");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.n, 2);
+    ASSERT_EQ_INT(t->meta.unterminated, 1);
+    gp_trace_destroy(t);
+    t = load("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.n, 1);
+    gp_trace_destroy(t);
+}
+
+TEST(gzip_input)
+{
+    const char *j = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"z\",\"pid\":1,\"tid\":1,\"ts\":5,"
+                    "\"dur\":2}]}";
+    unsigned char out[512];
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    ASSERT_EQ_INT(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (unsigned char *)j;
+    zs.avail_in = (uInt)strlen(j);
+    zs.next_out = out;
+    zs.avail_out = sizeof out;
+    ASSERT_EQ_INT(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t n = sizeof out - zs.avail_out;
+    deflateEnd(&zs);
+    gp_err err = {0};
+    gp_trace *t = NULL;
+    ASSERT_EQ_INT(gp_import_json_mem(out, n, "z.json.gz", &t, &err), 0);
+    ASSERT_EQ_INT(t->slices.n, 1);
+    ASSERT_EQ_INT(t->slices.v[0].dur, 2000);
+    gp_trace_destroy(t);
+    /* truncated gzip stream */
+    ASSERT_EQ_INT(gp_import_json_mem(out, n / 2, "z.json.gz", &t, &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "z.json.gz");
+}
+
+TEST(bad_input_messages)
+{
+    gp_err err;
+    ASSERT_EQ_INT(load_err("", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "bad.json:1:1: unexpected end of file");
+    ASSERT_EQ_INT(load_err("hello", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "bad.json:1:1: expected '{' or '['");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[\n{\"ph\":\"X\",\"ts\":\"abc\"}]}", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "bad.json:2:16: expected a number for \"ts\"");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":-5}]}", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "negative \"dur\"");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1e40,\"dur\":1}]}", &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "out of range");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":9000000000000000,"
+                           "\"dur\":9000000000000000}]}", &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "out of range");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[1,2]}", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "expected an event object");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":{}}", &err), GP_EPARSE);
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":5}]}", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "expected a string for \"ph\"");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\x01\"}]}", &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "control character");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[]} x", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "after the end of the trace");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":tru}]}",
+                           &err),
+                  GP_EPARSE);
+    ASSERT_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":{\"a\":\"\\q\"}}]", &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "invalid escape");
+    /* deep nesting is refused, not a stack overflow */
+    char deep[4000];
+    strcpy(deep, "[{\"ph\":\"X\",\"x\":");
+    size_t n = strlen(deep);
+    for (int i = 0; i < 1500; i++) deep[n++] = '[';
+    deep[n] = 0;
+    ASSERT_EQ_INT(load_err(deep, &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "nesting deeper");
+    /* NUL byte inside the text */
+    char nul[] = "[{\"ph\":\"X\"\0,\"ts\":1}]";
+    gp_trace *t = NULL;
+    ASSERT_EQ_INT(gp_import_json_mem(nul, sizeof nul - 1, "nul.json", &t, &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "NUL byte");
+}
+
+/* Every truncation of an object-form trace is an error with a position;
+ * nothing crashes or hangs. */
+TEST(truncated_at_every_offset)
+{
+    const char *j = "{\"schemaVersion\":1,\"traceEvents\":[\n"
+                    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u0041\",\"pid\":0,\"tid\":7,"
+                    "\"ts\":12.5,\"dur\":3,\"args\":{\"grid\":[1,2,3],\"stream\":7}},\n"
+                    "{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":13,"
+                    "\"args\":{\"Bytes\":64}}\n],\"baseTimeNanoseconds\":1000,"
+                    "\"deviceProperties\":[{\"id\":0,\"name\":\"x\"}]}";
+    size_t n = strlen(j);
+    gp_trace *t = NULL;
+    gp_err err;
+    ASSERT_EQ_INT(gp_import_json_mem(j, n, "full.json", &t, &err), 0);
+    ASSERT_EQ_INT(t->slices.n, 1);
+    gp_trace_destroy(t);
+    for (size_t cut = 0; cut < n; cut++) {
+        int rc = gp_import_json_mem(j, cut, "cut.json", &t, &err);
+        if (rc != GP_EPARSE) {
+            fprintf(stderr, "  cut at %zu: rc %d\n", cut, rc);
+            ASSERT_EQ_INT(rc, GP_EPARSE);
+        }
+        ASSERT(t == NULL);
+        ASSERT(strncmp(err.msg, "cut.json:", 9) == 0);
+        ASSERT(strchr(err.msg, '\n') == NULL);
+    }
+}
+
+TEST(fixture_files)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/small_kineto.json", GP_TEST_DATA);
+    gp_err err = {0};
+    gp_trace *t = NULL;
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &t, &err), 0);
+    ASSERT_CMP_INT(t->slices.n, >, 10);
+    gp_trace_destroy(t);
+    ASSERT_EQ_INT(gp_import_json_file("/nonexistent/x.json", NULL, &t, &err), GP_ENOTFOUND);
+    ASSERT_CONTAINS(err.msg, "/nonexistent/x.json");
+}
+
+/* Units larger than the initial 4 MiB buffer (one huge event) still parse. */
+TEST(huge_event)
+{
+    size_t big = 9u << 20;
+    char *j = malloc(big + 200);
+    size_t n = (size_t)sprintf(j, "[{\"ph\":\"X\",\"ts\":1,\"dur\":2,\"name\":\"");
+    memset(j + n, 'a', big);
+    n += big;
+    n += (size_t)sprintf(j + n, "\"}]");
+    gp_err err = {0};
+    gp_trace *t = NULL;
+    ASSERT_EQ_INT(gp_import_json_mem(j, n, "big.json", &t, &err), 0);
+    ASSERT_EQ_INT(gp_strtab_len(t->strings, t->slices.v[0].name), big);
+    gp_trace_destroy(t);
+    free(j);
+}
+
+TEST_MAIN(us_to_ns_exact, timestamp_forms, kineto_event_kinds, string_escapes_and_unicode,
+          unterminated_array_is_kept, gzip_input, bad_input_messages, truncated_at_every_offset,
+          fixture_files, huge_event)
