@@ -7,6 +7,7 @@
 
 static const gp_command commands[] = {
     {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
+    {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},
 };
 
 static void usage(FILE *f)

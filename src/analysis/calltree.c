@@ -1,0 +1,404 @@
+/* analysis/calltree.c: slice nesting per track and the merged call tree
+ * (flame graph data) from traces or folded stacks. */
+#include "analysis/calltree.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned gp_kind_mask_cpu(void)
+{
+    unsigned m = 0;
+    for (int k = 0; k < GP_K__COUNT; k++)
+        if (!gp_kind_is_gpu((gp_kind)k) && k != GP_K_TRACE_SPAN) m |= GP_KIND_BIT(k);
+    return m;
+}
+
+unsigned gp_kind_mask_gpu_work(void)
+{
+    return GP_KIND_BIT(GP_K_KERNEL) | GP_KIND_BIT(GP_K_MEMCPY) | GP_KIND_BIT(GP_K_MEMSET) |
+           GP_KIND_BIT(GP_K_CL_COMMAND);
+}
+
+typedef struct sort_key {
+    int64_t ts, dur;
+    uint32_t idx;
+} sort_key;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const sort_key *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int gp_nesting_build(const gp_trace *t, unsigned kind_mask, gp_nesting *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t nt = t->tracks.n;
+    out->ntracks = nt;
+    out->track_first = calloc(nt + 2, sizeof *out->track_first);
+    if (!out->track_first) return GP_ENOMEM;
+    size_t total = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(kind_mask & GP_KIND_BIT(gp_slice_kind(t, s))) || s->dur < 0) continue;
+        out->track_first[s->track + 1]++;
+        total++;
+    }
+    for (size_t k = 0; k < nt; k++) out->track_first[k + 1] += out->track_first[k];
+    sort_key *keys = malloc((total ? total : 1) * sizeof *keys);
+    size_t *fill = malloc((nt + 1) * sizeof *fill);
+    out->items = malloc((total ? total : 1) * sizeof *out->items);
+    if (!keys || !fill || !out->items) {
+        free(keys);
+        free(fill);
+        gp_nesting_free(out);
+        return GP_ENOMEM;
+    }
+    memcpy(fill, out->track_first, (nt + 1) * sizeof *fill);
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(kind_mask & GP_KIND_BIT(gp_slice_kind(t, s))) || s->dur < 0) continue;
+        keys[fill[s->track]++] = (sort_key){s->ts, s->dur, (uint32_t)i};
+    }
+    free(fill);
+    out->n = total;
+    /* per track: sort, then one pass with a stack of open items */
+    GP_VEC(uint32_t) stack = {0};
+    for (size_t k = 0; k < nt; k++) {
+        size_t a = out->track_first[k], b = out->track_first[k + 1];
+        if (b - a > 1) qsort(keys + a, b - a, sizeof *keys, cmp_key);
+        stack.n = 0;
+        for (size_t i = a; i < b; i++) {
+            int64_t ts = keys[i].ts, end = ts + keys[i].dur;
+            while (stack.n && out->items[stack.v[stack.n - 1]].end <= ts) stack.n--;
+            gp_nest_item it = {keys[i].idx, GP_NO_INDEX, end, 0};
+            if (stack.n) {
+                const gp_nest_item *p = &out->items[stack.v[stack.n - 1]];
+                it.parent = stack.v[stack.n - 1];
+                it.depth = p->depth + 1;
+                if (end > p->end) {
+                    it.end = p->end;
+                    out->clipped++;
+                }
+            }
+            out->items[i] = it;
+            if (GP_VEC_PUSH(stack, (uint32_t)i)) {
+                GP_VEC_FREE(stack);
+                free(keys);
+                gp_nesting_free(out);
+                return GP_ENOMEM;
+            }
+        }
+    }
+    GP_VEC_FREE(stack);
+    free(keys);
+    return 0;
+}
+
+void gp_nesting_free(gp_nesting *n)
+{
+    free(n->items);
+    free(n->track_first);
+    memset(n, 0, sizeof *n);
+}
+
+/* ---- merged call tree ------------------------------------------------- */
+
+static uint64_t node_key(uint32_t parent, uint32_t name, int kind)
+{
+    return gp_hash_u64(((uint64_t)parent << 32 | name) ^ ((uint64_t)kind << 61));
+}
+
+int gp_ftree_init(gp_ftree *f, const char *unit)
+{
+    memset(f, 0, sizeof *f);
+    f->unit = unit;
+    f->names = gp_strtab_create();
+    if (!f->names) return GP_ENOMEM;
+    gp_fnode root = {gp_strtab_intern(f->names, "all", 3),
+                     GP_NO_INDEX,
+                     GP_NO_INDEX,
+                     GP_NO_INDEX,
+                     0,
+                     GP_FK_ROOT,
+                     0,
+                     0};
+    if (root.name == UINT32_MAX || GP_VEC_PUSH(f->nodes, root)) {
+        gp_ftree_fini(f);
+        return GP_ENOMEM;
+    }
+    return 0;
+}
+
+void gp_ftree_fini(gp_ftree *f)
+{
+    gp_strtab_destroy(f->names);
+    GP_VEC_FREE(f->nodes);
+    gp_u64map_free(&f->index);
+    f->names = NULL;
+}
+
+/* The index maps a hashed (parent, name, kind) key to a chain of candidate
+ * nodes; collisions of the 64-bit hash are resolved by probing key+1, ... */
+uint32_t gp_ftree_child(gp_ftree *f, uint32_t parent, const char *name, size_t n, int kind)
+{
+    uint32_t id = gp_strtab_intern(f->names, name, n);
+    if (id == UINT32_MAX) return GP_NO_INDEX;
+    uint64_t key = node_key(parent, id, kind);
+    for (;;) {
+        uint64_t *slot = gp_u64map_slot(&f->index, key, UINT64_MAX);
+        if (!slot) return GP_NO_INDEX;
+        if (*slot == UINT64_MAX) {
+            uint32_t idx = (uint32_t)f->nodes.n;
+            gp_fnode nd = {
+                id, parent, GP_NO_INDEX, GP_NO_INDEX, f->nodes.v[parent].depth + 1, (uint8_t)kind,
+                0,  0};
+            nd.next_sibling = f->nodes.v[parent].first_child;
+            if (GP_VEC_PUSH(f->nodes, nd)) return GP_NO_INDEX;
+            f->nodes.v[parent].first_child = idx;
+            *slot = idx;
+            return idx;
+        }
+        const gp_fnode *c = &f->nodes.v[*slot];
+        if (c->parent == parent && c->name == id && c->kind == kind) return (uint32_t)*slot;
+        key++;
+    }
+}
+
+void gp_ftree_finish(gp_ftree *f)
+{
+    for (size_t i = 0; i < f->nodes.n; i++) f->nodes.v[i].total = f->nodes.v[i].self;
+    for (size_t i = f->nodes.n; i-- > 1;)
+        f->nodes.v[f->nodes.v[i].parent].total += f->nodes.v[i].total;
+}
+
+static uint32_t child_s(gp_ftree *f, uint32_t parent, const char *s, int kind)
+{
+    return gp_ftree_child(f, parent, s, strlen(s), kind);
+}
+
+int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix)
+{
+    uint32_t top = 0;
+    if (prefix && (top = child_s(f, 0, prefix, GP_FK_THREAD)) == GP_NO_INDEX) return GP_ENOMEM;
+    gp_nesting nest;
+    if (gp_nesting_build(t, gp_kind_mask_cpu(), &nest)) return GP_ENOMEM;
+    f->clipped += nest.clipped;
+    uint32_t *node_of = malloc((nest.n ? nest.n : 1) * sizeof *node_of);
+    gp_u64map launch = {0}; /* correlation -> tree node of the launching call */
+    int rc = GP_ENOMEM;
+    if (!node_of) goto done;
+    char buf[512];
+    for (size_t k = 0; k < nest.ntracks; k++) {
+        size_t a = nest.track_first[k], b = nest.track_first[k + 1];
+        if (a == b) continue;
+        const gp_track *tk = &t->tracks.v[k];
+        const char *tn = tk->name ? gp_trace_s(t, tk->name) : "";
+        if (*tn)
+            snprintf(buf, sizeof buf, "%s (pid %lld tid %lld)", tn, (long long)tk->pid,
+                     (long long)tk->tid);
+        else
+            snprintf(buf, sizeof buf, "thread %lld (pid %lld)", (long long)tk->tid,
+                     (long long)tk->pid);
+        uint32_t troot = child_s(f, top, buf, GP_FK_THREAD);
+        if (troot == GP_NO_INDEX) goto done;
+        for (size_t i = a; i < b; i++) {
+            const gp_nest_item *it = &nest.items[i];
+            const gp_slice *s = &t->slices.v[it->slice];
+            gp_kind kind = gp_slice_kind(t, s);
+            int fk = (kind == GP_K_RUNTIME || kind == GP_K_DRIVER) ? GP_FK_RUNTIME : GP_FK_CPU;
+            uint32_t parent = it->parent == GP_NO_INDEX ? troot : node_of[it->parent];
+            uint32_t nd = gp_ftree_child(f, parent, gp_trace_s(t, s->name),
+                                         gp_strtab_len(t->strings, s->name), fk);
+            if (nd == GP_NO_INDEX) goto done;
+            node_of[i] = nd;
+            int64_t d = it->end - s->ts;
+            f->nodes.v[nd].self += d;
+            if (it->parent != GP_NO_INDEX) f->nodes.v[parent].self -= d;
+            if (fk == GP_FK_RUNTIME && s->correlation != GP_NONE &&
+                gp_u64map_put(&launch, (uint64_t)s->correlation, nd))
+                goto done;
+        }
+    }
+    unsigned gm = gp_kind_mask_gpu_work();
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(gm & GP_KIND_BIT(gp_slice_kind(t, s))) || s->dur < 0) continue;
+        uint64_t v;
+        uint32_t parent;
+        if (s->correlation != GP_NONE && gp_u64map_get(&launch, (uint64_t)s->correlation, &v)) {
+            parent = (uint32_t)v;
+            f->gpu_attached++;
+        } else {
+            const gp_track *tk = &t->tracks.v[s->track];
+            if (tk->type == GP_TRACK_GPU)
+                snprintf(buf, sizeof buf, "GPU %d stream %lld (launch not found)", tk->device,
+                         (long long)tk->stream);
+            else
+                snprintf(buf, sizeof buf, "GPU pid %lld tid %lld (launch not found)",
+                         (long long)tk->pid, (long long)tk->tid);
+            parent = child_s(f, top, buf, GP_FK_THREAD);
+            if (parent == GP_NO_INDEX) goto done;
+            f->gpu_unattributed++;
+        }
+        uint32_t nd = gp_ftree_child(f, parent, gp_trace_s(t, s->name),
+                                     gp_strtab_len(t->strings, s->name), GP_FK_GPU);
+        if (nd == GP_NO_INDEX) goto done;
+        f->nodes.v[nd].self += s->dur;
+    }
+    rc = 0;
+done:
+    free(node_of);
+    gp_u64map_free(&launch);
+    gp_nesting_free(&nest);
+    return rc;
+}
+
+int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err)
+{
+    const char *p = data, *lim = data + n;
+    size_t line = 0;
+    while (p < lim) {
+        const char *eol = memchr(p, '\n', (size_t)(lim - p));
+        if (!eol) eol = lim;
+        line++;
+        const char *e = eol;
+        if (e > p && e[-1] == '\r') e--;
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+        if (e == p || *p == '#') {
+            p = eol + 1;
+            continue;
+        }
+        /* the count is the last space-separated field */
+        const char *c = e;
+        while (c > p && c[-1] != ' ' && c[-1] != '\t') c--;
+        if (c == p || c == e)
+            return gp_err_set(err, GP_EPARSE, "%s:%zu: expected 'frame;frame;... COUNT'", name,
+                              line);
+        int64_t cnt = 0, frac_num = 0, frac_den = 1;
+        const char *q = c;
+        int digits = 0;
+        while (q < e && *q >= '0' && *q <= '9') {
+            if (cnt > (INT64_MAX - 9) / 10)
+                return gp_err_set(err, GP_EPARSE, "%s:%zu: count too large", name, line);
+            cnt = cnt * 10 + (*q++ - '0');
+            digits++;
+        }
+        if (q < e && *q == '.') {
+            q++;
+            while (q < e && *q >= '0' && *q <= '9') {
+                if (frac_den < 1000000000) {
+                    frac_num = frac_num * 10 + (*q - '0');
+                    frac_den *= 10;
+                }
+                q++;
+                digits++;
+            }
+        }
+        if (q != e || !digits)
+            return gp_err_set(err, GP_EPARSE, "%s:%zu: the count '%.*s' is not a number", name,
+                              line, (int)(e - c), c);
+        if (frac_num * 2 >= frac_den) cnt++;
+        const char *se = c;
+        while (se > p && (se[-1] == ' ' || se[-1] == '\t')) se--;
+        uint32_t nd = 0;
+        const char *s = p;
+        while (s < se) {
+            const char *semi = memchr(s, ';', (size_t)(se - s));
+            if (!semi) semi = se;
+            if (semi > s) {
+                nd = gp_ftree_child(f, nd, s, (size_t)(semi - s), GP_FK_CPU);
+                if (nd == GP_NO_INDEX) return gp_err_set(err, GP_ENOMEM, "out of memory");
+            }
+            s = semi + 1;
+        }
+        f->nodes.v[nd].self += cnt;
+        p = eol + 1;
+    }
+    return 0;
+}
+
+/* Iterative DFS over `in`, mapping each node to the node of `out` that
+ * receives its weight. */
+int gp_ftree_prune(const gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
+{
+    if (gp_ftree_init(out, in->unit)) return GP_ENOMEM;
+    out->clipped = in->clipped;
+    out->gpu_attached = in->gpu_attached;
+    out->gpu_unattributed = in->gpu_unattributed;
+    uint32_t *map = malloc(in->nodes.n * sizeof *map);
+    GP_VEC(uint32_t) stack = {0};
+    int rc = GP_ENOMEM;
+    if (!map) goto done;
+    map[0] = 0;
+    out->nodes.v[0].self = in->nodes.v[0].self;
+    for (uint32_t c = in->nodes.v[0].first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
+        if (GP_VEC_PUSH(stack, c)) goto done;
+    while (stack.n) {
+        uint32_t i = stack.v[--stack.n];
+        const gp_fnode *nd = &in->nodes.v[i];
+        uint32_t pm = map[nd->parent];
+        int keep = nd->total >= o->min_total && (!o->max_depth || nd->depth <= o->max_depth);
+        int64_t w = nd->self;
+        if (!keep) {
+            /* the whole subtree's weight goes to the kept ancestor */
+            out->nodes.v[pm].self += nd->total;
+            continue;
+        }
+        uint32_t m;
+        if (nd->kind == GP_FK_GPU && o->group_gpu_below > 0 && nd->total < o->group_gpu_below) {
+            m = gp_ftree_child(out, pm, "[small GPU work]", 16, GP_FK_GROUP);
+            if (m == GP_NO_INDEX) goto done;
+            w = nd->total;
+            out->nodes.v[m].self += w;
+            continue;
+        }
+        const char *nm = gp_strtab_get(in->names, nd->name);
+        m = gp_ftree_child(out, pm, nm, gp_strtab_len(in->names, nd->name), nd->kind);
+        if (m == GP_NO_INDEX) goto done;
+        map[i] = m;
+        out->nodes.v[m].self += w;
+        for (uint32_t c = nd->first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
+            if (GP_VEC_PUSH(stack, c)) goto done;
+    }
+    gp_ftree_finish(out);
+    rc = 0;
+done:
+    free(map);
+    GP_VEC_FREE(stack);
+    if (rc) gp_ftree_fini(out);
+    return rc;
+}
+
+static int cmp_child(const void *a, const void *b, void *ctx)
+{
+    const gp_ftree *f = ctx;
+    const gp_fnode *x = &f->nodes.v[*(const uint32_t *)a];
+    const gp_fnode *y = &f->nodes.v[*(const uint32_t *)b];
+    int c = strcmp(gp_strtab_get(f->names, x->name), gp_strtab_get(f->names, y->name));
+    if (c) return c;
+    return x->kind - y->kind;
+}
+
+int gp_ftree_sort_children(gp_ftree *f)
+{
+    GP_VEC(uint32_t) kids = {0};
+    for (size_t i = 0; i < f->nodes.n; i++) {
+        kids.n = 0;
+        for (uint32_t c = f->nodes.v[i].first_child; c != GP_NO_INDEX;
+             c = f->nodes.v[c].next_sibling)
+            if (GP_VEC_PUSH(kids, c)) {
+                GP_VEC_FREE(kids);
+                return GP_ENOMEM;
+            }
+        if (kids.n < 2) continue;
+        qsort_r(kids.v, kids.n, sizeof *kids.v, cmp_child, f);
+        f->nodes.v[i].first_child = kids.v[0];
+        for (size_t j = 0; j + 1 < kids.n; j++) f->nodes.v[kids.v[j]].next_sibling = kids.v[j + 1];
+        f->nodes.v[kids.v[kids.n - 1]].next_sibling = GP_NO_INDEX;
+    }
+    GP_VEC_FREE(kids);
+    return 0;
+}

@@ -1,0 +1,294 @@
+/* cli/cmd_flame.c: `gpuprof flame PATH -o OUT`: flame graphs of a trace's
+ * CPU stacks with GPU work under its launch, or of folded stacks, as
+ * self-contained HTML, folded lines, speedscope JSON or nested JSON. */
+#include "analysis/calltree.h"
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/sbuf.h"
+#include "core/table.h"
+#include "render/flame.h"
+#include "render/html.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpuprof flame [options] PATH... -o OUT\n"
+               "  PATH: .json/.json.gz trace (or a folder of rank files), or a folded-stacks file\n"
+               "        (\"frame;frame;... COUNT\" lines from perf/py-spy/stackcollapse)\n"
+               "  -o, --output OUT        OUT by extension: .html (interactive flame graph),\n"
+               "                          .folded (flamegraph.pl lines), .speedscope.json, .json\n"
+               "  --json                  nested flame JSON (to stdout unless -o names a .json)\n"
+               "  --min-duration D        fold frames whose total is below D into their parent\n"
+               "                          (D: 150us, 2ms, 1s, 500ns; plain number: ns or samples)\n"
+               "  --max-depth N           fold frames deeper than N (thread frames are depth 1)\n"
+               "  --group-small-kernels D merge GPU frames whose total is below D per parent\n"
+               "  --title TEXT            page title (HTML)\n");
+}
+
+long long gp_cli_parse_dur(const char *opt, const char *val)
+{
+    char *end;
+    errno = 0;
+    double v = val ? strtod(val, &end) : -1;
+    double mul = 1;
+    if (val && !errno && end != val) {
+        if (!*end || !strcmp(end, "ns"))
+            mul = 1;
+        else if (!strcmp(end, "us"))
+            mul = 1e3;
+        else if (!strcmp(end, "ms"))
+            mul = 1e6;
+        else if (!strcmp(end, "s"))
+            mul = 1e9;
+        else
+            mul = -1;
+    }
+    if (!val || errno || end == val || mul < 0 || !(v >= 0) || v * mul > 9e18) {
+        fprintf(stderr, "gpuprof: %s expects a duration such as 500ns, 20us, 1.5ms, 2s; got '%s'\n",
+                opt, val ? val : "");
+        return -1;
+    }
+    return (long long)(v * mul + 0.5);
+}
+
+/* A folded-stacks file: a regular file that does not start like JSON or gzip. */
+static int is_folded(const char *path, gp_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return gp_err_set(err, GP_ENOTFOUND, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    int c;
+    do c = fgetc(f);
+    while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+    fclose(f);
+    if (c == EOF) return 1; /* an empty file: an empty profile */
+    return !(c == '{' || c == '[' || c == 0x1f);
+}
+
+static int read_all(const char *path, char **data, size_t *n, gp_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            return gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
+        }
+        size_t k = fread(buf + len, 1, cap - len, f);
+        len += k;
+        if (len < cap) break;
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) free(buf);
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return gp_err_set(err, GP_EIO, "%s: read failed", path);
+    }
+    *data = buf;
+    *n = len;
+    return 0;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+int gp_cmd_flame(int argc, char **argv)
+{
+    const char *out = NULL, *title = NULL;
+    long long min_dur = 0, group = 0;
+    long max_depth = 0;
+    int json = 0;
+    static const struct option lo[] = {{"output", required_argument, 0, 'o'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"min-duration", required_argument, 0, 'm'},
+                                       {"max-depth", required_argument, 0, 'd'},
+                                       {"group-small-kernels", required_argument, 0, 'g'},
+                                       {"title", required_argument, 0, 't'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'm':
+            if ((min_dur = gp_cli_parse_dur("--min-duration", optarg)) < 0) return 2;
+            break;
+        case 'd':
+            if ((max_depth = gp_cli_parse_count("--max-depth", optarg)) < 0) return 2;
+            break;
+        case 'g':
+            if ((group = gp_cli_parse_dur("--group-small-kernels", optarg)) < 0) return 2;
+            break;
+        case 't':
+            title = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc || (!out && !json)) {
+        usage(stderr);
+        return 2;
+    }
+    enum { O_HTML, O_FOLDED, O_SPEEDSCOPE, O_JSON } kind = O_JSON;
+    if (out && !json) {
+        if (gp_path_has_suffix(out, ".html") || gp_path_has_suffix(out, ".htm"))
+            kind = O_HTML;
+        else if (gp_path_has_suffix(out, ".folded") || gp_path_has_suffix(out, ".txt"))
+            kind = O_FOLDED;
+        else if (gp_path_has_suffix(out, ".speedscope.json"))
+            kind = O_SPEEDSCOPE;
+        else if (gp_path_has_suffix(out, ".json"))
+            kind = O_JSON;
+        else {
+            fprintf(stderr,
+                    "gpuprof: %s: unknown output type (use .html, .folded, "
+                    ".speedscope.json or .json)\n",
+                    out);
+            return 2;
+        }
+    }
+    if (!out) out = "-";
+    gp_err err = {0};
+    int folded = argc - optind == 1 ? is_folded(argv[optind], &err) : 0;
+    if (folded < 0) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        return 2;
+    }
+    gp_ftree tree;
+    gp_trace **traces = NULL;
+    size_t ntraces = 0;
+    int rc = 0;
+    if (gp_ftree_init(&tree, folded ? "samples" : "ns")) {
+        fprintf(stderr, "gpuprof: out of memory\n");
+        return 3;
+    }
+    if (folded) {
+        char *data = NULL;
+        size_t n = 0;
+        int e = read_all(argv[optind], &data, &n, &err);
+        if (!e) e = gp_ftree_add_folded(&tree, data, n, argv[optind], &err);
+        free(data);
+        if (e) {
+            fprintf(stderr, "gpuprof: %s\n", err.msg);
+            gp_ftree_fini(&tree);
+            return e == GP_ENOMEM ? 3 : 2;
+        }
+    } else {
+        rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &ntraces);
+        if (rc) {
+            gp_ftree_fini(&tree);
+            return rc;
+        }
+        for (size_t i = 0; i < ntraces; i++) {
+            const char *pre =
+                ntraces > 1 ? base_name(gp_trace_s(traces[i], traces[i]->meta.source)) : NULL;
+            if (gp_ftree_add_trace(&tree, traces[i], pre)) {
+                fprintf(stderr, "gpuprof: out of memory\n");
+                rc = 3;
+                goto done;
+            }
+        }
+    }
+    gp_ftree_finish(&tree);
+    gp_ftree_prune_opts po = {min_dur, (uint32_t)max_depth, group};
+    /* the page stays responsive: frames under a millionth of the total (and
+     * more, up to 400k frames) are folded into their parent */
+    char note[256] = "";
+    if (kind == O_HTML) {
+        int64_t floor_w = tree.nodes.v[0].total / 1000000;
+        if (floor_w > po.min_total) po.min_total = floor_w;
+    }
+    gp_ftree pr;
+    for (;;) {
+        if (gp_ftree_prune(&tree, &po, &pr)) {
+            fprintf(stderr, "gpuprof: out of memory\n");
+            rc = 3;
+            goto done;
+        }
+        if (kind != O_HTML || pr.nodes.n <= 400000 || po.min_total <= 0) break;
+        gp_ftree_fini(&pr);
+        po.min_total *= 4;
+    }
+    if (kind == O_HTML && po.min_total > min_dur && pr.nodes.n < tree.nodes.n) {
+        char w[64];
+        if (!strcmp(tree.unit, "ns"))
+            gp_fmt_dur_auto(w, sizeof w, (double)po.min_total);
+        else
+            snprintf(w, sizeof w, "%lld %s", (long long)po.min_total, tree.unit);
+        snprintf(note, sizeof note,
+                 "%zu frames with a total below %s are folded into their parent to keep the page "
+                 "fast (see --min-duration).",
+                 tree.nodes.n - pr.nodes.n, w);
+    }
+    if (gp_ftree_sort_children(&pr)) {
+        gp_ftree_fini(&pr);
+        fprintf(stderr, "gpuprof: out of memory\n");
+        rc = 3;
+        goto done;
+    }
+    gp_sbuf b = {0};
+    switch (kind) {
+    case O_HTML: {
+        char t[512];
+        snprintf(t, sizeof t, "Flame graph: %s", base_name(argv[optind]));
+        gp_flame_html(&pr, title ? title : t, note[0] ? note : NULL, &b);
+        break;
+    }
+    case O_FOLDED:
+        gp_flame_folded(&pr, &b);
+        break;
+    case O_JSON:
+        gp_flame_json(&pr, &b);
+        break;
+    case O_SPEEDSCOPE:
+        if (folded || min_dur || max_depth || group)
+            rc = gp_speedscope_tree(&pr, base_name(argv[optind]), &b);
+        else
+            rc = gp_speedscope_trace((const gp_trace *const *)traces, ntraces, &b);
+        if (rc) {
+            fprintf(stderr, "gpuprof: out of memory\n");
+            rc = 3;
+        }
+        break;
+    }
+    if (!rc && gp_write_file(out, &b, &err)) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        rc = 1;
+    }
+    if (!rc && strcmp(out, "-"))
+        fprintf(stderr, "gpuprof: wrote %s (%zu frames, total %lld %s)\n", out, pr.nodes.n - 1,
+                (long long)pr.nodes.v[0].total, pr.unit);
+    gp_sbuf_free(&b);
+    gp_ftree_fini(&pr);
+done:
+    gp_ftree_fini(&tree);
+    if (traces) gp_cli_free_traces(traces, ntraces);
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* tests/test_calltree.c: slice nesting (clipping of partial overlaps), the
+ * merged call tree with GPU work under its launch, folded parsing, pruning. */
+#include "analysis/calltree.h"
+#include "render/flame.h"
+#include "test.h"
+#include "trace/import.h"
+
+static gp_trace *load(const char *json)
+{
+    gp_trace *t = NULL;
+    gp_err err = {0};
+    if (gp_import_json_mem(json, strlen(json), "mem", &t, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return NULL;
+    }
+    return t;
+}
+
+/* A [0,100) contains B [10,30) and C [30,120) (partial overlap: clipped to 100). */
+static const char *nest_json =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"B\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":20},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":12,\"dur\":5,\"args\":{\"correlation\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"C\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":90},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":50,"
+    "\"args\":{\"correlation\":7,\"device\":0,\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":80,\"dur\":3,"
+    "\"args\":{\"correlation\":99,\"device\":0,\"stream\":7}}"
+    "]}";
+
+TEST(nesting_clips_partial_overlap)
+{
+    gp_trace *t = load(nest_json);
+    ASSERT(t);
+    gp_nesting n;
+    ASSERT_EQ_INT(gp_nesting_build(t, gp_kind_mask_cpu(), &n), 0);
+    ASSERT_EQ_INT(n.n, 4);
+    ASSERT_EQ_INT(n.clipped, 1);
+    /* order: A, B, launch, C */
+    ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[n.items[0].slice].name), "A");
+    ASSERT_EQ_INT(n.items[0].depth, 0);
+    ASSERT_EQ_INT(n.items[2].depth, 2);
+    ASSERT_EQ_INT(n.items[3].parent, 0);
+    ASSERT_EQ_INT(n.items[3].end, 100000); /* clipped to A's end (ns) */
+    gp_nesting_free(&n);
+    gp_trace_destroy(t);
+}
+
+TEST(tree_attaches_gpu_under_launch)
+{
+    gp_trace *t = load(nest_json);
+    ASSERT(t);
+    gp_ftree f;
+    ASSERT_EQ_INT(gp_ftree_init(&f, "ns"), 0);
+    ASSERT_EQ_INT(gp_ftree_add_trace(&f, t, NULL), 0);
+    gp_ftree_finish(&f);
+    /* 100 us of CPU (A) + 53 us of GPU */
+    ASSERT_EQ_INT(f.nodes.v[0].total, 153000);
+    ASSERT_EQ_INT(f.gpu_attached, 1);
+    ASSERT_EQ_INT(f.gpu_unattributed, 1);
+    gp_ftree s;
+    gp_ftree_prune_opts po = {0, 0, 0};
+    ASSERT_EQ_INT(gp_ftree_prune(&f, &po, &s), 0);
+    ASSERT_EQ_INT(gp_ftree_sort_children(&s), 0);
+    gp_sbuf b = {0};
+    gp_flame_folded(&s, &b);
+    const char *txt = gp_sbuf_cstr(&b);
+    ASSERT_CONTAINS(txt, "thread 1 (pid 1);A 10000\n");
+    ASSERT_CONTAINS(txt, "thread 1 (pid 1);A;B 15000\n");
+    ASSERT_CONTAINS(txt, "thread 1 (pid 1);A;B;cudaLaunchKernel;k1 50000\n");
+    ASSERT_CONTAINS(txt, "thread 1 (pid 1);A;C 70000\n");
+    ASSERT_CONTAINS(txt, "(launch not found);k2 3000\n");
+    gp_sbuf_free(&b);
+    gp_ftree_fini(&s);
+    /* grouping small GPU work and a depth limit keep the total */
+    gp_ftree_prune_opts po2 = {0, 3, 10000};
+    ASSERT_EQ_INT(gp_ftree_prune(&f, &po2, &s), 0);
+    ASSERT_EQ_INT(s.nodes.v[0].total, 153000);
+    for (size_t i = 0; i < s.nodes.n; i++) ASSERT_CMP_INT(s.nodes.v[i].depth, <=, 3);
+    gp_ftree_fini(&s);
+    gp_ftree_fini(&f);
+    gp_trace_destroy(t);
+}
+
+TEST(folded_parse)
+{
+    gp_ftree f;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_ftree_init(&f, "samples"), 0);
+    const char *in = "# comment\nmain;foo;bar 10\nmain;foo 5\r\n\nmain;baz 2.5\nmain;foo;bar 1\n";
+    ASSERT_EQ_INT(gp_ftree_add_folded(&f, in, strlen(in), "x", &err), 0);
+    gp_ftree_finish(&f);
+    ASSERT_EQ_INT(f.nodes.v[0].total, 19);
+    ASSERT_EQ_INT(f.nodes.n, 5); /* all, main, foo, bar, baz */
+    const char *bad = "a;b 1\na;b\n";
+    ASSERT_EQ_INT(gp_ftree_add_folded(&f, bad, strlen(bad), "x", &err), GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "x:2:");
+    gp_ftree_fini(&f);
+}
+
+TEST_MAIN(nesting_clips_partial_overlap, tree_attaches_gpu_under_launch, folded_parse)
