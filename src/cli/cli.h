@@ -11,6 +11,8 @@ typedef struct gp_command {
 } gp_command;
 
 int gp_cmd_summary(int argc, char **argv);
+int gp_cmd_analyze(int argc, char **argv); /* cmd_analyze.c (issue 3) */
+int gp_cmd_compare(int argc, char **argv); /* cmd_compare.c (issue 8) */
 
 /* Loads every trace named by paths (files, or folders of .json and .json.gz
  * files), in parallel, one thread per core. On error prints the one-line

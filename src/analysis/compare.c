@@ -1,0 +1,475 @@
+/* analysis/compare.c: per-operation comparison of baseline and current runs.
+ * Operations are matched by (summary group, name) across traces; each
+ * verdict needs both a relative change over the threshold and a significant
+ * two-sided Mann-Whitney U test. */
+#include "analysis/compare.h"
+#include "analysis/mannwhitney.h"
+#include "core/hash.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const verdict_names[GP_V__COUNT] = {
+    "REGRESSION", "IMPROVEMENT", "NO_CHANGE", "~", "NEW", "REMOVED", "IGNORED"};
+
+const char *gp_verdict_name(gp_verdict v)
+{
+    return (unsigned)v < GP_V__COUNT ? verdict_names[v] : "?";
+}
+
+void gp_compare_opts_default(gp_compare_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->alpha = 0.05;
+    o->threshold_pct = 5.0;
+    o->min_time_ns = 0;
+    o->group_mask = (1u << GP_G__COUNT) - 1;
+    o->mode = GP_CMP_AUTO;
+    o->correction = GP_CORR_HOLM;
+}
+
+/* Work state shared by the passes. */
+typedef struct cmp_work {
+    gp_trace *const *tr; /* all traces: base first, then current */
+    size_t ntr, nb;
+    uint32_t **row_of; /* per trace, per slice: op index or UINT32_MAX */
+    gp_u64map opmap;   /* (group << 32 | name id) -> op index */
+    GP_VEC(uint64_t) opkey;
+} cmp_work;
+
+/* "ProfilerStep#N": steps are matched as one operation, "ProfilerStep#*",
+ * so that step times are compared as samples. */
+static int is_step_name(const char *s, size_t n)
+{
+    static const char pre[] = "ProfilerStep#";
+    size_t k = sizeof pre - 1;
+    if (n <= k || memcmp(s, pre, k)) return 0;
+    for (size_t i = k; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
+/* Pass 1 for one trace: assigns every slice of a compared group an op index. */
+static int assign_ops(cmp_work *w, gp_comparison *c, size_t ti, const gp_compare_opts *o)
+{
+    const gp_trace *t = w->tr[ti];
+    uint32_t nstr = gp_strtab_count(t->strings);
+    uint32_t *cname = malloc((size_t)(nstr ? nstr : 1) * sizeof *cname);
+    uint8_t *cgroup = malloc(t->cats.n ? t->cats.n : 1);
+    uint32_t *row_of = malloc((t->slices.n ? t->slices.n : 1) * sizeof *row_of);
+    if (!cname || !cgroup || !row_of) goto fail;
+    memset(cname, 0xff, (size_t)(nstr ? nstr : 1) * sizeof *cname);
+    for (size_t i = 0; i < t->cats.n; i++) {
+        gp_group g = gp_group_of_kind((gp_kind)t->cats.v[i].kind);
+        cgroup[i] = (uint8_t)(g != GP_G__COUNT && (o->group_mask & (1u << g)) ? g : GP_G__COUNT);
+    }
+    uint64_t last_key = UINT64_MAX;
+    uint32_t last_op = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        unsigned g = cgroup[s->cat];
+        if (g == GP_G__COUNT) {
+            row_of[i] = UINT32_MAX;
+            continue;
+        }
+        uint32_t cn = cname[s->name];
+        if (cn == UINT32_MAX) {
+            const char *nm = gp_trace_s(t, s->name);
+            size_t len = gp_strtab_len(t->strings, s->name);
+            if (is_step_name(nm, len)) {
+                nm = "ProfilerStep#*";
+                len = strlen(nm);
+            }
+            cn = gp_strtab_intern(c->names, nm, len);
+            if (cn == UINT32_MAX) goto fail;
+            cname[s->name] = cn;
+        }
+        uint64_t key = (uint64_t)g << 32 | cn;
+        if (key != last_key) {
+            uint64_t *slot = gp_u64map_slot(&w->opmap, key, UINT64_MAX);
+            if (!slot) goto fail;
+            if (*slot == UINT64_MAX) {
+                *slot = w->opkey.n;
+                if (GP_VEC_PUSH(w->opkey, key)) goto fail;
+            }
+            last_key = key;
+            last_op = (uint32_t)*slot;
+        }
+        row_of[i] = last_op;
+    }
+    free(cname);
+    free(cgroup);
+    w->row_of[ti] = row_of;
+    return 0;
+fail:
+    free(cname);
+    free(cgroup);
+    free(row_of);
+    return GP_ENOMEM;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const gp_cmp_row *x = a, *y = b;
+    if (x->group != y->group) return (int)x->group - (int)y->group;
+    double ax = isnan(x->change_ns) ? fmax(x->base.total_ns, x->cur.total_ns) : fabs(x->change_ns);
+    double ay = isnan(y->change_ns) ? fmax(y->base.total_ns, y->cur.total_ns) : fabs(y->change_ns);
+    if (ax != ay) return ax < ay ? 1 : -1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Peak, live-at-end and allocation count of [memory] events per device. */
+typedef struct mem_acc {
+    int dtype, did;
+    int64_t running, peak, live_end;
+    uint64_t allocs;
+} mem_acc;
+
+static int mem_of_trace(const gp_trace *t, mem_acc **out, size_t *nout)
+{
+    mem_acc *m = NULL;
+    size_t n = 0;
+    gp_u64map live = {0}; /* (device index << 56) ^ addr -> bytes */
+    for (size_t i = 0; i < t->mem_events.n; i++) {
+        const gp_mem_event *e = &t->mem_events.v[i];
+        size_t d = 0;
+        while (d < n && (m[d].dtype != e->device_type || m[d].did != e->device_id)) d++;
+        if (d == n) {
+            mem_acc *nm = realloc(m, (n + 1) * sizeof *m);
+            if (!nm) goto fail;
+            m = nm;
+            memset(&m[n], 0, sizeof m[n]);
+            m[n].dtype = e->device_type;
+            m[n].did = e->device_id;
+            n++;
+        }
+        mem_acc *a = &m[d];
+        a->running += e->bytes;
+        int64_t level = e->total_allocated != GP_NONE ? e->total_allocated : a->running;
+        if (level > a->peak) a->peak = level;
+        uint64_t key = gp_hash_u64(e->addr) ^ ((uint64_t)d << 56);
+        if (e->bytes > 0) {
+            a->allocs++;
+            if (gp_u64map_put(&live, key, (uint64_t)e->bytes)) goto fail;
+        } else if (e->bytes < 0) {
+            uint64_t *slot = gp_u64map_slot(&live, key, 0);
+            if (!slot) goto fail;
+            *slot = 0; /* freed (or freed before it was seen: nothing live) */
+        }
+    }
+    /* Sum live bytes per device: walk the events again (the map loses the
+     * device for hashed keys), counting an allocation as live when its slot
+     * still holds its size at the end. */
+    for (size_t i = 0; i < t->mem_events.n; i++) {
+        const gp_mem_event *e = &t->mem_events.v[i];
+        if (e->bytes <= 0) continue;
+        size_t d = 0;
+        while (d < n && (m[d].dtype != e->device_type || m[d].did != e->device_id)) d++;
+        uint64_t key = gp_hash_u64(e->addr) ^ ((uint64_t)d << 56), v;
+        if (gp_u64map_get(&live, key, &v) && v == (uint64_t)e->bytes) {
+            m[d].live_end += e->bytes;
+            gp_u64map_put(&live, key, 0); /* count a reused address once */
+        }
+    }
+    gp_u64map_free(&live);
+    *out = m;
+    *nout = n;
+    return 0;
+fail:
+    gp_u64map_free(&live);
+    free(m);
+    return GP_ENOMEM;
+}
+
+static int add_memory(gp_comparison *c, gp_trace *const *tr, size_t nt, int is_cur)
+{
+    for (size_t ti = 0; ti < nt; ti++) {
+        mem_acc *m;
+        size_t n;
+        if (mem_of_trace(tr[ti], &m, &n)) return GP_ENOMEM;
+        for (size_t d = 0; d < n; d++) {
+            size_t k = 0;
+            while (k < c->nmem &&
+                   (c->mem[k].device_type != m[d].dtype || c->mem[k].device_id != m[d].did))
+                k++;
+            if (k == c->nmem) {
+                gp_cmp_mem *nm = realloc(c->mem, (c->nmem + 1) * sizeof *nm);
+                if (!nm) {
+                    free(m);
+                    return GP_ENOMEM;
+                }
+                c->mem = nm;
+                memset(&c->mem[k], 0, sizeof c->mem[k]);
+                c->mem[k].device_type = m[d].dtype;
+                c->mem[k].device_id = m[d].did;
+                c->nmem++;
+            }
+            gp_cmp_mem *x = &c->mem[k];
+            int *valid = is_cur ? &x->cur_valid : &x->base_valid;
+            int64_t *peak = is_cur ? &x->cur_peak : &x->base_peak;
+            int64_t *live = is_cur ? &x->cur_live_end : &x->base_live_end;
+            uint64_t *allocs = is_cur ? &x->cur_allocs : &x->base_allocs;
+            if (!*valid || m[d].peak > *peak) *peak = m[d].peak;
+            if (!*valid || m[d].live_end > *live) *live = m[d].live_end;
+            if (!*valid || m[d].allocs > *allocs) *allocs = m[d].allocs;
+            *valid = 1;
+        }
+        free(m);
+    }
+    return 0;
+}
+
+static int cmp_pidx(const void *a, const void *b)
+{
+    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+/* Holm-Bonferroni step-down adjustment over the tested rows. */
+static int holm(gp_comparison *c)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!isnan(c->rows[i].p)) m++;
+    if (!m) return 0;
+    double *pi = malloc(m * 2 * sizeof *pi); /* pairs (p, row index) */
+    if (!pi) return GP_ENOMEM;
+    for (size_t i = 0, k = 0; i < c->n; i++)
+        if (!isnan(c->rows[i].p)) {
+            pi[2 * k] = c->rows[i].p;
+            pi[2 * k + 1] = (double)i;
+            k++;
+        }
+    qsort(pi, m, 2 * sizeof *pi, cmp_pidx);
+    double run = 0;
+    for (size_t k = 0; k < m; k++) {
+        double adj = fmin(1.0, (double)(m - k) * pi[2 * k]);
+        if (adj > run) run = adj;
+        c->rows[(size_t)pi[2 * k + 1]].p_adj = run;
+    }
+    free(pi);
+    return 0;
+}
+
+static void decide(gp_comparison *c, gp_cmp_row *r, const gp_compare_opts *o)
+{
+    if (r->base.count == 0) {
+        r->verdict = GP_V_NEW;
+    } else if (r->cur.count == 0) {
+        r->verdict = GP_V_REMOVED;
+    } else if (r->base.total_ns < (double)o->min_time_ns &&
+               r->cur.total_ns < (double)o->min_time_ns) {
+        r->verdict = GP_V_IGNORED;
+    } else {
+        int large = r->base_fig > 0 ? fabs(r->change_pct) >= o->threshold_pct : r->cur_fig > 0;
+        /* the test must agree with the direction of the change */
+        int agrees = r->change_ns > 0 ? r->effect < 0.5 : r->effect > 0.5;
+        int sig = !isnan(r->p_adj) && r->p_adj < o->alpha && agrees;
+        if (!large)
+            r->verdict = GP_V_NO_CHANGE;
+        else if (!sig)
+            r->verdict = GP_V_UNSURE;
+        else
+            r->verdict = r->change_ns > 0 ? GP_V_REGRESSION : GP_V_IMPROVEMENT;
+        if (r->few_samples) c->few_sample_rows++;
+    }
+    if (r->verdict == GP_V_NEW || r->verdict == GP_V_REMOVED) {
+        r->change_ns = NAN;
+        r->change_pct = NAN;
+    }
+    c->verdicts[r->verdict]++;
+}
+
+int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
+                    const gp_compare_opts *o, gp_comparison *out)
+{
+    memset(out, 0, sizeof *out);
+    out->opts = *o;
+    out->geomean_ratio = NAN;
+    if (!nb || !nc) return GP_EINVAL;
+    if (o->mode == GP_CMP_RUNS && (nb < 2 || nc < 2)) return GP_EINVAL;
+    out->base_runs = nb;
+    out->cur_runs = nc;
+    out->by_runs = o->mode == GP_CMP_RUNS || (o->mode == GP_CMP_AUTO && nb >= 2 && nc >= 2);
+    int rc = GP_ENOMEM;
+    size_t ntr = nb + nc;
+    gp_trace **tr = malloc(ntr * sizeof *tr);
+    cmp_work w = {0};
+    double *run_tot = NULL, *samples = NULL, *xs = NULL;
+    uint64_t *cnt = NULL;
+    size_t *off = NULL;
+    out->names = gp_strtab_create();
+    w.row_of = calloc(ntr, sizeof *w.row_of);
+    if (!tr || !out->names || !w.row_of) goto fail;
+    memcpy(tr, base, nb * sizeof *tr);
+    memcpy(tr + nb, cur, nc * sizeof *tr);
+    w.tr = tr;
+    w.ntr = ntr;
+    w.nb = nb;
+
+    /* pass 1: op index of every slice */
+    for (size_t ti = 0; ti < ntr; ti++)
+        if (assign_ops(&w, out, ti, o)) goto fail;
+    size_t nops = w.opkey.n;
+    /* pass 2: counts per (side, op) and totals per (run, op) */
+    run_tot = calloc(ntr * (nops ? nops : 1), sizeof *run_tot);
+    cnt = calloc(2 * (nops ? nops : 1), sizeof *cnt);
+    off = calloc(2 * (nops ? nops : 1) + 1, sizeof *off);
+    if (!run_tot || !cnt || !off) goto fail;
+    for (size_t ti = 0; ti < ntr; ti++) {
+        const gp_trace *t = tr[ti];
+        size_t side = ti >= nb;
+        double *rt = run_tot + ti * nops;
+        const uint32_t *ro = w.row_of[ti];
+        for (size_t i = 0; i < t->slices.n; i++) {
+            uint32_t op = ro[i];
+            if (op == UINT32_MAX) continue;
+            rt[op] += (double)t->slices.v[i].dur;
+            cnt[side * nops + op]++;
+        }
+        double span = (double)(t->t_end - t->t_begin);
+        if (side)
+            out->cur_span_ns += span / (double)nc;
+        else
+            out->base_span_ns += span / (double)nb;
+    }
+    /* pass 3: per-instance durations, contiguous per (side, op) */
+    if (!out->by_runs) {
+        size_t total = 0;
+        for (size_t k = 0; k < 2 * nops; k++) {
+            off[k] = total;
+            total += cnt[k];
+        }
+        off[2 * nops] = total;
+        samples = malloc((total ? total : 1) * sizeof *samples);
+        size_t *fill = malloc((2 * nops + 1) * sizeof *fill);
+        if (!samples || !fill) {
+            free(fill);
+            goto fail;
+        }
+        memcpy(fill, off, (2 * nops + 1) * sizeof *fill);
+        for (size_t ti = 0; ti < ntr; ti++) {
+            const gp_trace *t = tr[ti];
+            size_t base_k = (ti >= nb) * nops;
+            const uint32_t *ro = w.row_of[ti];
+            for (size_t i = 0; i < t->slices.n; i++)
+                if (ro[i] != UINT32_MAX)
+                    samples[fill[base_k + ro[i]]++] = (double)t->slices.v[i].dur;
+        }
+        free(fill);
+    } else {
+        xs = malloc(ntr * sizeof *xs);
+        if (!xs) goto fail;
+    }
+    for (size_t ti = 0; ti < ntr; ti++) {
+        free(w.row_of[ti]);
+        w.row_of[ti] = NULL;
+    }
+
+    out->rows = calloc(nops ? nops : 1, sizeof *out->rows);
+    if (!out->rows) goto fail;
+    out->n = nops;
+    double logsum = 0;
+    for (size_t op = 0; op < nops; op++) {
+        gp_cmp_row *r = &out->rows[op];
+        r->group = (gp_group)(w.opkey.v[op] >> 32);
+        r->name = (uint32_t)w.opkey.v[op];
+        double sum[2] = {0, 0};
+        for (size_t ti = 0; ti < ntr; ti++) sum[ti >= nb] += run_tot[ti * nops + op];
+        gp_cmp_side *sd[2] = {&r->base, &r->cur};
+        size_t runs[2] = {nb, nc};
+        for (int s = 0; s < 2; s++) {
+            uint64_t n = cnt[s * nops + op];
+            sd[s]->count = (double)n / (double)runs[s];
+            sd[s]->total_ns = sum[s] / (double)runs[s];
+            sd[s]->mean_ns = n ? sum[s] / (double)n : NAN;
+            sd[s]->samples = out->by_runs ? runs[s] : n;
+        }
+        if (r->group == GP_G_KERNEL || r->group == GP_G_MEMORY) {
+            out->base_gpu_ns += r->base.total_ns;
+            out->cur_gpu_ns += r->cur.total_ns;
+        }
+        r->base_fig = out->by_runs ? r->base.total_ns : r->base.mean_ns;
+        r->cur_fig = out->by_runs ? r->cur.total_ns : r->cur.mean_ns;
+        r->change_ns = r->cur_fig - r->base_fig;
+        r->change_pct = r->base_fig > 0 ? 100.0 * r->change_ns / r->base_fig : NAN;
+        r->p = r->p_adj = r->effect = NAN;
+        if (!cnt[op] || !cnt[nops + op]) continue; /* NEW or REMOVED: nothing to test */
+        gp_mwu mw;
+        int trc;
+        if (out->by_runs) {
+            for (size_t ti = 0; ti < ntr; ti++) xs[ti] = run_tot[ti * nops + op];
+            trc = gp_mwu_test(xs, nb, xs + nb, nc, GP_MWU_AUTO, &mw);
+        } else {
+            trc = gp_mwu_test(samples + off[op], cnt[op], samples + off[nops + op], cnt[nops + op],
+                              GP_MWU_AUTO, &mw);
+        }
+        if (trc) goto fail;
+        r->p = r->p_adj = mw.p;
+        r->effect = mw.effect;
+        r->exact = mw.exact;
+        r->few_samples =
+            r->base.samples < GP_CMP_FEW_SAMPLES || r->cur.samples < GP_CMP_FEW_SAMPLES;
+    }
+    if (o->correction == GP_CORR_HOLM && holm(out)) goto fail;
+    for (size_t op = 0; op < nops; op++) {
+        gp_cmp_row *r = &out->rows[op];
+        decide(out, r, o);
+        if (r->verdict != GP_V_NEW && r->verdict != GP_V_REMOVED && r->verdict != GP_V_IGNORED &&
+            r->base_fig > 0 && r->cur_fig > 0) {
+            logsum += log(r->cur_fig / r->base_fig);
+            out->geomean_n++;
+        }
+    }
+    if (out->geomean_n) out->geomean_ratio = exp(logsum / (double)out->geomean_n);
+    qsort(out->rows, out->n, sizeof *out->rows, cmp_rows);
+    if (add_memory(out, base, nb, 0) || add_memory(out, cur, nc, 1)) goto fail;
+    rc = 0;
+    goto done;
+fail:
+    gp_comparison_free(out);
+done:
+    if (w.row_of)
+        for (size_t ti = 0; ti < ntr; ti++) free(w.row_of[ti]);
+    free(w.row_of);
+    gp_u64map_free(&w.opmap);
+    GP_VEC_FREE(w.opkey);
+    free(tr);
+    free(run_tot);
+    free(cnt);
+    free(off);
+    free(samples);
+    free(xs);
+    return rc;
+}
+
+void gp_comparison_free(gp_comparison *c)
+{
+    if (c->names) gp_strtab_destroy(c->names);
+    free(c->rows);
+    free(c->mem);
+    memset(c, 0, sizeof *c);
+    c->geomean_ratio = NAN;
+}
+
+size_t gp_comparison_top(const gp_comparison *c, gp_verdict v, size_t *idx, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->rows[i].verdict != v) continue;
+        double key = fabs(c->rows[i].change_ns);
+        if (isnan(key)) key = fmax(c->rows[i].base.total_ns, c->rows[i].cur.total_ns);
+        size_t j = k < max ? k++ : max;
+        /* insertion into a list sorted by key descending */
+        while (j > 0) {
+            const gp_cmp_row *p = &c->rows[idx[j - 1]];
+            double pk = fabs(p->change_ns);
+            if (isnan(pk)) pk = fmax(p->base.total_ns, p->cur.total_ns);
+            if (pk >= key) break;
+            if (j < max) idx[j] = idx[j - 1];
+            j--;
+        }
+        if (j < max) idx[j] = i;
+    }
+    return k;
+}
