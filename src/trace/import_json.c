@@ -13,6 +13,7 @@
 #include "trace/input.h"
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,6 +82,7 @@ typedef struct P {
     int state, array_form;
     jmp_buf jb;
     const char *err_at;
+    int64_t err_off; /* absolute offset of an error found outside the buffer (merge), or -1 */
     char errmsg[320];
     int err_code;
     gp_trace *t;
@@ -95,6 +97,10 @@ typedef struct P {
     int progress;
     int64_t t_start, t_last_progress;
     int progress_shown;
+    /* split import: stop at the first of bounds[next..nbounds) landed on */
+    const uint64_t *bounds;
+    int nbounds, next_bound, landed, split_part;
+    GP_VEC(struct pending_e { uint32_t track; int64_t ts; uint64_t off; }) pending_e;
 } P;
 
 /* ---- errors and buffer refills ------------------------------------------------------------ */
@@ -1145,6 +1151,14 @@ static void commit_event(P *p, const char *at)
             t->tracks.v[track].device = (int32_t)e->pid;
             t->tracks.v[track].stream = e->tid;
         }
+        if (sl.gpu == GP_NO_INDEX && e->nargs) {
+            const arg *sa = ARG(e, "stream");
+            int64_t sv;
+            if (sa && sa->type == V_NUM && span_i64(sa->val, &sv) == 0) {
+                gp_arg_stream as = {(uint32_t)t->slices.n, sv};
+                if (GP_VEC_PUSH(t->arg_streams, as)) oom(p);
+            }
+        }
         push_slice(p, &sl, at);
         return;
     }
@@ -1158,6 +1172,13 @@ static void commit_event(P *p, const char *at)
     case 'E': {
         be_stack *st = stack_for(p, track);
         if (st->f.n == 0) {
+            if (p->split_part) {
+                /* a later part of a split import: the B may be in an earlier part */
+                struct pending_e pe = {track, e->ts,
+                                       p->base_off + (uint64_t)(at - p->buf)};
+                if (GP_VEC_PUSH(p->pending_e, pe)) oom(p);
+                return;
+            }
             t->meta.unmatched_end++;
             return;
         }
@@ -1506,6 +1527,16 @@ static int run(P *p)
         case S_EV_FIRST:
         case S_EV_ITEM:
             s = ws(p, s);
+            if (p->bounds && p->state == S_EV_ITEM) {
+                uint64_t abs = p->base_off + (uint64_t)(s - p->buf);
+                while (p->next_bound < p->nbounds && abs > p->bounds[p->next_bound])
+                    p->next_bound++;
+                if (p->next_bound < p->nbounds && abs == p->bounds[p->next_bound]) {
+                    p->landed = p->next_bound; /* the next part starts here */
+                    p->pos = (size_t)(s - p->buf);
+                    return 0;
+                }
+            }
             if (*s == ']' && p->state == S_EV_FIRST) {
                 s++;
                 p->state = p->array_form ? S_END : S_OBJ_NEXT;
@@ -1581,16 +1612,16 @@ static void apply_track_meta(P *p)
     gp_u64map_free(&p->pid_gpu);
 }
 
-static int import(gp_input *in, const char *name, const void *mem, size_t memn, int prog,
-                  gp_trace **out, gp_err *err)
+/* Creates a parser over `in` (not owned). NULL on out of memory. */
+static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
 {
     P *p = calloc(1, sizeof *p);
-    int rc = 0;
-    *out = NULL;
-    if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+    if (!p) return NULL;
     p->in = in;
     p->err = err;
     p->name = name;
+    p->err_off = -1;
+    p->landed = -1;
     /* small inputs get a small buffer; it grows when one unit needs more */
     uint64_t src = gp_input_size(in) * (gp_input_is_gzip(in) ? 10 : 1);
     p->cap = BUF_INIT;
@@ -1602,38 +1633,387 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     p->progress = prog;
     p->t_start = p->t_last_progress = gp_clock_mono_ns();
     if (!p->buf || !p->scratch || !p->t) {
-        rc = gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
-        goto fail;
+        gp_trace_destroy(p->t);
+        free(p->buf);
+        free(p->scratch);
+        free(p);
+        return NULL;
     }
-    gp_err_clear(err);
     p->t->meta.source = gp_trace_str(p->t, name, strlen(name));
-    rc = run(p);
-    progress(p, 1);
-    if (rc) {
-        if (err->code == 0 || err->msg[0] == 0) {
-            /* a parse error positioned in the buffer */
-            uint64_t off = p->base_off + (uint64_t)(p->err_at ? p->err_at - p->buf : 0);
-            uint64_t line, col;
-            line_col(name, mem, memn, off, &line, &col);
-            gp_err_set(err, rc, "%s:%llu:%llu: %s", name, (unsigned long long)line,
-                       (unsigned long long)col, p->errmsg);
-        }
-        goto fail;
-    }
-    apply_track_meta(p);
-    gp_trace_finish(p->t);
-    *out = p->t;
-    p->t = NULL;
-fail:
-    if (p->t) {
-        free_stacks(p);
-        gp_u64map_free(&p->pid_names);
-        gp_u64map_free(&p->pid_gpu);
-    }
+    p->t->meta.import_parts = 1;
+    return p;
+}
+
+static void p_destroy(P *p)
+{
+    if (!p) return;
+    free_stacks(p);
+    gp_u64map_free(&p->pid_names);
+    gp_u64map_free(&p->pid_gpu);
+    GP_VEC_FREE(p->pending_e);
     gp_trace_destroy(p->t);
     free(p->buf);
     free(p->scratch);
     free(p);
+}
+
+/* Turns a failed run's state into the one-line message in p->err. */
+static void format_error(P *p, int rc, const void *mem, size_t memn)
+{
+    gp_err *err = p->err;
+    if (err->code != 0 && err->msg[0] != 0) return; /* already a whole message (I/O, zlib) */
+    uint64_t off = p->err_off >= 0 ? (uint64_t)p->err_off
+                                   : p->base_off + (uint64_t)(p->err_at ? p->err_at - p->buf : 0);
+    uint64_t line, col;
+    line_col(p->name, mem, memn, off, &line, &col);
+    gp_err_set(err, rc, "%s:%llu:%llu: %s", p->name, (unsigned long long)line,
+               (unsigned long long)col, p->errmsg);
+}
+
+/* Finishes a successful parse into a trace owned by the caller. */
+static gp_trace *p_finish(P *p)
+{
+    apply_track_meta(p);
+    gp_trace_finish(p->t);
+    gp_trace *t = p->t;
+    p->t = NULL;
+    return t;
+}
+
+static int import(gp_input *in, const char *name, const void *mem, size_t memn, int prog,
+                  gp_trace **out, gp_err *err)
+{
+    *out = NULL;
+    gp_err_clear(err);
+    P *p = p_create(in, name, prog, err);
+    if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+    int rc = run(p);
+    progress(p, 1);
+    if (rc) format_error(p, rc, mem, memn);
+    else *out = p_finish(p);
+    p_destroy(p);
+    return rc;
+}
+
+/* ---- parallel import of large plain files ---------------------------------------------------
+ * The file is cut at N-1 candidate event starts (',' then '{' in the middle
+ * of the file); part k parses from its candidate until it lands exactly on a
+ * later candidate. A landing proves that the sequential parse passes there in
+ * the same state, so the parts chained from part 0 by their landings give the
+ * sequential result; a part that is never landed on is ignored (its
+ * candidate was inside a string, say) because the part before it went on. */
+
+#define SPLIT_MIN_BYTES (64u << 20)
+#define SPLIT_MAX 8
+
+typedef struct part {
+    P *p;
+    gp_input *in;
+    gp_err err;
+    int rc;
+    pthread_t th;
+    int started;
+} part;
+
+static void *part_main(void *warg)
+{
+    part *w = warg;
+    w->rc = run(w->p);
+    return NULL;
+}
+
+/* Finds the first ',' ws* '{' at or after off; returns its '{' offset or 0. */
+static uint64_t find_candidate(int fd, uint64_t off, uint64_t size)
+{
+    char win[1 << 16];
+    while (off < size) {
+        ssize_t k = pread(fd, win, sizeof win, (off_t)off);
+        if (k <= 0) return 0;
+        for (ssize_t i = 0; i < k; i++) {
+            if (win[i] != ',') continue;
+            ssize_t j = i + 1;
+            while (j < k && (win[j] == ' ' || win[j] == '\n' || win[j] == '\r' || win[j] == '\t'))
+                j++;
+            if (j == k) break; /* reread from this comma */
+            if (win[j] == '{') return off + (uint64_t)j;
+            i = j - 1;
+        }
+        off += (uint64_t)k > 64 ? (uint64_t)k - 64 : (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Appends src's trace to dst's (remapping strings, categories, tracks,
+ * series), replays src's unmatched E events on dst's B stacks and moves
+ * src's open B frames and metadata maps over. Returns 0 or a GP_E* code
+ * with dst's error state set. */
+static int merge_part(P *dst, P *src)
+{
+    gp_trace *d = dst->t, *s = src->t;
+    uint32_t nstr = gp_strtab_count(s->strings);
+    uint32_t *smap = malloc((size_t)nstr * sizeof *smap);
+    uint32_t *cmap = malloc((s->cats.n + 1) * sizeof *cmap);
+    uint32_t *tmap = malloc((s->tracks.n + 1) * sizeof *tmap);
+    uint32_t *rmap = malloc((s->series.n + 1) * sizeof *rmap);
+    int rc = GP_ENOMEM;
+    if (!smap || !cmap || !tmap || !rmap) goto done;
+    for (uint32_t i = 0; i < nstr; i++) {
+        smap[i] = gp_trace_str(d, gp_strtab_get(s->strings, i), gp_strtab_len(s->strings, i));
+        if (smap[i] == GP_NO_INDEX) goto done;
+    }
+    for (size_t i = 0; i < s->cats.n; i++) {
+        uint32_t nm = s->cats.v[i].name;
+        cmap[i] = gp_trace_category(d, gp_strtab_get(s->strings, nm), gp_strtab_len(s->strings, nm));
+        if (cmap[i] == GP_NO_INDEX) goto done;
+    }
+    for (size_t i = 0; i < s->tracks.n; i++) {
+        const gp_track *k = &s->tracks.v[i];
+        tmap[i] = gp_trace_track(d, k->pid, k->tid, smap[k->pid_str], smap[k->tid_str]);
+        if (tmap[i] == GP_NO_INDEX) goto done;
+        gp_track *dk = &d->tracks.v[tmap[i]];
+        if (k->name) dk->name = smap[k->name];
+        if (k->type == GP_TRACK_GPU && dk->type != GP_TRACK_GPU) {
+            dk->type = GP_TRACK_GPU;
+            dk->device = k->device;
+            dk->stream = k->stream;
+        }
+    }
+    for (size_t i = 0; i < s->series.n; i++) {
+        uint32_t nm = smap[s->series.v[i].name], tk = tmap[s->series.v[i].track];
+        rmap[i] = GP_NO_INDEX;
+        for (size_t j = 0; j < d->series.n; j++)
+            if (d->series.v[j].name == nm && d->series.v[j].track == tk) rmap[i] = (uint32_t)j;
+        if (rmap[i] == GP_NO_INDEX) {
+            gp_series sr = {nm, tk};
+            if (GP_VEC_PUSH(d->series, sr)) goto done;
+            rmap[i] = (uint32_t)(d->series.n - 1);
+        }
+    }
+    uint32_t gbase = (uint32_t)d->gpu_info.n, sbase = (uint32_t)d->slices.n;
+    if (GP_VEC_RESERVE(d->gpu_info, s->gpu_info.n) || GP_VEC_RESERVE(d->slices, s->slices.n) ||
+        GP_VEC_RESERVE(d->flows, s->flows.n) || GP_VEC_RESERVE(d->instants, s->instants.n) ||
+        GP_VEC_RESERVE(d->mem_events, s->mem_events.n) ||
+        GP_VEC_RESERVE(d->counters, s->counters.n) ||
+        GP_VEC_RESERVE(d->arg_streams, s->arg_streams.n))
+        goto done;
+    memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v, s->gpu_info.n * sizeof *s->gpu_info.v);
+    d->gpu_info.n += s->gpu_info.n;
+    for (size_t i = 0; i < s->slices.n; i++) {
+        gp_slice x = s->slices.v[i];
+        x.name = smap[x.name];
+        x.track = tmap[x.track];
+        x.cat = (uint16_t)cmap[x.cat];
+        if (x.gpu != GP_NO_INDEX) x.gpu += gbase;
+        d->slices.v[d->slices.n++] = x;
+    }
+    for (size_t i = 0; i < s->arg_streams.n; i++) {
+        gp_arg_stream x = s->arg_streams.v[i];
+        x.slice += sbase;
+        d->arg_streams.v[d->arg_streams.n++] = x;
+    }
+    for (size_t i = 0; i < s->flows.n; i++) {
+        gp_flow x = s->flows.v[i];
+        x.track = tmap[x.track];
+        x.cat = (uint16_t)cmap[x.cat];
+        d->flows.v[d->flows.n++] = x;
+    }
+    for (size_t i = 0; i < s->instants.n; i++) {
+        gp_instant x = s->instants.v[i];
+        x.name = smap[x.name];
+        x.track = tmap[x.track];
+        x.cat = (uint16_t)cmap[x.cat];
+        d->instants.v[d->instants.n++] = x;
+    }
+    for (size_t i = 0; i < s->mem_events.n; i++) {
+        gp_mem_event x = s->mem_events.v[i];
+        x.track = tmap[x.track];
+        d->mem_events.v[d->mem_events.n++] = x;
+    }
+    for (size_t i = 0; i < s->counters.n; i++) {
+        gp_counter_sample x = s->counters.v[i];
+        x.series = rmap[x.series];
+        d->counters.v[d->counters.n++] = x;
+    }
+    for (size_t i = 0; i < s->devices.n; i++) {
+        gp_device_prop x = s->devices.v[i];
+        x.name = smap[x.name];
+        if (GP_VEC_PUSH(d->devices, x)) goto done;
+    }
+    /* metadata: what the later part saw (top-level keys after the events) */
+    gp_trace_meta *dm = &d->meta, *sm = &s->meta;
+    if (sm->rank != GP_NONE) dm->rank = sm->rank;
+    if (sm->world_size != GP_NONE) dm->world_size = sm->world_size;
+    if (sm->backend) dm->backend = smap[sm->backend];
+    if (sm->trace_name) dm->trace_name = smap[sm->trace_name];
+    if (sm->display_time_unit) dm->display_time_unit = smap[sm->display_time_unit];
+    if (sm->schema_version != GP_NONE) dm->schema_version = sm->schema_version;
+    if (sm->has_base_time) {
+        dm->has_base_time = 1;
+        dm->base_time_ns = sm->base_time_ns;
+    }
+    dm->fractional_ts |= sm->fractional_ts;
+    dm->unterminated = sm->unterminated;
+    dm->events_read += sm->events_read;
+    dm->events_dropped_no_dur += sm->events_dropped_no_dur;
+    dm->unmatched_end += sm->unmatched_end;
+    /* E events whose B came before this part, in order */
+    for (size_t i = 0; i < src->pending_e.n; i++) {
+        const struct pending_e *pe = &src->pending_e.v[i];
+        uint32_t track = tmap[pe->track];
+        be_stack *st = NULL;
+        for (size_t j = 0; j < dst->stacks.n; j++)
+            if (dst->stacks.v[j].track == track) st = &dst->stacks.v[j];
+        if (!st || st->f.n == 0) {
+            dm->unmatched_end++;
+            continue;
+        }
+        be_frame f = st->f.v[--st->f.n];
+        gp_slice sl = {f.ts,   pe->ts - f.ts, f.correlation, f.external_id, f.name,
+                       track,  GP_NO_INDEX,   f.cat,         GP_SLICE_FROM_BE};
+        if (sl.dur < 0) {
+            snprintf(dst->errmsg, sizeof dst->errmsg, "\"E\" event earlier than its \"B\"");
+            dst->err_off = (int64_t)pe->off;
+            rc = GP_EPARSE;
+            goto done;
+        }
+        if (GP_VEC_PUSH(d->slices, sl)) goto done;
+    }
+    /* open B frames of this part continue on dst's stacks */
+    for (size_t i = 0; i < src->stacks.n; i++) {
+        be_stack *ss = &src->stacks.v[i];
+        uint32_t track = tmap[ss->track];
+        be_stack *st = NULL;
+        for (size_t j = 0; j < dst->stacks.n; j++)
+            if (dst->stacks.v[j].track == track) st = &dst->stacks.v[j];
+        if (!st) {
+            be_stack ns;
+            memset(&ns, 0, sizeof ns);
+            ns.track = track;
+            if (GP_VEC_PUSH(dst->stacks, ns)) goto done;
+            st = &dst->stacks.v[dst->stacks.n - 1];
+        }
+        for (size_t j = 0; j < ss->f.n; j++) {
+            be_frame f = ss->f.v[j];
+            f.name = smap[f.name];
+            f.cat = (uint16_t)cmap[f.cat];
+            if (GP_VEC_PUSH(st->f, f)) goto done;
+        }
+    }
+    /* process metadata seen later overrides earlier */
+    for (size_t i = 0; i < src->pid_names.cap; i++)
+        if (src->pid_names.used[i] &&
+            gp_u64map_put(&dst->pid_names, src->pid_names.keys[i], smap[src->pid_names.vals[i]]))
+            goto done;
+    for (size_t i = 0; i < src->pid_gpu.cap; i++)
+        if (src->pid_gpu.used[i] &&
+            gp_u64map_put(&dst->pid_gpu, src->pid_gpu.keys[i], src->pid_gpu.vals[i]))
+            goto done;
+    rc = 0;
+done:
+    if (rc == GP_ENOMEM) {
+        snprintf(dst->errmsg, sizeof dst->errmsg, "out of memory");
+        dst->err_off = 0;
+    }
+    free(smap);
+    free(cmap);
+    free(tmap);
+    free(rmap);
+    return rc;
+}
+
+/* Imports a large plain file in nparts parallel parts. Returns 1 when the
+ * split could not be set up (the caller then imports sequentially). */
+static int import_split(const char *path, int nparts, int prog, gp_trace **out, gp_err *err)
+{
+    uint64_t bounds[SPLIT_MAX + 1];
+    part parts[SPLIT_MAX];
+    memset(parts, 0, sizeof parts);
+    gp_input *probe;
+    if (gp_input_open_file(path, &probe, err)) return 1;
+    uint64_t size = gp_input_size(probe);
+    int fd = gp_input_fd(probe);
+    int nb = 0;
+    bounds[nb++] = 0;
+    for (int k = 1; k < nparts; k++) {
+        uint64_t c = find_candidate(fd, size / (uint64_t)nparts * (uint64_t)k, size);
+        if (c && c > bounds[nb - 1]) bounds[nb++] = c;
+    }
+    gp_input_close(probe);
+    if (nb < 2) return 1;
+    int rc = 0;
+    for (int k = 0; k < nb; k++) {
+        part *w = &parts[k];
+        if (gp_input_open_file(path, &w->in, &w->err) ||
+            (k && gp_input_seek(w->in, bounds[k], &w->err))) {
+            rc = 1;
+            break;
+        }
+        w->p = p_create(w->in, path, k == 0 ? prog : 0, &w->err);
+        if (!w->p) {
+            rc = 1;
+            break;
+        }
+        w->p->bounds = bounds;
+        w->p->nbounds = nb;
+        w->p->next_bound = k + 1;
+        if (k) {
+            w->p->split_part = 1;
+            w->p->base_off = bounds[k];
+            w->p->state = S_EV_ITEM;
+            w->p->array_form = -1; /* decided below from part 0's first byte */
+        }
+    }
+    if (rc) goto cleanup;
+    /* array form: the first non-space byte of the file */
+    {
+        char head[256];
+        ssize_t k = pread(gp_input_fd(parts[0].in), head, sizeof head, 0);
+        int af = 0;
+        for (ssize_t i = 0; i < k; i++)
+            if (head[i] != ' ' && head[i] != '\n' && head[i] != '\r' && head[i] != '\t' &&
+                (unsigned char)head[i] != 0xef && (unsigned char)head[i] != 0xbb &&
+                (unsigned char)head[i] != 0xbf) {
+                af = head[i] == '[';
+                break;
+            }
+        for (int j = 1; j < nb; j++) parts[j].p->array_form = af;
+    }
+    for (int k = 1; k < nb; k++)
+        parts[k].started = pthread_create(&parts[k].th, NULL, part_main, &parts[k]) == 0;
+    parts[0].rc = run(parts[0].p);
+    for (int k = 1; k < nb; k++) {
+        if (parts[k].started) pthread_join(parts[k].th, NULL);
+        else parts[k].rc = run(parts[k].p); /* could not start a thread: run here */
+    }
+    progress(parts[0].p, 1);
+    /* follow the chain of landings from part 0 */
+    P *head = parts[0].p;
+    int cur = 0, final_rc = parts[0].rc;
+    while (final_rc == 0 && parts[cur].p->landed > 0) {
+        int nx = parts[cur].p->landed;
+        if (parts[nx].rc) {
+            final_rc = parts[nx].rc;
+            format_error(parts[nx].p, final_rc, NULL, 0);
+            *err = parts[nx].err;
+            goto cleanup_rc;
+        }
+        final_rc = merge_part(head, parts[nx].p);
+        head->t->meta.import_parts++;
+        cur = nx;
+    }
+    if (final_rc) {
+        format_error(head, final_rc, NULL, 0);
+        *err = parts[0].err;
+        goto cleanup_rc;
+    }
+    *out = p_finish(head);
+cleanup_rc:
+    rc = final_rc;
+cleanup:
+    for (int k = 0; k < nb; k++) {
+        p_destroy(parts[k].p);
+        gp_input_close(parts[k].in);
+    }
     return rc;
 }
 
@@ -1644,6 +2024,25 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
     if (rc) return rc;
     int prog = opts ? opts->progress : -1;
     if (prog < 0) prog = isatty(2);
+    int threads = opts ? opts->threads : 0;
+    const char *env = getenv("GPUPROF_IMPORT_THREADS");
+    if (threads <= 0 && env && *env) threads = atoi(env);
+    if (threads <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = c > 0 ? (int)c : 1;
+    }
+    if (threads > SPLIT_MAX) threads = SPLIT_MAX;
+    uint64_t split_min = SPLIT_MIN_BYTES;
+    const char *smin = getenv("GPUPROF_SPLIT_MIN_BYTES"); /* tests use small files */
+    if (smin && *smin) split_min = strtoull(smin, NULL, 10);
+    if (threads > 1 && !gp_input_is_gzip(in) && gp_input_size(in) >= split_min) {
+        gp_input_close(in);
+        *out = NULL;
+        gp_err_clear(err);
+        rc = import_split(path, threads, prog, out, err);
+        if (rc != 1) return rc;
+        if ((rc = gp_input_open_file(path, &in, err))) return rc;
+    }
     rc = import(in, path, NULL, 0, prog, out, err);
     gp_input_close(in);
     return rc;

@@ -189,3 +189,18 @@ void gp_input_close(gp_input *in)
     free(in->zbuf);
     free(in);
 }
+
+int gp_input_seek(gp_input *in, uint64_t off, gp_err *err)
+{
+    if (in->fd < 0 || in->gz)
+        return gp_err_set(err, GP_EUNSUPPORTED, "%s: cannot seek in this input", in->name);
+    if (lseek(in->fd, (off_t)off, SEEK_SET) < 0)
+        return gp_err_set(err, GP_EIO, "%s: seek failed: %s", in->name, strerror(errno));
+    in->pos = off;
+    return 0;
+}
+
+int gp_input_fd(const gp_input *in)
+{
+    return in->fd;
+}

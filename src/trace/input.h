@@ -21,5 +21,10 @@ uint64_t gp_input_pos(const gp_input *in);
 uint64_t gp_input_size(const gp_input *in);
 int gp_input_is_gzip(const gp_input *in);
 void gp_input_close(gp_input *in);
+/* Positions a plain (not gzip) file input at byte off before the first read.
+ * Returns 0 or GP_EUNSUPPORTED / GP_EIO. */
+int gp_input_seek(gp_input *in, uint64_t off, gp_err *err);
+/* The file descriptor of a file input (-1 for memory). */
+int gp_input_fd(const gp_input *in);
 
 #endif

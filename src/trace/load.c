@@ -92,7 +92,7 @@ static void *worker(void *arg)
         size_t i = j->next++;
         pthread_mutex_unlock(&j->mu);
         if (i >= j->n) return NULL;
-        gp_import_opts o = {j->progress};
+        gp_import_opts o = {j->progress, j->n == 1 ? 0 : 1};
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
     }
 }

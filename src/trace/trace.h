@@ -141,6 +141,14 @@ typedef struct gp_series {
     uint32_t track;
 } gp_series;
 
+/* A numeric "stream" argument on a slice that has no gp_gpu_info (e.g. the
+ * cpu_op of a Triton kernel carries "stream": 0). HTA treats any event with a
+ * stream argument as GPU work; `analyze --compat hta` needs these to match. */
+typedef struct gp_arg_stream {
+    uint32_t slice; /* index into trace->slices */
+    int64_t stream;
+} gp_arg_stream;
+
 typedef struct gp_device_prop {
     int32_t id;
     uint32_t name;
@@ -178,6 +186,7 @@ typedef struct gp_trace_meta {
     uint64_t events_dropped_no_dur; /* X events lacking dur (kept out) */
     uint64_t unmatched_begin, unmatched_end; /* B/E events without partner */
     int unterminated;    /* the array was not closed (crashed writer) */
+    int import_parts;    /* parts parsed in parallel and merged (1 = sequential) */
 } gp_trace_meta;
 
 typedef struct gp_trace {
@@ -192,6 +201,7 @@ typedef struct gp_trace {
     GP_VEC(gp_counter_sample) counters;
     GP_VEC(gp_series) series;
     GP_VEC(gp_device_prop) devices;
+    GP_VEC(gp_arg_stream) arg_streams; /* ascending slice index */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */
 } gp_trace;
