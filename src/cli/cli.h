@@ -4,15 +4,20 @@
 #include "trace/trace.h"
 #include <stddef.h>
 
+/* Subcommands are declared weak: a command whose source is not part of a
+ * build (an optional part, or work in progress) is left out of the registry
+ * (its pointer is NULL) instead of breaking the link. */
+#define GP_CMD_FN(name) int name(int argc, char **argv) __attribute__((weak))
+
 typedef struct gp_command {
     const char *name;
     const char *help;
     int (*fn)(int argc, char **argv); /* argv[0] is the command name */
 } gp_command;
 
-int gp_cmd_summary(int argc, char **argv);
-int gp_cmd_analyze(int argc, char **argv); /* cmd_analyze.c (issue 3) */
-int gp_cmd_compare(int argc, char **argv); /* cmd_compare.c (issue 8) */
+GP_CMD_FN(gp_cmd_summary);
+GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
+GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
 
 /* Loads every trace named by paths (files, or folders of .json and .json.gz
  * files), in parallel, one thread per core. On error prints the one-line
@@ -25,10 +30,10 @@ void gp_cli_free_traces(gp_trace **traces, size_t n);
 long gp_cli_parse_count(const char *opt, const char *val);
 
 /* Visualisation commands (issue 7): cmd_flame.c, cmd_timeline.c, cmd_memory.c, cmd_report.c. */
-int gp_cmd_flame(int argc, char **argv);
-int gp_cmd_timeline(int argc, char **argv);
-int gp_cmd_memory(int argc, char **argv);
-int gp_cmd_report(int argc, char **argv);
+GP_CMD_FN(gp_cmd_flame);
+GP_CMD_FN(gp_cmd_timeline);
+GP_CMD_FN(gp_cmd_memory);
+GP_CMD_FN(gp_cmd_report);
 /* Parses a duration option ("500ns", "20us", "1.5ms", "2s"; a plain number
  * is ns) into ns or prints an error; -1 on error. */
 long long gp_cli_parse_dur(const char *opt, const char *val);

@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpuprof COMMAND [ARGS...]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+        if (commands[i].fn) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\n'gpuprof COMMAND --help' for a command's options; 'gpuprof --version'.\n");
 }
 
@@ -35,7 +35,8 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (commands[i].fn && !strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "gpuprof: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
