@@ -7,6 +7,8 @@
 
 static const gp_command commands[] = {
     {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
+    {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},
+    {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},
     {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues", gp_cmd_analyze},
     {"compare", "compare baseline and current runs; CI gate for regressions", gp_cmd_compare},
     {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},

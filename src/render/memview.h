@@ -1,0 +1,25 @@
+/* render/memview.h: the memory analysis as text, JSON and a self-contained
+ * HTML page (allocated/reserved over time per device, peak, leaks). */
+#ifndef GP_RENDER_MEMVIEW_H
+#define GP_RENDER_MEMVIEW_H
+#include "analysis/memory.h"
+#include "core/sbuf.h"
+#include <stdio.h>
+
+/* Prints the per-device figures, the operations live at the peak and the
+ * top `top` leak groups as text. */
+void gp_memview_text(const gp_trace *t, const gp_memory *m, size_t top, FILE *f);
+/* Appends one JSON object for trace t (times in ns since the trace start,
+ * plus the peak's absolute time in us as in the source). The series is
+ * downsampled to at most max_points per device (0 = all). */
+void gp_memview_json(const gp_trace *t, const gp_memory *m, size_t max_points, gp_sbuf *b);
+/* Writes the JS data of the memory chart (used by the memory page and the
+ * report): {"devices":[{label,pts:[[ts,alloc,reserved|null]..],peak...}]}. */
+void gp_memview_chart_data(const gp_memory *m, size_t max_points, gp_sbuf *b);
+/* JavaScript that draws the chart data with id `data_id` into element
+ * `el_id` (static string; call after gp_html_script's helpers). */
+const char *gp_memview_chart_js(void);
+/* Appends the whole memory page. */
+void gp_memview_html(const gp_trace *t, const gp_memory *m, gp_sbuf *b);
+
+#endif
