@@ -1,0 +1,286 @@
+/* analysis/hta_prep.c: builds the event view of the analyze family, with
+ * HTA 0.6.1's preprocessing in compat mode (see hta_prep.h). */
+#include "analysis/hta_prep.h"
+#include "core/hash.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const ktype_names[GP_KT__COUNT] = {"COMPUTATION", "COMMUNICATION", "MEMORY",
+                                                      "OTHER"};
+
+const char *gp_ktype_name(gp_ktype k)
+{
+    return (unsigned)k < GP_KT__COUNT ? ktype_names[k] : "OTHER";
+}
+
+static int starts(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* cuda\w*LaunchKernel anywhere in s */
+static int cuda_launch(const char *s)
+{
+    for (const char *p = strstr(s, "cuda"); p; p = strstr(p + 1, "cuda")) {
+        const char *w = p + 4, *e = w;
+        while (is_word(*e)) e++;
+        for (const char *q = w; q + 12 <= e; q++)
+            if (memcmp(q, "LaunchKernel", 12) == 0) return 1;
+    }
+    return 0;
+}
+
+gp_ktype gp_ktype_of_name(const char *s)
+{
+    if (starts(s, "nccl") || starts(s, "hip") || starts(s, "hccl") || strstr(s, "ncclKernel"))
+        return GP_KT_COMMUNICATION;
+    if (starts(s, "Memcpy") || starts(s, "Memset") || starts(s, "hipMemcpy") ||
+        starts(s, "hipMemset") || starts(s, "dma"))
+        return GP_KT_MEMORY;
+    if (strstr(s, "nccl") || strstr(s, "Memcpy") || strstr(s, "Memset") || strstr(s, "dma") ||
+        strstr(s, "Sync") || strstr(s, "Stream Wait Event") || cuda_launch(s))
+        return GP_KT_OTHER;
+    return GP_KT_COMPUTATION;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+size_t gp_hta_merge(int64_t *iv, size_t n)
+{
+    if (!n) return 0;
+    qsort(iv, n, 2 * sizeof *iv, cmp_pair);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[2 * i] <= iv[2 * k + 1]) {
+            if (iv[2 * i + 1] > iv[2 * k + 1]) iv[2 * k + 1] = iv[2 * i + 1];
+        } else {
+            k++;
+            iv[2 * k] = iv[2 * i];
+            iv[2 * k + 1] = iv[2 * i + 1];
+        }
+    }
+    return k + 1;
+}
+
+size_t gp_hta_merged(const gp_hview *v, unsigned mask, int64_t **out)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->ev[i].stream != -1 && (mask >> v->ev[i].ktype & 1u)) m++;
+    *out = NULL;
+    if (!m) return 0;
+    int64_t *iv = malloc(2 * m * sizeof *iv);
+    if (!iv) return 0;
+    m = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream == -1 || !(mask >> e->ktype & 1u)) continue;
+        iv[2 * m] = e->ts;
+        iv[2 * m + 1] = e->ts + e->dur;
+        m++;
+    }
+    *out = iv;
+    return gp_hta_merge(iv, m);
+}
+
+/* The double HTA's JSON loader holds for a value of `ns` nanoseconds written
+ * as microseconds with three decimals: correctly rounded, as strtod. */
+static double us_double(int64_t ns)
+{
+    const int64_t lim = (int64_t)1 << 53;
+    if (ns > -lim && ns < lim) return (double)ns / 1000.0; /* exact / exact: correctly rounded */
+    char buf[48];
+    int64_t a = ns < 0 ? -ns : ns;
+    snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "", (long long)(a / 1000),
+             (long long)(a % 1000));
+    return strtod(buf, NULL);
+}
+
+static int has_fraction(const gp_trace *t)
+{
+#define FRAC(vec)                                                                                  \
+    for (size_t i = 0; i < t->vec.n; i++)                                                          \
+        if (t->vec.v[i].ts % 1000) return 1;
+    FRAC(slices)
+    FRAC(flows)
+    FRAC(instants)
+    FRAC(mem_events)
+    FRAC(counters)
+#undef FRAC
+    return 0;
+}
+
+static gp_ktype ktype_of(const gp_trace *t, const gp_slice *s, int compat)
+{
+    if (!compat) {
+        gp_kind k = gp_slice_kind(t, s);
+        if (k == GP_K_SYNC) return GP_KT_OTHER;
+        if (k == GP_K_MEMCPY || k == GP_K_MEMSET) return GP_KT_MEMORY;
+    }
+    return gp_ktype_of_name(gp_trace_s(t, s->name));
+}
+
+static int build_one(const gp_trace *t, int compat, gp_hview *v)
+{
+    v->t = t;
+    v->compat = compat;
+    v->ev = malloc((t->slices.n ? t->slices.n : 1) * sizeof *v->ev);
+    if (!v->ev) return GP_ENOMEM;
+    v->rounded = compat && has_fraction(t);
+    int64_t off = t->meta.t0_abs_ns - (t->meta.has_base_time ? t->meta.base_time_ns : 0);
+    size_t as = 0, n = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        int64_t stream = -1;
+        while (as < t->arg_streams.n && t->arg_streams.v[as].slice < i) as++;
+        if (s->gpu != GP_NO_INDEX)
+            stream = t->gpu_info.v[s->gpu].stream;
+        else if (compat && as < t->arg_streams.n && t->arg_streams.v[as].slice == i)
+            stream = t->arg_streams.v[as].stream;
+        gp_kind kind = gp_slice_kind(t, s);
+        if (compat) {
+            if ((s->flags & GP_SLICE_FROM_BE) || kind == GP_K_TRACE_SPAN) continue;
+            if (t->cats.v[s->cat].name == 0) continue; /* no category */
+        }
+        gp_hev e;
+        e.ts = s->ts;
+        e.dur = s->dur;
+        if (v->rounded) {
+            double a = us_double(s->ts + off), d = us_double(s->dur);
+            int64_t b = (int64_t)ceil(a), en = (int64_t)floor(a + d);
+            e.ts = b * 1000 - off;
+            e.dur = (en - b) * 1000;
+        }
+        e.stream = stream;
+        e.corr = s->correlation;
+        e.name = s->name;
+        e.slice = (uint32_t)i;
+        e.kind = (uint8_t)kind;
+        e.ktype = (uint8_t)ktype_of(t, s, compat);
+        v->ev[n++] = e;
+    }
+    v->n = n;
+    return 0;
+}
+
+/* HTA's _filter_irrelevant_gpu_kernels: host events before the last
+ * ProfilerStep, GPU events joined (inner, with multiplicity) on correlation. */
+static int step_filter(gp_hview *v)
+{
+    int64_t last = INT64_MIN, first = INT64_MAX;
+    size_t ncpu = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream != -1) continue;
+        ncpu++;
+        if (e->ts < first) first = e->ts;
+        if (starts(gp_trace_s(v->t, e->name), "ProfilerStep") && e->ts > last) last = e->ts;
+    }
+    if (!ncpu) return 0;
+    if (last == INT64_MIN) last = first;
+    gp_u64map cnt = {0};
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream != -1 || e->ts >= last) continue;
+        uint64_t *c = gp_u64map_slot(&cnt, (uint64_t)e->corr, 0);
+        if (!c) goto oom;
+        (*c)++;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream == -1) {
+            if (e->ts < last) m++;
+        } else {
+            uint64_t c = 0;
+            gp_u64map_get(&cnt, (uint64_t)e->corr, &c);
+            m += c;
+        }
+    }
+    gp_hev *out = malloc((m ? m : 1) * sizeof *out);
+    if (!out) goto oom;
+    m = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        uint64_t c = 0;
+        if (e->stream == -1)
+            c = e->ts < last;
+        else
+            gp_u64map_get(&cnt, (uint64_t)e->corr, &c);
+        while (c--) out[m++] = *e;
+    }
+    free(v->ev);
+    v->ev = out;
+    v->n = m;
+    v->step_filtered = 1;
+    gp_u64map_free(&cnt);
+    return 0;
+oom:
+    gp_u64map_free(&cnt);
+    return GP_ENOMEM;
+}
+
+/* Distinct ProfilerStep* names over all views (HTA's global symbol table). */
+static size_t count_steps(const gp_hview *views, size_t n)
+{
+    char **seen = NULL;
+    size_t ns = 0, cap = 0;
+    for (size_t r = 0; r < n; r++) {
+        const gp_hview *v = &views[r];
+        for (size_t i = 0; i < v->n; i++) {
+            const char *s = gp_trace_s(v->t, v->ev[i].name);
+            if (!starts(s, "ProfilerStep")) continue;
+            size_t j = 0;
+            while (j < ns && strcmp(seen[j], s)) j++;
+            if (j < ns) continue;
+            if (ns == cap) {
+                cap = cap ? 2 * cap : 8;
+                seen = gp_xrealloc(seen, cap * sizeof *seen);
+            }
+            seen[ns++] = (char *)s;
+            if (ns >= 2) {
+                free(seen);
+                return ns;
+            }
+        }
+    }
+    free(seen);
+    return ns;
+}
+
+int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
+                   gp_hview *views, gp_err *err)
+{
+    memset(views, 0, n * sizeof *views);
+    for (size_t i = 0; i < n; i++) {
+        views[i].rank = ranks[i];
+        if (build_one(traces[i], o->compat, &views[i])) goto oom;
+    }
+    if (o->compat && count_steps(views, n) >= 2)
+        for (size_t i = 0; i < n; i++)
+            if (step_filter(&views[i])) goto oom;
+    return 0;
+oom:
+    for (size_t i = 0; i < n; i++) gp_hview_free(&views[i]);
+    return gp_err_set(err, GP_ENOMEM, "out of memory while preparing the analysis view");
+}
+
+void gp_hview_free(gp_hview *v)
+{
+    if (!v) return;
+    free(v->ev);
+    v->ev = NULL;
+    v->n = 0;
+}

@@ -1,0 +1,76 @@
+/* analysis/hta_prep.h: the event view that the `analyze` family (temporal,
+ * kernel, idle, launch, queue ... breakdowns) reads: one row per slice with
+ * its stream, correlation and kernel type, built either with HTA 0.6.1's
+ * preprocessing (--compat hta) or at full nanosecond precision. */
+#ifndef GP_ANALYSIS_HTA_PREP_H
+#define GP_ANALYSIS_HTA_PREP_H
+#include "core/error.h"
+#include "trace/trace.h"
+#include <stddef.h>
+#include <stdint.h>
+
+/* HTA's kernel types (by name), in the bit order of the overlap labels. */
+typedef enum gp_ktype {
+    GP_KT_COMPUTATION = 0,
+    GP_KT_COMMUNICATION = 1,
+    GP_KT_MEMORY = 2,
+    GP_KT_OTHER = 3,
+    GP_KT__COUNT
+} gp_ktype;
+
+const char *gp_ktype_name(gp_ktype k);
+/* HTA 0.6.1's classification by kernel name: COMMUNICATION ^nccl|^hip|^hccl|
+ * ncclKernel, then MEMORY ^(hip)?Memcpy|^(hip)?Memset|^dma, then OTHER for
+ * names containing nccl, Memcpy, Memset, dma, Sync, "Stream Wait Event" or
+ * cuda\w*LaunchKernel, else COMPUTATION. */
+gp_ktype gp_ktype_of_name(const char *name);
+
+/* One event as the analyses see it. Times in ns relative to the trace's t0;
+ * in compat mode they are whole microseconds (multiples of 1000). */
+typedef struct gp_hev {
+    int64_t ts, dur;
+    int64_t stream; /* -1: host side (HTA's "stream == -1") */
+    int64_t corr;   /* correlation id, -1 when absent */
+    uint32_t name;  /* string id in the trace */
+    uint32_t slice; /* index into trace->slices */
+    uint8_t kind;   /* gp_kind of the slice */
+    uint8_t ktype;  /* gp_ktype (meaningful for stream != -1) */
+} gp_hev;
+
+typedef struct gp_hview {
+    const gp_trace *t;
+    int rank;
+    int compat;        /* built with HTA's preprocessing */
+    int rounded;       /* compat: timestamps were rounded to whole us */
+    int step_filtered; /* compat: the last-ProfilerStep filter was applied */
+    gp_hev *ev;        /* host and GPU events, source order */
+    size_t n;
+} gp_hview;
+
+typedef struct gp_hta_opts {
+    int compat; /* 1: HTA 0.6.1 preprocessing; 0: full trace at ns precision */
+} gp_hta_opts;
+
+/* Builds views[i] for traces[i] (i < n); ranks[i] is stored in the view.
+ * Compat mode drops events HTA drops (no dur / no category / B-E pairs /
+ * "Trace"), rounds start up and end down to whole us when any timestamp is
+ * fractional (emulating the double arithmetic of HTA's JSON loader), and,
+ * when at least two distinct ProfilerStep#N names exist across all ranks,
+ * keeps only host events starting before the last ProfilerStep and GPU
+ * events correlated to them. Returns 0 or GP_ENOMEM (err set). Free each
+ * view with gp_hview_free. */
+int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
+                   gp_hview *views, gp_err *err);
+void gp_hview_free(gp_hview *v);
+
+/* Merges [ts, ts+dur) intervals in place (HTA's merge_kernel_intervals:
+ * touching intervals merge). iv holds pairs {start, end}; returns the number
+ * of merged pairs, sorted by start. */
+size_t gp_hta_merge(int64_t *iv, size_t n);
+
+/* Fills iv with {ts, end} of the view's GPU events whose kernel type bit is
+ * in mask (1 << gp_ktype; ~0u: all GPU events), merged; returns the count.
+ * *iv is malloc'd (caller frees); NULL with 0 when none or out of memory. */
+size_t gp_hta_merged(const gp_hview *v, unsigned mask, int64_t **iv);
+
+#endif

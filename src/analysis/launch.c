@@ -1,0 +1,87 @@
+/* analysis/launch.c: kernel launch statistics joined on correlation ids. */
+#include "analysis/launch.h"
+#include "core/hash.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const hta_names[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
+                                        "cudaMemcpyAsync", "cudaMemsetAsync", NULL};
+static const char *const other_names[] = {
+    "cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",     "hipExtModuleLaunchKernel",
+    "hipMemcpyAsync", "hipMemsetAsync",   "hipMemcpyWithStream", NULL};
+
+int gp_launch_name_in(const char *name, gp_launch_set s)
+{
+    const char *const *l = s == GP_LAUNCH_HTA ? hta_names : other_names;
+    for (; *l; l++)
+        if (!strcmp(name, *l)) return 1;
+    return 0;
+}
+
+int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *o,
+                      gp_launch_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    /* names are interned: decide per distinct string id once */
+    gp_u64map isl = {0}, corrs = {0}, gpu_first = {0};
+    int64_t *cpu = NULL, *gpu = NULL, *dl = NULL;
+    size_t *next = NULL;
+    int rc = GP_ENOMEM;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        uint64_t yes;
+        if (!gp_u64map_get(&isl, e->name, &yes)) {
+            yes = (uint64_t)gp_launch_name_in(gp_trace_s(v->t, e->name), s);
+            if (gp_u64map_put(&isl, e->name, yes)) goto done;
+        }
+        if (yes && gp_u64map_put(&corrs, (uint64_t)e->corr, 1)) goto done;
+    }
+    /* GPU events per correlation as linked lists (inner join keeps all pairs) */
+    next = malloc((v->n ? v->n : 1) * sizeof *next);
+    if (!next) goto done;
+    for (size_t i = v->n; i-- > 0;) {
+        const gp_hev *e = &v->ev[i];
+        uint64_t x;
+        if (e->stream == -1 || !gp_u64map_get(&corrs, (uint64_t)e->corr, &x)) continue;
+        uint64_t *head = gp_u64map_slot(&gpu_first, (uint64_t)e->corr, SIZE_MAX);
+        if (!head) goto done;
+        next[i] = (size_t)*head;
+        *head = i;
+    }
+    GP_VEC(int64_t) vc = {0}, vg = {0}, vd = {0};
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *c = &v->ev[i];
+        uint64_t h;
+        if (c->stream != -1 || !gp_u64map_get(&gpu_first, (uint64_t)c->corr, &h)) continue;
+        for (size_t j = (size_t)h; j != SIZE_MAX; j = next[j]) {
+            const gp_hev *g = &v->ev[j];
+            int64_t delay = g->ts - (c->ts + c->dur);
+            out->launches++;
+            if (c->dur <= o->runtime_cutoff_ns && g->dur < c->dur) out->short_kernels++;
+            if (c->dur > o->runtime_cutoff_ns) out->runtime_outliers++;
+            if (delay > o->launch_delay_cutoff_ns) out->launch_delay_outliers++;
+            if (GP_VEC_PUSH(vc, c->dur) || GP_VEC_PUSH(vg, g->dur) || GP_VEC_PUSH(vd, delay)) {
+                GP_VEC_FREE(vc);
+                GP_VEC_FREE(vg);
+                GP_VEC_FREE(vd);
+                goto done;
+            }
+        }
+    }
+    gp_stats_i64(vc.v, vc.n, &out->cpu_ns);
+    gp_stats_i64(vg.v, vg.n, &out->gpu_ns);
+    gp_stats_i64(vd.v, vd.n, &out->delay_ns);
+    GP_VEC_FREE(vc);
+    GP_VEC_FREE(vg);
+    GP_VEC_FREE(vd);
+    rc = 0;
+done:
+    free(cpu);
+    free(gpu);
+    free(dl);
+    free(next);
+    gp_u64map_free(&isl);
+    gp_u64map_free(&corrs);
+    gp_u64map_free(&gpu_first);
+    return rc;
+}

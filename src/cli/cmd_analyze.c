@@ -1,0 +1,564 @@
+/* cli/cmd_analyze.c: `gpuprof analyze PATH...`: the Holistic Trace Analysis
+ * family (temporal / kernel / idle breakdowns, overlap, launch statistics,
+ * queue length) per rank, as a text report or JSON; --compat hta gives
+ * HTA 0.6.1's numbers. */
+#include "analysis/hta_prep.h"
+#include "analysis/idle.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/launch.h"
+#include "analysis/queue.h"
+#include "analysis/temporal.h"
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/sbuf.h"
+#include "core/table.h"
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opts {
+    int json, compat, wide;
+    long top;
+    double ratio;
+    int64_t kernel_wait_ns, queue_full;
+    gp_launch_opts lo;
+} opts;
+
+typedef struct rank_res {
+    gp_hview v;
+    gp_temporal tb;
+    double ov_pct;
+    int ov_valid;
+    gp_topk *top;
+    size_t ntop;
+    gp_idle_row *idle;
+    size_t nidle;
+    gp_launch_stats ls[2];
+    gp_queue_row *queue;
+    size_t nqueue;
+} rank_res;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpuprof analyze [options] PATH...\n"
+               "  PATH: trace file (.json/.json.gz) or folder of rank files\n"
+               "  --compat hta            reproduce HTA 0.6.1's preprocessing and numbers\n"
+               "  --json                  machine-readable output (keys of expected.hta.json)\n"
+               "  --top N                 kernels per type before folding into 'others' (10)\n"
+               "  --duration-ratio R      cumulative share kept before folding (0.8)\n"
+               "  --kernel-wait-us US     gap below which idle time is kernel_wait (30)\n"
+               "  --runtime-cutoff-us US  launch call duration outlier threshold (50)\n"
+               "  --delay-cutoff-us US    launch delay outlier threshold (100)\n"
+               "  --queue-full N          queue length counted as full (1024)\n"
+               "  --wide                  do not shorten kernel names in tables\n");
+}
+
+/* Python's round(x, nd) for the values printed here: correctly rounded. */
+static double round_dec(double x, int nd)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", nd, x);
+    return strtod(buf, NULL);
+}
+
+static double us(int64_t ns)
+{
+    return (double)ns / 1000.0;
+}
+
+static double pct(const opts *o, int64_t part, int64_t whole, int nd)
+{
+    double r = 100.0 * ((double)part / (double)whole);
+    return o->compat ? round_dec(r, nd) : r;
+}
+
+/* rank: distributedInfo.rank, else a number after "rank" in the file name,
+ * else -1 (the caller then uses the position). */
+static int rank_of(const gp_trace *t)
+{
+    if (t->meta.rank != GP_NONE) return t->meta.rank;
+    const char *src = gp_trace_s(t, t->meta.source), *base = strrchr(src, '/');
+    base = base ? base + 1 : src;
+    for (const char *p = strstr(base, "rank"); p; p = strstr(p + 1, "rank")) {
+        const char *d = p + 4;
+        while (*d == '-' || *d == '_' || *d == '.') d++;
+        if (*d >= '0' && *d <= '9') return atoi(d);
+    }
+    return -1;
+}
+
+static void json_ranks(gp_sbuf *b, rank_res *r, size_t n, const opts *o)
+{
+    gp_json_key(b, "temporal_breakdown", 1);
+    gp_sbuf_putc(b, '[');
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        const gp_temporal *t = &r[i].tb;
+        if (!t->valid) continue;
+        gp_sbuf_printf(b, "%s{", first ? "" : ",");
+        first = 0;
+        gp_json_key(b, "rank", 0);
+        gp_json_int(b, r[i].v.rank);
+        gp_json_key(b, "idle_us", 1);
+        gp_json_num(b, us(t->idle_ns));
+        gp_json_key(b, "compute_us", 1);
+        gp_json_num(b, us(t->compute_ns));
+        gp_json_key(b, "non_compute_us", 1);
+        gp_json_num(b, us(t->non_compute_ns));
+        gp_json_key(b, "kernel_span_us", 1);
+        gp_json_num(b, us(t->span_ns));
+        gp_json_key(b, "idle_pct", 1);
+        gp_json_num(b, t->span_ns ? pct(o, t->idle_ns, t->span_ns, 2) : NAN);
+        gp_json_key(b, "compute_pct", 1);
+        gp_json_num(b, t->span_ns ? pct(o, t->compute_ns, t->span_ns, 2) : NAN);
+        gp_json_key(b, "non_compute_pct", 1);
+        gp_json_num(b, t->span_ns ? pct(o, t->non_compute_ns, t->span_ns, 2) : NAN);
+        gp_sbuf_putc(b, '}');
+    }
+    gp_sbuf_putc(b, ']');
+}
+
+static int json_report(rank_res *r, size_t n, const gp_ktype_time *kt, const opts *o)
+{
+    gp_sbuf b = {0};
+    gp_sbuf_putc(&b, '{');
+    gp_json_key(&b, "mode", 0);
+    gp_json_str(&b, o->compat ? "hta" : "default");
+    gp_json_key(&b, "ranks", 1);
+    gp_sbuf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++) gp_sbuf_printf(&b, "%s%d", i ? "," : "", r[i].v.rank);
+    gp_sbuf_putc(&b, ']');
+    json_ranks(&b, r, n, o);
+
+    /* kernel type breakdown over all ranks, largest first */
+    int64_t tot = 0;
+    unsigned order[GP_KSTATES];
+    size_t no = 0;
+    for (unsigned s = 1; s < GP_KSTATES; s++)
+        if (kt->seen[s]) {
+            tot += kt->ns[s];
+            order[no++] = s;
+        }
+    for (size_t i = 1; i < no; i++)
+        for (size_t j = i; j > 0 && kt->ns[order[j]] > kt->ns[order[j - 1]]; j--) {
+            unsigned x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    gp_json_key(&b, "kernel_type_breakdown", 1);
+    gp_sbuf_putc(&b, '[');
+    for (size_t i = 0; i < no; i++) {
+        char lab[96];
+        gp_kstate_label(order[i], lab, sizeof lab);
+        gp_sbuf_printf(&b, "%s{", i ? "," : "");
+        gp_json_key(&b, "type", 0);
+        gp_json_str(&b, lab);
+        gp_json_key(&b, "us", 1);
+        gp_json_num(&b, us(kt->ns[order[i]]));
+        gp_json_key(&b, "pct", 1);
+        gp_json_num(&b, tot ? pct(o, kt->ns[order[i]], tot, 1) : NAN);
+        gp_sbuf_putc(&b, '}');
+    }
+    gp_sbuf_putc(&b, ']');
+
+    for (int others = 0; others < 2; others++) {
+        gp_json_key(&b, others ? "top_kernels_others" : "top_kernels", 1);
+        gp_sbuf_putc(&b, '[');
+        int first = 1;
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < r[i].ntop; k++) {
+                const gp_topk *t = &r[i].top[k];
+                if ((t->name == GP_NO_INDEX) != others) continue;
+                gp_sbuf_printf(&b, "%s{", first ? "" : ",");
+                first = 0;
+                gp_json_key(&b, "rank", 0);
+                gp_json_int(&b, r[i].v.rank);
+                gp_json_key(&b, "name", 1);
+                gp_json_str(&b, others ? "others" : gp_trace_s(r[i].v.t, t->name));
+                gp_json_key(&b, "type", 1);
+                gp_json_str(&b, gp_ktype_name((gp_ktype)t->type));
+                gp_json_key(&b, "count", 1);
+                gp_json_int(&b, (int64_t)t->count);
+                gp_json_key(&b, "sum_us", 1);
+                gp_json_num(&b, us(t->sum));
+                gp_json_key(&b, "mean_us", 1);
+                gp_json_num(&b, t->mean / 1000.0);
+                gp_json_key(&b, "min_us", 1);
+                gp_json_num(&b, us(t->min));
+                gp_json_key(&b, "max_us", 1);
+                gp_json_num(&b, us(t->max));
+                gp_json_key(&b, "std_us", 1);
+                gp_json_num(&b, t->std / 1000.0);
+                gp_sbuf_putc(&b, '}');
+            }
+        gp_sbuf_putc(&b, ']');
+    }
+
+    gp_json_key(&b, "comm_comp_overlap", 1);
+    gp_sbuf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++) {
+        gp_sbuf_printf(&b, "%s{", i ? "," : "");
+        gp_json_key(&b, "rank", 0);
+        gp_json_int(&b, r[i].v.rank);
+        gp_json_key(&b, "pct", 1);
+        gp_json_num(&b,
+                    r[i].ov_valid ? (o->compat ? round_dec(r[i].ov_pct, 2) : r[i].ov_pct) : NAN);
+        gp_sbuf_putc(&b, '}');
+    }
+    gp_sbuf_putc(&b, ']');
+
+    gp_json_key(&b, "idle_breakdown", 1);
+    gp_sbuf_putc(&b, '[');
+    int first = 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].nidle; k++) {
+            const gp_idle_row *d = &r[i].idle[k];
+            gp_sbuf_printf(&b, "%s{", first ? "" : ",");
+            first = 0;
+            gp_json_key(&b, "rank", 0);
+            gp_json_int(&b, r[i].v.rank);
+            gp_json_key(&b, "stream", 1);
+            gp_json_int(&b, d->stream);
+            gp_json_key(&b, "host_wait_us", 1);
+            gp_json_num(&b, us(d->host_wait_ns));
+            gp_json_key(&b, "kernel_wait_us", 1);
+            gp_json_num(&b, us(d->kernel_wait_ns));
+            gp_json_key(&b, "other_us", 1);
+            gp_json_num(&b, us(d->other_ns));
+            gp_sbuf_putc(&b, '}');
+        }
+    gp_sbuf_putc(&b, ']');
+
+    for (int set = 0; set < 2; set++) {
+        gp_json_key(&b, set ? "launch_stats_driver_hip" : "launch_stats", 1);
+        gp_sbuf_putc(&b, '[');
+        for (size_t i = 0; i < n; i++) {
+            const gp_launch_stats *l = &r[i].ls[set];
+            gp_sbuf_printf(&b, "%s{", i ? "," : "");
+            gp_json_key(&b, "rank", 0);
+            gp_json_int(&b, r[i].v.rank);
+            gp_json_key(&b, "launches", 1);
+            gp_json_int(&b, (int64_t)l->launches);
+            gp_json_key(&b, "short_kernels", 1);
+            gp_json_int(&b, (int64_t)l->short_kernels);
+            gp_json_key(&b, "runtime_outliers", 1);
+            gp_json_int(&b, (int64_t)l->runtime_outliers);
+            gp_json_key(&b, "launch_delay_outliers", 1);
+            gp_json_int(&b, (int64_t)l->launch_delay_outliers);
+            const gp_stats *st[3] = {&l->cpu_ns, &l->gpu_ns, &l->delay_ns};
+            static const char *const nm[3] = {"cpu_duration", "gpu_duration", "launch_delay"};
+            for (int s = 0; s < 3; s++) {
+                char key[64];
+                int have = st[s]->count > 0;
+                snprintf(key, sizeof key, "%s_mean_us", nm[s]);
+                gp_json_key(&b, key, 1);
+                gp_json_num(&b, have ? st[s]->mean / 1000.0 : NAN);
+                snprintf(key, sizeof key, "%s_p50_us", nm[s]);
+                gp_json_key(&b, key, 1);
+                gp_json_num(&b, have ? st[s]->p50 / 1000.0 : NAN);
+                snprintf(key, sizeof key, "%s_p95_us", nm[s]);
+                gp_json_key(&b, key, 1);
+                gp_json_num(&b, have ? st[s]->p95 / 1000.0 : NAN);
+                snprintf(key, sizeof key, "%s_max_us", nm[s]);
+                gp_json_key(&b, key, 1);
+                gp_json_num(&b, have ? us(st[s]->max) : NAN);
+            }
+            gp_sbuf_putc(&b, '}');
+        }
+        gp_sbuf_putc(&b, ']');
+    }
+
+    gp_json_key(&b, "queue_length", 1);
+    gp_sbuf_putc(&b, '[');
+    first = 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].nqueue; k++) {
+            const gp_queue_row *q = &r[i].queue[k];
+            gp_sbuf_printf(&b, "%s{", first ? "" : ",");
+            first = 0;
+            gp_json_key(&b, "rank", 0);
+            gp_json_int(&b, r[i].v.rank);
+            gp_json_key(&b, "stream", 1);
+            gp_json_int(&b, q->stream);
+            gp_json_key(&b, "max", 1);
+            gp_json_int(&b, q->max);
+            gp_json_key(&b, "mean", 1);
+            gp_json_num(&b, q->mean);
+            gp_json_key(&b, "full_pct", 1);
+            gp_json_num(&b, q->full_pct);
+            gp_json_key(&b, "launches", 1);
+            gp_json_int(&b, (int64_t)q->launches);
+            gp_sbuf_putc(&b, '}');
+        }
+    gp_sbuf_putc(&b, ']');
+    gp_sbuf_puts(&b, "}\n");
+    int rc = gp_sbuf_write(&b, stdout);
+    gp_sbuf_free(&b);
+    return rc ? 1 : 0;
+}
+
+static const char *short_name(const char *s, int wide, char *buf, size_t n)
+{
+    size_t len = strlen(s);
+    if (wide || len <= 60) return s;
+    snprintf(buf, n, "%.57s...", s);
+    return buf;
+}
+
+static void text_report(rank_res *r, size_t n, const gp_ktype_time *kt, const opts *o)
+{
+    char a[64], c[64], d[64], e[64], nb[96];
+    printf("gpuprof analyze (%s mode): %zu rank(s)\n", o->compat ? "HTA-compatible" : "default", n);
+    for (size_t i = 0; i < n; i++) {
+        const rank_res *x = &r[i];
+        printf("\n== rank %d: %s%s\n", x->v.rank, gp_trace_s(x->v.t, x->v.t->meta.source),
+               x->v.step_filtered ? " (events after the last ProfilerStep dropped)" : "");
+        if (!x->tb.valid) {
+            printf("no GPU events\n");
+        } else {
+            const gp_temporal *t = &x->tb;
+            printf("GPU span %s: idle %s (%.2f%%), compute %s (%.2f%%), non-compute %s (%.2f%%)\n",
+                   gp_fmt_dur_auto(a, sizeof a, (double)t->span_ns),
+                   gp_fmt_dur_auto(c, sizeof c, (double)t->idle_ns),
+                   100.0 * (double)t->idle_ns / (double)t->span_ns,
+                   gp_fmt_dur_auto(d, sizeof d, (double)t->compute_ns),
+                   100.0 * (double)t->compute_ns / (double)t->span_ns,
+                   gp_fmt_dur_auto(e, sizeof e, (double)t->non_compute_ns),
+                   100.0 * (double)t->non_compute_ns / (double)t->span_ns);
+        }
+        if (x->ov_valid) printf("communication overlapped by computation: %.2f%%\n", x->ov_pct);
+        if (x->ntop) {
+            printf("\ntop kernels\n");
+            static const char *const h[] = {"type", "kernel", "count", "total", "mean", "max"};
+            gp_table *tb = gp_table_create(6, h, "llrrrr");
+            for (size_t k = 0; k < x->ntop; k++) {
+                const gp_topk *t = &x->top[k];
+                const char *nm = t->name == GP_NO_INDEX ? "others" : gp_trace_s(x->v.t, t->name);
+                gp_table_rowf(tb, "%s\t%s\t%llu\t%s\t%s\t%s", gp_ktype_name((gp_ktype)t->type),
+                              short_name(nm, o->wide, nb, sizeof nb), (unsigned long long)t->count,
+                              gp_fmt_dur_auto(a, sizeof a, (double)t->sum),
+                              gp_fmt_dur_auto(c, sizeof c, t->mean),
+                              gp_fmt_dur_auto(d, sizeof d, (double)t->max));
+            }
+            gp_table_print(tb, stdout, 0);
+            gp_table_destroy(tb);
+        }
+        if (x->nidle) {
+            printf("\nidle time per stream\n");
+            static const char *const h[] = {"stream", "host_wait", "kernel_wait", "other"};
+            gp_table *tb = gp_table_create(4, h, "rrrr");
+            for (size_t k = 0; k < x->nidle; k++) {
+                const gp_idle_row *q = &x->idle[k];
+                gp_table_rowf(tb, "%lld\t%s\t%s\t%s", (long long)q->stream,
+                              gp_fmt_dur_auto(a, sizeof a, (double)q->host_wait_ns),
+                              gp_fmt_dur_auto(c, sizeof c, (double)q->kernel_wait_ns),
+                              gp_fmt_dur_auto(d, sizeof d, (double)q->other_ns));
+            }
+            gp_table_print(tb, stdout, 0);
+            gp_table_destroy(tb);
+        }
+        for (int set = 0; set < 2; set++) {
+            const gp_launch_stats *l = &x->ls[set];
+            if (!l->launches) continue;
+            printf("\n%s: %llu launches, %llu short kernels, %llu runtime outliers, %llu "
+                   "launch-delay outliers; mean call %s, mean delay %s\n",
+                   set ? "driver/HIP launches" : "CUDA runtime launches (HTA set)",
+                   (unsigned long long)l->launches, (unsigned long long)l->short_kernels,
+                   (unsigned long long)l->runtime_outliers,
+                   (unsigned long long)l->launch_delay_outliers,
+                   gp_fmt_dur_auto(a, sizeof a, l->cpu_ns.mean),
+                   gp_fmt_dur_auto(c, sizeof c, l->delay_ns.mean));
+        }
+        if (x->nqueue) {
+            printf("\nqueue length per stream\n");
+            static const char *const h[] = {"stream", "max", "mean", "full %", "launches"};
+            gp_table *tb = gp_table_create(5, h, "rrrrr");
+            for (size_t k = 0; k < x->nqueue; k++) {
+                const gp_queue_row *q = &x->queue[k];
+                gp_table_rowf(tb, "%lld\t%lld\t%.2f\t%.2f\t%llu", (long long)q->stream,
+                              (long long)q->max, q->mean, q->full_pct,
+                              (unsigned long long)q->launches);
+            }
+            gp_table_print(tb, stdout, 0);
+            gp_table_destroy(tb);
+        }
+    }
+    int64_t tot = 0;
+    for (unsigned s = 1; s < GP_KSTATES; s++) tot += kt->ns[s];
+    if (tot) {
+        printf("\nkernel type breakdown (all ranks)\n");
+        for (unsigned s = 1; s < GP_KSTATES; s++) {
+            if (!kt->seen[s]) continue;
+            char lab[96];
+            gp_kstate_label(s, lab, sizeof lab);
+            printf("  %-40s %14s %6.1f%%\n", lab, gp_fmt_dur_auto(a, sizeof a, (double)kt->ns[s]),
+                   100.0 * (double)kt->ns[s] / (double)tot);
+        }
+    }
+}
+
+static int parse_us(const char *opt, const char *val, int64_t *ns)
+{
+    char *end;
+    double v = strtod(val, &end);
+    if (*end || !(v >= 0) || v > 9e12) {
+        fprintf(stderr, "gpuprof: %s expects a non-negative number of microseconds, got '%s'\n",
+                opt, val);
+        return -1;
+    }
+    *ns = (int64_t)llround(v * 1000.0);
+    return 0;
+}
+
+int gp_cmd_analyze(int argc, char **argv)
+{
+    opts o = {0};
+    o.top = 10;
+    o.ratio = 0.8;
+    o.kernel_wait_ns = 30000;
+    o.queue_full = 1024;
+    o.lo.runtime_cutoff_ns = 50000;
+    o.lo.launch_delay_cutoff_ns = 100000;
+    static const struct option lopts[] = {{"compat", required_argument, 0, 'c'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"top", required_argument, 0, 't'},
+                                          {"duration-ratio", required_argument, 0, 'r'},
+                                          {"kernel-wait-us", required_argument, 0, 'k'},
+                                          {"runtime-cutoff-us", required_argument, 0, 'R'},
+                                          {"delay-cutoff-us", required_argument, 0, 'D'},
+                                          {"queue-full", required_argument, 0, 'q'},
+                                          {"wide", no_argument, 0, 'w'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+        long lv;
+        char *end;
+        switch (ch) {
+        case 'c':
+            if (strcmp(optarg, "hta")) {
+                fprintf(stderr, "gpuprof: --compat: only 'hta' is known, got '%s'\n", optarg);
+                return 2;
+            }
+            o.compat = 1;
+            break;
+        case 'j':
+            o.json = 1;
+            break;
+        case 'w':
+            o.wide = 1;
+            break;
+        case 't':
+            if ((lv = gp_cli_parse_count("--top", optarg)) < 0) return 2;
+            o.top = lv;
+            break;
+        case 'q':
+            if ((lv = gp_cli_parse_count("--queue-full", optarg)) < 0) return 2;
+            o.queue_full = lv;
+            break;
+        case 'r':
+            o.ratio = strtod(optarg, &end);
+            if (*end || !(o.ratio >= 0 && o.ratio <= 1)) {
+                fprintf(stderr, "gpuprof: --duration-ratio expects a number in [0, 1], got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'k':
+            if (parse_us("--kernel-wait-us", optarg, &o.kernel_wait_ns)) return 2;
+            break;
+        case 'R':
+            if (parse_us("--runtime-cutoff-us", optarg, &o.lo.runtime_cutoff_ns)) return 2;
+            break;
+        case 'D':
+            if (parse_us("--delay-cutoff-us", optarg, &o.lo.launch_delay_cutoff_ns)) return 2;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    gp_trace **traces;
+    size_t n;
+    int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
+    if (rc) return rc;
+    /* a folder may hold other JSON files (expected results, configs): a
+     * file without any trace event is no rank */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (n > 1 && traces[i]->meta.events_read == 0) {
+            gp_trace_destroy(traces[i]);
+            continue;
+        }
+        traces[kept++] = traces[i];
+    }
+    n = kept;
+    /* order by rank (HTA's dictionary of ranks is sorted) */
+    int *ranks = gp_xcalloc(n ? n : 1, sizeof *ranks);
+    for (size_t i = 0; i < n; i++) {
+        int rk = rank_of(traces[i]);
+        ranks[i] = rk >= 0 ? rk : (int)i;
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && ranks[j] < ranks[j - 1]; j--) {
+            int x = ranks[j];
+            ranks[j] = ranks[j - 1];
+            ranks[j - 1] = x;
+            gp_trace *y = traces[j];
+            traces[j] = traces[j - 1];
+            traces[j - 1] = y;
+        }
+    gp_hview *views = gp_xcalloc(n ? n : 1, sizeof *views);
+    rank_res *res = gp_xcalloc(n ? n : 1, sizeof *res);
+    gp_err err = {0};
+    gp_hta_opts ho = {o.compat};
+    gp_ktype_time kt;
+    memset(&kt, 0, sizeof kt);
+    if (gp_hta_prepare(traces, ranks, n, &ho, views, &err)) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        rc = 3;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rank_res *x = &res[i];
+        x->v = views[i];
+        if (gp_temporal_compute(&x->v, &x->tb) ||
+            gp_comm_comp_overlap(&x->v, &x->ov_pct, &x->ov_valid) ||
+            gp_ktype_time_add(&x->v, &kt) ||
+            gp_top_kernels(&x->v, (int)o.top, o.ratio, &x->top, &x->ntop) ||
+            gp_idle_breakdown(&x->v, o.kernel_wait_ns, &x->idle, &x->nidle) ||
+            gp_launch_compute(&x->v, GP_LAUNCH_HTA, &o.lo, &x->ls[0]) ||
+            gp_launch_compute(&x->v, GP_LAUNCH_OTHER, &o.lo, &x->ls[1]) ||
+            gp_queue_length(&x->v, o.queue_full, &x->queue, &x->nqueue)) {
+            fprintf(stderr, "gpuprof: out of memory during the analysis\n");
+            rc = 3;
+            goto out;
+        }
+    }
+    if (o.json)
+        rc = json_report(res, n, &kt, &o);
+    else
+        text_report(res, n, &kt, &o);
+out:
+    for (size_t i = 0; i < n; i++) {
+        gp_hview_free(&views[i]);
+        free(res[i].top);
+        free(res[i].idle);
+        free(res[i].queue);
+    }
+    free(views);
+    free(res);
+    free(ranks);
+    gp_cli_free_traces(traces, n);
+    return rc;
+}

@@ -1,0 +1,227 @@
+/* tests/test_analyze.c: the analyze family (HTA-style breakdowns) on small
+ * hand-built traces whose figures are worked out in the comments. */
+#include "analysis/hta_prep.h"
+#include "analysis/idle.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/launch.h"
+#include "analysis/queue.h"
+#include "analysis/temporal.h"
+#include "test.h"
+#include "trace/import.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* Times in us. Two ProfilerSteps (the second starts at 100). Stream 7:
+ * A gemm [10,20] (launch 1+2), B gemm [25,30] (launch 4+60: a runtime
+ * outlier), C relu [90,91] (launch 80+2: short kernel, host wait), a memcpy
+ * [150,155] (launched 40+3: delay 107 > 100), D gemm [160,170] launched at
+ * 150, after the last step start. Stream 8: nccl [15,35] (launch 5+1). */
+static const char *trace_json =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+    "\"ts\":0,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,"
+    "\"ts\":100,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1,\"dur\":2,\"args\":{\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":4,\"dur\":60,\"args\":{\"correlation\":2}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":5,\"dur\":1,\"args\":{\"correlation\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,\"tid\":1,"
+    "\"ts\":40,\"dur\":3,\"args\":{\"correlation\":6}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":80,\"dur\":2,\"args\":{\"correlation\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":150,\"dur\":2,\"args\":{\"correlation\":5}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":10,"
+    "\"args\":{\"stream\":7,\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":25,\"dur\":5,"
+    "\"args\":{\"stream\":7,\"correlation\":2}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu\",\"pid\":0,\"tid\":7,\"ts\":90,\"dur\":1,"
+    "\"args\":{\"stream\":7,\"correlation\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\","
+    "\"pid\":0,\"tid\":7,\"ts\":150,\"dur\":5,\"args\":{\"stream\":7,\"correlation\":6}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":160,\"dur\":10,"
+    "\"args\":{\"stream\":7,\"correlation\":5}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce\",\"pid\":0,\"tid\":8,"
+    "\"ts\":15,\"dur\":20,\"args\":{\"stream\":8,\"correlation\":4}}"
+    "]}";
+
+static gp_trace *load(const char *json)
+{
+    gp_trace *t = NULL;
+    gp_err err = {0};
+    int rc = gp_import_json_mem(json, strlen(json), "mem.json", &t, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    return rc ? NULL : t;
+}
+
+static void view(gp_trace *t, int compat, gp_hview *v)
+{
+    int rank = 0;
+    gp_hta_opts o = {compat};
+    gp_err err = {0};
+    if (gp_hta_prepare(&t, &rank, 1, &o, v, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+}
+
+TEST(kernel_type_names)
+{
+    ASSERT_EQ_INT(gp_ktype_of_name("ncclKernel_AllReduce_RING_LL_Sum_float"), GP_KT_COMMUNICATION);
+    ASSERT_EQ_INT(gp_ktype_of_name("void foo<ncclKernel>"), GP_KT_COMMUNICATION);
+    ASSERT_EQ_INT(gp_ktype_of_name("Memcpy DtoD (Device -> Device)"), GP_KT_MEMORY);
+    ASSERT_EQ_INT(gp_ktype_of_name("Memset (Device)"), GP_KT_MEMORY);
+    ASSERT_EQ_INT(gp_ktype_of_name("Context Sync"), GP_KT_OTHER);
+    ASSERT_EQ_INT(gp_ktype_of_name("Stream Wait Event"), GP_KT_OTHER);
+    ASSERT_EQ_INT(gp_ktype_of_name("cudaLaunchKernelExC"), GP_KT_OTHER);
+    ASSERT_EQ_INT(gp_ktype_of_name("volta_sgemm_128x64_nn"), GP_KT_COMPUTATION);
+    ASSERT_EQ_INT(gp_ktype_of_name("triton_poi_fused_add_cos_sin_0"), GP_KT_COMPUTATION);
+}
+
+TEST(compat_filter_and_breakdowns)
+{
+    gp_trace *t = load(trace_json);
+    ASSERT(t);
+    gp_hview v;
+    view(t, 1, &v);
+    ASSERT_EQ_INT(v.step_filtered, 1);
+    /* compat: D and its launch are gone. GPU: [10,35] [90,91] [150,155] */
+    gp_temporal tb;
+    ASSERT_EQ_INT(gp_temporal_compute(&v, &tb), 0);
+    ASSERT_EQ_INT(tb.valid, 1);
+    ASSERT_EQ_INT(tb.span_ns, 145000);
+    ASSERT_EQ_INT(tb.idle_ns, 114000);
+    ASSERT_EQ_INT(tb.compute_ns, 16000);
+    ASSERT_EQ_INT(tb.non_compute_ns, 15000);
+    double pct;
+    int valid;
+    ASSERT_EQ_INT(gp_comm_comp_overlap(&v, &pct, &valid), 0);
+    ASSERT_EQ_INT(valid, 1);
+    ASSERT_NEAR(pct, 50.0, 1e-9); /* comm [15,35] overlaps comp [15,20] and [25,30] */
+
+    gp_ktype_time kt;
+    memset(&kt, 0, sizeof kt);
+    ASSERT_EQ_INT(gp_ktype_time_add(&v, &kt), 0);
+    ASSERT_EQ_INT(kt.ns[1], 6000);  /* COMPUTATION alone: [10,15] + [90,91] */
+    ASSERT_EQ_INT(kt.ns[2], 10000); /* COMMUNICATION alone: [20,25] + [30,35] */
+    ASSERT_EQ_INT(kt.ns[3], 10000); /* overlap */
+    ASSERT_EQ_INT(kt.ns[4], 5000);  /* MEMORY */
+    char lab[96];
+    gp_kstate_label(3, lab, sizeof lab);
+    ASSERT_EQ_STR(lab, "COMPUTATION overlapping COMMUNICATION");
+
+    gp_topk *top;
+    size_t ntop;
+    ASSERT_EQ_INT(gp_top_kernels(&v, 10, 0.8, &top, &ntop), 0);
+    ASSERT_EQ_INT(ntop, 4); /* gemm, relu, nccl, memcpy */
+    ASSERT_EQ_STR(gp_trace_s(t, top[0].name), "gemm");
+    ASSERT_EQ_INT(top[0].count, 2);
+    ASSERT_EQ_INT(top[0].sum, 15000);
+    ASSERT_EQ_INT(top[0].min, 5000);
+    ASSERT_NEAR(top[0].mean, 7500.0, 1e-9);
+    free(top);
+
+    gp_idle_row *idle;
+    size_t nidle;
+    ASSERT_EQ_INT(gp_idle_breakdown(&v, 30000, &idle, &nidle), 0);
+    ASSERT_EQ_INT(nidle, 2);
+    ASSERT_EQ_INT(idle[0].stream, 7);
+    ASSERT_EQ_INT(idle[0].kernel_wait_ns, 5000);
+    ASSERT_EQ_INT(idle[0].host_wait_ns, 60000);
+    ASSERT_EQ_INT(idle[0].other_ns, 59000);
+    ASSERT_EQ_INT(idle[1].stream, 8);
+    ASSERT_EQ_INT(idle[1].gaps, 0);
+    free(idle);
+
+    gp_launch_opts lo = {50000, 100000};
+    gp_launch_stats ls;
+    ASSERT_EQ_INT(gp_launch_compute(&v, GP_LAUNCH_HTA, &lo, &ls), 0);
+    ASSERT_EQ_INT(ls.launches, 5);
+    ASSERT_EQ_INT(ls.short_kernels, 1);
+    ASSERT_EQ_INT(ls.runtime_outliers, 1);
+    ASSERT_EQ_INT(ls.launch_delay_outliers, 1);
+    ASSERT_EQ_INT(ls.delay_ns.max, 107000);
+    ASSERT_EQ_INT(gp_launch_compute(&v, GP_LAUNCH_OTHER, &lo, &ls), 0);
+    ASSERT_EQ_INT(ls.launches, 0);
+
+    gp_queue_row *q;
+    size_t nq;
+    ASSERT_EQ_INT(gp_queue_length(&v, 1024, &q, &nq), 0);
+    ASSERT_EQ_INT(nq, 2);
+    ASSERT_EQ_INT(q[0].stream, 7);
+    ASSERT_EQ_INT(q[0].max, 2);
+    ASSERT_EQ_INT(q[0].launches, 4);
+    free(q);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
+TEST(default_mode_keeps_everything)
+{
+    gp_trace *t = load(trace_json);
+    ASSERT(t);
+    gp_hview v;
+    view(t, 0, &v);
+    ASSERT_EQ_INT(v.step_filtered, 0);
+    gp_temporal tb;
+    ASSERT_EQ_INT(gp_temporal_compute(&v, &tb), 0);
+    ASSERT_EQ_INT(tb.span_ns, 160000); /* up to D's end at 170 */
+    ASSERT_EQ_INT(tb.compute_ns, 26000);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
+/* Fractional timestamps: HTA rounds the start up and the end down. */
+TEST(compat_rounding)
+{
+    const char *js = "{\"traceEvents\":["
+                     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                     "\"ts\":10.5,\"dur\":2.2,\"args\":{\"stream\":7,\"correlation\":1}},"
+                     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                     "\"ts\":20.25,\"dur\":0.5,\"args\":{\"stream\":7,\"correlation\":2}}"
+                     "]}";
+    gp_trace *t = load(js);
+    ASSERT(t);
+    gp_hview v;
+    view(t, 1, &v);
+    ASSERT_EQ_INT(v.rounded, 1);
+    ASSERT_EQ_INT(v.n, 2);
+    ASSERT_EQ_INT(v.ev[0].dur, 1000);  /* [11, 12] */
+    ASSERT_EQ_INT(v.ev[1].dur, -1000); /* [21, 20]: as in HTA, end < start: -1 us */
+    gp_hview_free(&v);
+    view(t, 0, &v);
+    ASSERT_EQ_INT(v.ev[0].dur, 2200);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
+/* A stream argument on a CPU op (Triton) makes it GPU work for HTA. */
+TEST(stream_argument_on_cpu_op)
+{
+    const char *js = "{\"traceEvents\":["
+                     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"triton_k\",\"pid\":1,\"tid\":1,"
+                     "\"ts\":1,\"dur\":9,\"args\":{\"stream\":0}},"
+                     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"triton_k\",\"pid\":0,\"tid\":7,"
+                     "\"ts\":5,\"dur\":1,\"args\":{\"stream\":7,\"correlation\":3}}"
+                     "]}";
+    gp_trace *t = load(js);
+    ASSERT(t);
+    ASSERT_EQ_INT(t->arg_streams.n, 1);
+    gp_hview v;
+    view(t, 1, &v);
+    gp_temporal tb;
+    ASSERT_EQ_INT(gp_temporal_compute(&v, &tb), 0);
+    ASSERT_EQ_INT(tb.span_ns, 9000);
+    gp_hview_free(&v);
+    view(t, 0, &v);
+    ASSERT_EQ_INT(gp_temporal_compute(&v, &tb), 0);
+    ASSERT_EQ_INT(tb.span_ns, 1000);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
+TEST_MAIN(kernel_type_names, compat_filter_and_breakdowns, default_mode_keeps_everything,
+          compat_rounding, stream_argument_on_cpu_op)
