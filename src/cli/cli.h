@@ -30,15 +30,6 @@ void gp_cli_free_traces(gp_trace **traces, size_t n);
 long gp_cli_parse_count(const char *opt, const char *val);
 
 /* Visualisation commands (issue 7): cmd_flame.c, cmd_timeline.c, cmd_memory.c, cmd_report.c. */
-int gp_cmd_flame(int argc, char **argv);
-int gp_cmd_timeline(int argc, char **argv);
-int gp_cmd_memory(int argc, char **argv);
-int gp_cmd_report(int argc, char **argv);
-/* Parses a duration option ("500ns", "20us", "1.5ms", "2s"; a plain number
- * is ns) into ns or prints an error; -1 on error. */
-long long gp_cli_parse_dur(const char *opt, const char *val);
-
-/* Visualisation commands (issue 7): cmd_flame.c, cmd_timeline.c, cmd_memory.c, cmd_report.c. */
 GP_CMD_FN(gp_cmd_flame);
 GP_CMD_FN(gp_cmd_timeline);
 GP_CMD_FN(gp_cmd_memory);

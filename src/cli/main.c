@@ -7,11 +7,12 @@
 
 static const gp_command commands[] = {
     {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
-    {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},
-    {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},
     {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues", gp_cmd_analyze},
     {"compare", "compare baseline and current runs; CI gate for regressions", gp_cmd_compare},
     {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},
+    {"timeline", "CPU/GPU timeline: Perfetto JSON or an HTML viewer", gp_cmd_timeline},
+    {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},
+    {"report", "self-contained HTML dashboard of one or more traces", gp_cmd_report},
 };
 
 static void usage(FILE *f)
