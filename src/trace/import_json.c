@@ -97,6 +97,7 @@ typedef struct P {
     int progress;
     int64_t t_start, t_last_progress;
     int progress_shown;
+    int64_t progress_after_ns; /* 1 s; $GPUPROF_PROGRESS_AFTER_MS for tests */
     /* split import: stop at the first of bounds[next..nbounds) landed on */
     const uint64_t *bounds;
     int nbounds, next_bound, landed, split_part;
@@ -1354,7 +1355,7 @@ static void progress(P *p, int final)
         if (p->progress_shown) fprintf(stderr, "\r\033[K");
         return;
     }
-    if (now - p->t_start < 1000000000LL || now - p->t_last_progress < 250000000LL) return;
+    if (now - p->t_start < p->progress_after_ns || now - p->t_last_progress < 250000000LL) return;
     p->t_last_progress = now;
     p->progress_shown = 1;
     uint64_t size = gp_input_size(p->in), pos = gp_input_pos(p->in);
@@ -1631,7 +1632,10 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->scratch = malloc(p->scap);
     p->t = gp_trace_create();
     p->progress = prog;
-    p->t_start = p->t_last_progress = gp_clock_mono_ns();
+    p->t_start = gp_clock_mono_ns();
+    p->t_last_progress = 0;
+    const char *after = getenv("GPUPROF_PROGRESS_AFTER_MS");
+    p->progress_after_ns = after && *after ? atoll(after) * 1000000LL : 1000000000LL;
     if (!p->buf || !p->scratch || !p->t) {
         gp_trace_destroy(p->t);
         free(p->buf);
