@@ -199,6 +199,7 @@ static int step_filter(gp_hview *v)
         (*c)++;
     }
     size_t m = 0;
+    uint64_t maxc = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream == -1) {
@@ -207,9 +208,12 @@ static int step_filter(gp_hview *v)
             uint64_t c = 0;
             gp_u64map_get(&cnt, (uint64_t)e->corr, &c);
             m += c;
+            if (c > maxc) maxc = c;
         }
     }
-    gp_hev *out = malloc((m ? m : 1) * sizeof *out);
+    /* no duplicated GPU event (the usual case): compact in place, which
+     * keeps the peak memory at one view */
+    gp_hev *out = maxc <= 1 ? v->ev : malloc((m ? m : 1) * sizeof *out);
     if (!out) goto oom;
     m = 0;
     for (size_t i = 0; i < v->n; i++) {
@@ -221,7 +225,7 @@ static int step_filter(gp_hview *v)
             gp_u64map_get(&cnt, (uint64_t)e->corr, &c);
         while (c--) out[m++] = *e;
     }
-    free(v->ev);
+    if (out != v->ev) free(v->ev);
     v->ev = out;
     v->n = m;
     v->step_filtered = 1;
