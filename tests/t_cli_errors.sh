@@ -58,5 +58,13 @@ check "bad --top" 2 "--top" "$GP" summary --top x "$fx"
 check "good file" 0 "" "$GP" summary "$fx"
 printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},\n' >"$tmp/unterminated.json"
 check "unterminated array" 0 "" "$GP" summary "$tmp/unterminated.json"
+# a folder: JSON files without an event array (expected.hta.json) are not traces
+mkdir "$tmp/folder"
+cp "$fx" "$tmp/folder/rank-0.json"
+printf '{"reference": "not a trace", "ranks": [0]}' >"$tmp/folder/expected.hta.json"
+n=$("$GP" summary --json "$tmp/folder" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["traces"]))')
+if [ "$n" = 1 ]; then pass=$((pass + 1)); else echo "not ok - folder: $n traces, expected 1"; fail=$((fail + 1)); fi
+rm "$tmp/folder/rank-0.json"
+check "folder without traces" 2 "$tmp/folder" "$GP" summary "$tmp/folder"
 echo "t_cli_errors: $pass passed, $fail failed"
 [ "$fail" = 0 ]

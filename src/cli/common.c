@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
 {
@@ -14,16 +15,42 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         return 2;
     }
-    gp_trace **traces = gp_xcalloc(count, sizeof *traces);
+    /* which files were named on the command line (the rest came from folders) */
+    unsigned char *named = gp_xcalloc(count + 1, 1);
+    for (size_t i = 0; i < count; i++)
+        for (int j = 0; j < npaths; j++)
+            if (!strcmp(files[i], paths[j])) named[i] = 1;
+    gp_trace **traces = gp_xcalloc(count + 1, sizeof *traces);
     int rc = gp_load_many(files, count, 0, traces, &err);
-    gp_paths_free(files);
     if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         free(traces);
+        free(named);
+        gp_paths_free(files);
         return 2;
     }
+    /* JSON files in a folder that hold no event array (e.g. expected.hta.json
+     * beside the traces) are not traces: leave them out */
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!named[i] && !traces[i]->meta.has_trace_events) {
+            gp_trace_destroy(traces[i]);
+            continue;
+        }
+        traces[k++] = traces[i];
+    }
+    if (k == 0) {
+        fprintf(stderr, "gpuprof: %s: no trace with a \"traceEvents\" array found\n",
+                npaths ? paths[0] : "");
+        free(traces);
+        free(named);
+        gp_paths_free(files);
+        return 2;
+    }
+    free(named);
+    gp_paths_free(files);
     *out = traces;
-    *n = count;
+    *n = k;
     return 0;
 }
 

@@ -1314,6 +1314,7 @@ static const char *top_key(P *p, const char *s, int *events)
             bad(p, s, "expected '[' for \"traceEvents\", found %s", describe_at(p, s, tmp));
         }
         *events = 1;
+        p->t->meta.has_trace_events = 1;
         return s + 1;
     }
     gp_trace_meta *m = &p->t->meta;
@@ -1496,6 +1497,7 @@ static int run(P *p)
                 }
             } else if (*s == '[') {
                 p->array_form = 1;
+                p->t->meta.has_trace_events = 1;
                 p->state = S_EV_FIRST;
                 s++;
             } else {
@@ -1856,6 +1858,7 @@ static int merge_part(P *dst, P *src)
         dm->base_time_ns = sm->base_time_ns;
     }
     dm->fractional_ts |= sm->fractional_ts;
+    dm->has_trace_events |= sm->has_trace_events;
     dm->unterminated = sm->unterminated;
     dm->events_read += sm->events_read;
     dm->events_dropped_no_dur += sm->events_dropped_no_dur;

@@ -187,6 +187,7 @@ typedef struct gp_trace_meta {
     uint64_t unmatched_begin, unmatched_end; /* B/E events without partner */
     int unterminated;    /* the array was not closed (crashed writer) */
     int import_parts;    /* parts parsed in parallel and merged (1 = sequential) */
+    int has_trace_events; /* the source had an event array (a "traceEvents" key or bare array) */
 } gp_trace_meta;
 
 typedef struct gp_trace {
