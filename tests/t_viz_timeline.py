@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""gpuprof timeline -o X.json on every shared trace: the Chrome/Perfetto JSON
+is valid, starts at 0, keeps every complete slice of the source, has
+balanced and correctly nested slices per track, one start and one end per
+flow (each on a slice start), and one memory counter sample per [memory]
+event. Also checks the HTML viewer's size bound on a generated trace."""
+import glob, gzip, json, os, subprocess, sys, tempfile
+from decimal import Decimal
+
+BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
+SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def load(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        doc = json.load(f, parse_float=Decimal)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def check_trace(src, out):
+    r = subprocess.run([BIN, "timeline", src, "-o", out], capture_output=True, text=True)
+    check(r.returncode == 0, "%s: exit %d %s" % (src, r.returncode, r.stderr))
+    with open(out) as f:
+        doc = json.load(f, parse_float=Decimal)
+    ev = doc["traceEvents"]
+    xs = [e for e in ev if e["ph"] == "X"]
+    source = load(src)
+    want = sum(1 for e in source if e.get("ph") == "X" and "dur" in e and "ts" in e)
+    check(len(xs) == want, "%s: %d slices written, %d in the source" % (src, len(xs), want))
+    if xs:
+        check(0 <= min(e["ts"] for e in xs) < 1, "%s: not rebased to the start" % src)
+    tracks = {}
+    for e in xs:
+        check(e["dur"] >= 0, "negative dur")
+        tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    names = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    check(set(tracks) <= names, "%s: every track has a thread_name" % src)
+    bad = 0
+    for key, sl in tracks.items():
+        last = None
+        stack = []
+        for e in sl:  # written in nesting order: ts ascending
+            ts, end = e["ts"], e["ts"] + e["dur"]
+            if last is not None and ts < last:
+                bad += 1
+            last = ts
+            while stack and stack[-1] <= ts:
+                stack.pop()
+            if stack and end > stack[-1]:
+                bad += 1  # overlaps its parent's end: not nested
+            stack.append(end)
+    check(bad == 0, "%s: %d slices out of order or not nested" % (src, bad))
+    starts = {}
+    for e in xs:
+        starts.setdefault((e["pid"], e["tid"]), set()).add(e["ts"])
+    flows = {}
+    for e in ev:
+        if e["ph"] in ("s", "f"):
+            flows.setdefault(e["id"], []).append(e)
+            check(e["ts"] in starts.get((e["pid"], e["tid"]), ()), "%s: flow end not on a slice" % src)
+    check(all(sorted(x["ph"] for x in v) == ["f", "s"] for v in flows.values()),
+          "%s: each flow has one s and one f" % src)
+    mem = sum(1 for e in source if e.get("name") == "[memory]" and e.get("ph") in ("i", "I"))
+    cnt = sum(1 for e in ev if e["ph"] == "C" and e["name"].startswith("memory "))
+    check(cnt == mem, "%s: %d memory counter samples for %d [memory] events" % (src, cnt, mem))
+    print("%s: %d slices on %d tracks, %d flows, %d memory samples" % (os.path.basename(src), len(xs),
+                                                                      len(tracks), len(flows), cnt))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="gp_tl_")
+    gen = os.path.join(tmp, "gen.json")
+    subprocess.run([sys.executable, os.path.join(SRC, "scripts", "gen_trace.py"), gen, "--steps", "30"],
+                   check=True)
+    check_trace(gen, os.path.join(tmp, "gen.tl.json"))
+    # the HTML viewer aggregates beyond --max-slices: the page stays bounded
+    full = os.path.join(tmp, "full.html")
+    small = os.path.join(tmp, "small.html")
+    subprocess.run([BIN, "timeline", gen, "-o", full], check=True, capture_output=True)
+    r = subprocess.run([BIN, "timeline", gen, "-o", small, "--max-slices", "500"], check=True,
+                       capture_output=True, text=True)
+    check("aggregated" in open(small).read() and "short slices in" in r.stderr,
+          "aggregation reported: %s" % r.stderr)
+    check(os.path.getsize(small) < os.path.getsize(full), "aggregated page is smaller")
+    files = sorted(glob.glob(os.path.join(TRACES, "*", "*.json.gz")))
+    if not files:
+        print("note: shared traces not found under %s; only the generated trace was checked" % TRACES)
+    for i, path in enumerate(files):
+        check_trace(path, os.path.join(tmp, "t%d.json" % i))
+    if failures:
+        sys.exit(1)
+    print("ok")
+
+
+main()
