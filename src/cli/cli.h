@@ -18,6 +18,7 @@ typedef struct gp_command {
 GP_CMD_FN(gp_cmd_summary);
 GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
 GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
+GP_CMD_FN(gp_cmd_advise);  /* cmd_advise.c (issue 8) */
 
 /* Loads every trace named by paths (files, or folders of .json and .json.gz
  * files), in parallel, one thread per core. On error prints the one-line

@@ -9,6 +9,7 @@ static const gp_command commands[] = {
     {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
     {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues", gp_cmd_analyze},
     {"compare", "compare baseline and current runs; CI gate for regressions", gp_cmd_compare},
+    {"advise", "optimization advice from a trace (rule engine)", gp_cmd_advise},
     {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},
     {"timeline", "CPU/GPU timeline: Perfetto JSON or an HTML viewer", gp_cmd_timeline},
     {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},

@@ -1,0 +1,91 @@
+/* analysis/advise.h: the advice rule engine. One table of rules (id, type,
+ * thresholds, hint); each rule reads the trace model and, when its trigger
+ * holds, yields one piece of advice with evidence, a priority and an
+ * estimated improvement. */
+#ifndef GP_ANALYSIS_ADVISE_H
+#define GP_ANALYSIS_ADVISE_H
+#include "trace/trace.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gp_priority {
+    GP_PRIO_CRITICAL = 0,
+    GP_PRIO_HIGH,
+    GP_PRIO_MEDIUM,
+    GP_PRIO_LOW,
+} gp_priority;
+
+/* "critical", "high", "medium", "low". */
+const char *gp_priority_name(gp_priority p);
+
+#define GP_ADV_MAX_PARAMS   4
+#define GP_ADV_MAX_EVIDENCE 5
+
+typedef struct gp_adv_param {
+    const char *name; /* "min_gap_us" (the unit is the suffix) */
+    double def;       /* default value */
+    const char *help;
+} gp_adv_param;
+
+struct gp_adv_ctx;
+struct gp_advice;
+
+typedef struct gp_adv_rule {
+    const char *id;                         /* "sync-memcpy" */
+    const char *type;                       /* "memory-transfer", "synchronization", ... */
+    const char *title;                      /* one line: what the rule looks for */
+    const char *hint;                       /* how to fix it */
+    gp_adv_param params[GP_ADV_MAX_PARAMS]; /* thresholds, NULL-named after the last */
+    /* Returns 1 and fills *a when the trigger holds, 0 when not, or a
+     * negative GP_E* code. p[i] is the value of params[i]. */
+    int (*check)(struct gp_adv_ctx *c, const double *p, struct gp_advice *a);
+} gp_adv_rule;
+
+/* The rule table (static, n rules in *n). */
+const gp_adv_rule *gp_adv_rules(size_t *n);
+
+typedef struct gp_adv_evidence {
+    char name[160];  /* operation (or span) the evidence is about, truncated */
+    uint64_t count;  /* occurrences */
+    int64_t time_ns; /* time involved (GP_NONE when not a time) */
+    double value;    /* rule-specific figure (bytes, %, queue length); NaN when none */
+} gp_adv_evidence;
+
+typedef struct gp_advice {
+    const gp_adv_rule *rule;
+    gp_priority priority;
+    char finding[256];  /* what was found, one line */
+    int64_t time_ns;    /* time involved in total (GP_NONE when not a time) */
+    int64_t saving_ns;  /* estimated improvement (GP_NONE when it cannot be estimated) */
+    double saving_pct;  /* saving_ns as % of the traced span (NaN when unknown) */
+    char estimate[160]; /* the estimate in words */
+    gp_adv_evidence ev[GP_ADV_MAX_EVIDENCE];
+    size_t nev;
+} gp_advice;
+
+typedef struct gp_advise_opts {
+    /* values[r][i] overrides parameter i of rule r when set[r][i] is 1;
+     * NULL arrays = defaults everywhere. enabled[r] == 0 skips rule r
+     * (NULL = all enabled). Arrays are indexed like gp_adv_rules(). */
+    const double (*values)[GP_ADV_MAX_PARAMS];
+    const unsigned char (*set)[GP_ADV_MAX_PARAMS];
+    const unsigned char *enabled;
+} gp_advise_opts;
+
+typedef struct gp_advice_list {
+    gp_advice *v; /* sorted by priority, then estimated saving / time descending */
+    size_t n;
+    int64_t span_ns;
+} gp_advice_list;
+
+/* Runs every enabled rule on t. Returns 0 or GP_ENOMEM; free *out with
+ * gp_advice_list_free. */
+int gp_advise(const gp_trace *t, const gp_advise_opts *o, gp_advice_list *out);
+void gp_advice_list_free(gp_advice_list *l);
+
+/* Finds rule id; returns its index or -1. */
+int gp_adv_rule_find(const char *id);
+/* Finds parameter name of rule r; returns its index or -1. */
+int gp_adv_param_find(const gp_adv_rule *r, const char *name);
+
+#endif
