@@ -1,6 +1,9 @@
 /* trace/load.c: path expansion and parallel import of several traces. */
 #include "trace/load.h"
 #include "trace/import.h"
+#ifdef GP_HAVE_SQLITE
+#include "store/store.h"
+#endif
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +29,17 @@ char **gp_paths_expand(char *const *paths, int n, size_t *count, gp_err *err)
     char **out = gp_xmalloc(cap * sizeof *out);
     for (int i = 0; i < n; i++) {
         struct stat st;
+#ifdef GP_HAVE_SQLITE
+        /* a run store, "gpuprof.db" or "gpuprof.db:ID", is one trace */
+        char *dbfile;
+        int64_t run;
+        if (gp_store_spec(paths[i], &dbfile, &run)) {
+            free(dbfile);
+            if (k + 1 >= cap) out = gp_xrealloc(out, (cap *= 2) * sizeof *out);
+            out[k++] = gp_xstrdup(paths[i]);
+            continue;
+        }
+#endif
         if (stat(paths[i], &st) != 0) {
             gp_err_set(err, GP_ENOTFOUND, "%s: no such file or folder", paths[i]);
             goto fail;
@@ -92,6 +106,15 @@ static void *worker(void *arg)
         size_t i = j->next++;
         pthread_mutex_unlock(&j->mu);
         if (i >= j->n) return NULL;
+#ifdef GP_HAVE_SQLITE
+        char *dbfile;
+        int64_t run;
+        if (gp_store_spec(j->paths[i], &dbfile, &run)) {
+            j->rcs[i] = gp_store_load(dbfile, run, &j->traces[i], &j->errs[i]);
+            free(dbfile);
+            continue;
+        }
+#endif
         gp_import_opts o = {j->progress, j->n == 1 ? 0 : 1};
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
     }

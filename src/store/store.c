@@ -1,0 +1,835 @@
+/* store/store.c: the SQLite run store: schema, runs bookkeeping, command-line
+ * redaction, and the batched writer thread that recording processes use
+ * (events queued under a mutex, committed by one thread every <= commit_ms). */
+#include "store/store.h"
+#include "core/hash.h"
+#include "core/sbuf.h"
+#include "core/strtab.h"
+#include "core/vec.h"
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct gp_store {
+    sqlite3 *db;
+    char *path;
+};
+
+static const char *const schema_sql =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, command TEXT, start_wall_ns "
+    "INTEGER, start_mono_ns INTEGER, host TEXT, pid INTEGER, devices TEXT, version TEXT, "
+    "exit_status INTEGER, duration_ns INTEGER, dropped INTEGER);"
+    "CREATE TABLE IF NOT EXISTS processes(id INTEGER PRIMARY KEY, run INTEGER, pid INTEGER, "
+    "ppid INTEGER, exe TEXT, source TEXT, start_mono_ns INTEGER, start_wall_ns INTEGER, "
+    "end_mono_ns INTEGER, events INTEGER DEFAULT 0, dropped INTEGER DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS devices(proc INTEGER, kind TEXT, name TEXT);"
+    "CREATE TABLE IF NOT EXISTS strings(proc INTEGER, id INTEGER, s TEXT, PRIMARY KEY(proc, id)) "
+    "WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS tracks(proc INTEGER, id INTEGER, type INTEGER, tid INTEGER, "
+    "device INTEGER, name TEXT, PRIMARY KEY(proc, id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS api_calls(proc INTEGER, track INTEGER, cat INTEGER, name INTEGER, "
+    "ts INTEGER, dur INTEGER, corr INTEGER);"
+    "CREATE TABLE IF NOT EXISTS kernels(proc INTEGER, track INTEGER, name INTEGER, ts INTEGER, "
+    "dur INTEGER, queued INTEGER, submit INTEGER, corr INTEGER, device INTEGER, context INTEGER, "
+    "stream INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y "
+    "INTEGER, block_z INTEGER, registers INTEGER, shared_mem INTEGER);"
+    "CREATE TABLE IF NOT EXISTS copies(proc INTEGER, track INTEGER, cat INTEGER, name INTEGER, ts "
+    "INTEGER, dur INTEGER, queued INTEGER, submit INTEGER, corr INTEGER, device INTEGER, context "
+    "INTEGER, stream INTEGER, bytes INTEGER, copy_kind INTEGER, src_kind INTEGER, dst_kind "
+    "INTEGER);"
+    "CREATE TABLE IF NOT EXISTS slices(proc INTEGER, track INTEGER, cat INTEGER, name INTEGER, ts "
+    "INTEGER, dur INTEGER, corr INTEGER);"
+    "CREATE TABLE IF NOT EXISTS instants(proc INTEGER, track INTEGER, cat INTEGER, name INTEGER, "
+    "ts INTEGER);"
+    "CREATE TABLE IF NOT EXISTS counters(proc INTEGER, track INTEGER, name INTEGER, ts INTEGER, "
+    "value REAL);"
+    "CREATE TABLE IF NOT EXISTS memory(proc INTEGER, track INTEGER, ts INTEGER, addr INTEGER, "
+    "bytes INTEGER, device INTEGER);"
+    /* readable views: names resolved */
+    "CREATE VIEW IF NOT EXISTS kernel_v AS SELECT p.run AS run, k.proc AS proc, s.s AS name, "
+    "k.ts AS ts, k.dur AS dur, k.queued AS queued, k.submit AS submit, k.corr AS corr, k.device "
+    "AS device, k.stream AS stream, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, "
+    "k.block_z, k.registers, k.shared_mem FROM kernels k JOIN processes p ON p.id = k.proc "
+    "JOIN strings s ON s.proc = k.proc AND s.id = k.name;"
+    "CREATE VIEW IF NOT EXISTS copy_v AS SELECT p.run AS run, c.proc AS proc, cs.s AS cat, s.s "
+    "AS name, c.ts AS ts, c.dur AS dur, c.corr AS corr, c.device AS device, c.stream AS stream, "
+    "c.bytes AS bytes, c.copy_kind AS copy_kind FROM copies c JOIN processes p ON p.id = c.proc "
+    "JOIN strings s ON s.proc = c.proc AND s.id = c.name JOIN strings cs ON cs.proc = c.proc AND "
+    "cs.id = c.cat;"
+    "CREATE VIEW IF NOT EXISTS api_v AS SELECT p.run AS run, a.proc AS proc, cs.s AS cat, s.s AS "
+    "name, a.ts AS ts, a.dur AS dur, a.corr AS corr, t.tid AS tid FROM api_calls a JOIN "
+    "processes p ON p.id = a.proc JOIN strings s ON s.proc = a.proc AND s.id = a.name JOIN "
+    "strings cs ON cs.proc = a.proc AND cs.id = a.cat JOIN tracks t ON t.proc = a.proc AND t.id "
+    "= a.track;";
+
+void gp_store_ev_init(gp_store_ev *ev, gp_store_table table)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->table = (uint8_t)table;
+    ev->queued = ev->submit = ev->corr = ev->bytes = ev->stream = GP_NONE;
+    ev->addr = 0;
+    ev->device = ev->context = ev->registers = ev->shared_mem = GP_NONE;
+}
+
+static int db_err(sqlite3 *db, const char *path, gp_err *err, const char *what)
+{
+    return gp_err_set(err, GP_EIO, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "?");
+}
+
+/* Opens a connection with the pragmas every user of the store wants. */
+static int open_db(const char *path, int create, sqlite3 **out, gp_err *err)
+{
+    sqlite3 *db = NULL;
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        int rc = db_err(db, path, err, "cannot open store");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    char *msg = NULL;
+    if (sqlite3_exec(db, "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) !=
+        SQLITE_OK) {
+        gp_err_set(err, GP_EIO, "%s: not a gpuprof store (%s)", path, msg ? msg : "?");
+        sqlite3_free(msg);
+        sqlite3_close(db);
+        return GP_EIO;
+    }
+    *out = db;
+    return 0;
+}
+
+static int ensure_schema(sqlite3 *db, const char *path, gp_err *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "INSERT OR IGNORE INTO meta VALUES('schema_version', '1'),"
+                     "('created_by', 'gpuprof " GP_VERSION "')",
+                     NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        gp_err_set(err, GP_EIO, "%s: cannot create the schema: %s", path, msg ? msg : "?");
+        sqlite3_free(msg);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return GP_EIO;
+    }
+    return 0;
+}
+
+int gp_store_open(const char *path, gp_store **out, gp_err *err)
+{
+    sqlite3 *db;
+    int rc = open_db(path, 1, &db, err);
+    if (rc) return rc;
+    if ((rc = ensure_schema(db, path, err))) {
+        sqlite3_close(db);
+        return rc;
+    }
+    gp_store *s = gp_xcalloc(1, sizeof *s);
+    s->db = db;
+    s->path = gp_xstrdup(path);
+    *out = s;
+    return 0;
+}
+
+void gp_store_close(gp_store *s)
+{
+    if (!s) return;
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO runs(command, start_wall_ns, start_mono_ns, host, pid, "
+                           "version, dropped) VALUES(?,?,?,?,?,?,0)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_err(s->db, s->path, err, "cannot add a run");
+    sqlite3_bind_text(st, 1, ri->command ? ri->command : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, ri->start_wall_ns);
+    sqlite3_bind_int64(st, 3, ri->start_mono_ns);
+    sqlite3_bind_text(st, 4, ri->host ? ri->host : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, ri->pid);
+    sqlite3_bind_text(st, 6, GP_VERSION, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_err(s->db, s->path, err, "cannot add a run");
+    return sqlite3_last_insert_rowid(s->db);
+}
+
+int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns, gp_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(
+            s->db,
+            "UPDATE runs SET exit_status = ?1, duration_ns = ?2, dropped = (SELECT "
+            "coalesce(sum(dropped), 0) FROM processes WHERE run = ?3), devices = (SELECT "
+            "group_concat(d, '; ') FROM (SELECT DISTINCT kind || ': ' || name AS d FROM devices "
+            "WHERE proc IN (SELECT id FROM processes WHERE run = ?3))) WHERE id = ?3",
+            -1, &st, NULL) != SQLITE_OK)
+        return db_err(s->db, s->path, err, "cannot finish the run");
+    sqlite3_bind_int(st, 1, exit_status);
+    sqlite3_bind_int64(st, 2, duration_ns);
+    sqlite3_bind_int64(st, 3, run);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_err(s->db, s->path, err, "cannot finish the run");
+    return 0;
+}
+
+/* ---- redaction ---- */
+
+static int secret_name(const char *s, size_t n)
+{
+    static const char *const words[] = {"pass", "pwd",        "token",  "secret",  "key",
+                                        "auth", "credential", "cookie", "session", "signature"};
+    char low[128];
+    if (n >= sizeof low) n = sizeof low - 1;
+    for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)s[i]);
+    low[n] = 0;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(low, words[i])) return 1;
+    return 0;
+}
+
+/* A word that looks like a credential by itself: known prefixes, or a long
+ * run of token characters mixing letters and digits. */
+static int looks_like_token(const char *s)
+{
+    static const char *const prefixes[] = {"ghp_", "gho_", "ghs_", "github_pat_", "glpat-",
+                                           "sk-",  "xox",  "AKIA", "hf_",         "Bearer "};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(s, prefixes[i], strlen(prefixes[i])) && strlen(s) >= strlen(prefixes[i]) + 8)
+            return 1;
+    size_t n = strlen(s), letters = 0, digits = 0;
+    if (n < 24) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalpha(c))
+            letters++;
+        else if (isdigit(c))
+            digits++;
+        else if (c != '-' && c != '_' && c != '+' && c != '=' && c != '.')
+            return 0;
+    }
+    return letters >= 4 && digits >= 4;
+}
+
+static void put_word(gp_sbuf *b, const char *w)
+{
+    if (b->n) gp_sbuf_putc(b, ' ');
+    int quote = !*w || strpbrk(w, " \t\"'\\$<>|&;()*?") != NULL;
+    if (!quote) {
+        gp_sbuf_puts(b, w);
+        return;
+    }
+    gp_sbuf_putc(b, '\'');
+    for (const char *p = w; *p; p++)
+        if (*p == '\'')
+            gp_sbuf_puts(b, "'\\''");
+        else
+            gp_sbuf_putc(b, *p);
+    gp_sbuf_putc(b, '\'');
+}
+
+char *gp_store_redact_argv(char *const *argv, int argc)
+{
+    gp_sbuf b = {0}, w = {0};
+    int redact_next = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        gp_sbuf_reset(&w);
+        if (redact_next) {
+            redact_next = 0;
+            put_word(&b, "<redacted>");
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        const char *name = a;
+        while (*name == '-') name++;
+        if (eq && eq > name && secret_name(name, (size_t)(eq - name))) {
+            gp_sbuf_add(&w, a, (size_t)(eq - a) + 1);
+            gp_sbuf_puts(&w, "<redacted>");
+            put_word(&b, gp_sbuf_cstr(&w));
+            continue;
+        }
+        if (a[0] == '-' && !eq && secret_name(name, strlen(name)) && i + 1 < argc) {
+            put_word(&b, a);
+            redact_next = 1;
+            continue;
+        }
+        /* scheme://user:password@host */
+        const char *sch = strstr(a, "://");
+        const char *at = sch ? strchr(sch + 3, '@') : NULL;
+        const char *colon = sch ? strchr(sch + 3, ':') : NULL;
+        if (at && colon && colon < at) {
+            gp_sbuf_add(&w, a, (size_t)(colon - a) + 1);
+            gp_sbuf_puts(&w, "<redacted>");
+            gp_sbuf_puts(&w, at);
+            put_word(&b, gp_sbuf_cstr(&w));
+            continue;
+        }
+        if (looks_like_token(eq ? eq + 1 : a)) {
+            if (eq) gp_sbuf_add(&w, a, (size_t)(eq - a) + 1);
+            gp_sbuf_puts(&w, "<redacted>");
+            put_word(&b, gp_sbuf_cstr(&w));
+            continue;
+        }
+        put_word(&b, a);
+    }
+    gp_sbuf_free(&w);
+    char *out = gp_xstrdup(b.n ? gp_sbuf_cstr(&b) : "");
+    gp_sbuf_free(&b);
+    return out;
+}
+
+/* ---- writer ---- */
+
+typedef struct wtrack {
+    int type;
+    int64_t id;
+    int32_t device;
+    char *name;
+} wtrack;
+
+typedef struct wdev {
+    char *kind, *name;
+} wdev;
+
+typedef GP_VEC(gp_store_ev) evvec;
+
+struct gp_store_writer {
+    sqlite3 *db;
+    char *path;
+    int64_t proc;
+    int commit_ns;
+    size_t max_pending;
+    pthread_t th;
+    int started;
+
+    pthread_mutex_t mu; /* everything below, up to the writer-only part */
+    pthread_cond_t wake, done;
+    evvec pending;
+    gp_strtab *strs;
+    uint32_t strs_sent; /* strings handed to the writer thread */
+    GP_VEC(wtrack) tracks;
+    size_t tracks_sent;
+    gp_u64map track_of;
+    GP_VEC(wdev) devs;
+    size_t devs_sent;
+    uint64_t dropped, written;
+    uint64_t flush_req, flush_done;
+    int stop;
+    int err;
+
+    /* writer thread only */
+    evvec batch;
+    sqlite3_stmt *st[8];    /* one-row inserts by gp_store_table */
+    sqlite3_stmt *multi[8]; /* MULTI-row inserts */
+    sqlite3_stmt *st_str, *st_track, *st_dev, *st_proc;
+};
+
+/* Event tables: name and column count. Rows go in with multi-row INSERTs
+ * of MULTI rows (one statement step per MULTI events) plus a one-row
+ * statement for the rest: several times faster than one step per row. */
+#define MULTI 64
+static const struct {
+    const char *table;
+    int ncol;
+} tables[8] = {
+    {NULL, 0},     {"api_calls", 7}, {"kernels", 19}, {"copies", 16},
+    {"slices", 7}, {"instants", 5},  {"counters", 5}, {"memory", 6},
+};
+
+static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
+{
+    if (v == GP_NONE)
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_int64(st, i, v);
+}
+
+/* Binds e's columns to parameters b+1 .. b+ncol of st. */
+static void bind_event(sqlite3_stmt *st, int b, int64_t proc, const gp_store_ev *e)
+{
+    sqlite3_bind_int64(st, b + 1, proc);
+    sqlite3_bind_int64(st, b + 2, e->track);
+    switch (e->table) {
+    case GP_ST_API:
+    case GP_ST_SLICE:
+        sqlite3_bind_int64(st, b + 3, e->cat);
+        sqlite3_bind_int64(st, b + 4, e->name);
+        sqlite3_bind_int64(st, b + 5, e->ts);
+        sqlite3_bind_int64(st, b + 6, e->dur);
+        bind_opt(st, b + 7, e->corr);
+        break;
+    case GP_ST_KERNEL:
+        sqlite3_bind_int64(st, b + 3, e->name);
+        sqlite3_bind_int64(st, b + 4, e->ts);
+        sqlite3_bind_int64(st, b + 5, e->dur);
+        bind_opt(st, b + 6, e->queued);
+        bind_opt(st, b + 7, e->submit);
+        bind_opt(st, b + 8, e->corr);
+        bind_opt(st, b + 9, e->device);
+        bind_opt(st, b + 10, e->context);
+        bind_opt(st, b + 11, e->stream);
+        for (int k = 0; k < 3; k++) {
+            sqlite3_bind_int(st, b + 12 + k, e->grid[k]);
+            sqlite3_bind_int(st, b + 15 + k, e->block[k]);
+        }
+        bind_opt(st, b + 18, e->registers);
+        bind_opt(st, b + 19, e->shared_mem);
+        break;
+    case GP_ST_COPY:
+        sqlite3_bind_int64(st, b + 3, e->cat);
+        sqlite3_bind_int64(st, b + 4, e->name);
+        sqlite3_bind_int64(st, b + 5, e->ts);
+        sqlite3_bind_int64(st, b + 6, e->dur);
+        bind_opt(st, b + 7, e->queued);
+        bind_opt(st, b + 8, e->submit);
+        bind_opt(st, b + 9, e->corr);
+        bind_opt(st, b + 10, e->device);
+        bind_opt(st, b + 11, e->context);
+        bind_opt(st, b + 12, e->stream);
+        bind_opt(st, b + 13, e->bytes);
+        sqlite3_bind_int(st, b + 14, e->copy_kind);
+        sqlite3_bind_int(st, b + 15, e->src_kind);
+        sqlite3_bind_int(st, b + 16, e->dst_kind);
+        break;
+    case GP_ST_INSTANT:
+        sqlite3_bind_int64(st, b + 3, e->cat);
+        sqlite3_bind_int64(st, b + 4, e->name);
+        sqlite3_bind_int64(st, b + 5, e->ts);
+        break;
+    case GP_ST_COUNTER:
+        sqlite3_bind_int64(st, b + 3, e->name);
+        sqlite3_bind_int64(st, b + 4, e->ts);
+        sqlite3_bind_double(st, b + 5, e->value);
+        break;
+    case GP_ST_MEM:
+        sqlite3_bind_int64(st, b + 3, e->ts);
+        sqlite3_bind_int64(st, b + 4, e->addr);
+        sqlite3_bind_int64(st, b + 5, e->bytes);
+        bind_opt(st, b + 6, e->device);
+        break;
+    }
+}
+
+static int step_reset(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : GP_EIO;
+}
+
+/* Inserts the batch's events table by table (each table keeps the order of
+ * its events, which is the order the reader returns). */
+static int write_events(gp_store_writer *w)
+{
+    size_t n = w->batch.n;
+    if (!n) return 0;
+    uint32_t *idx = malloc(n * sizeof *idx);
+    if (!idx) return GP_ENOMEM;
+    int rc = 0;
+    for (int t = GP_ST_API; t <= GP_ST_MEM && !rc; t++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (w->batch.v[i].table == t) idx[m++] = (uint32_t)i;
+        size_t i = 0;
+        for (; i + MULTI <= m && !rc; i += MULTI) {
+            for (int r = 0; r < MULTI; r++)
+                bind_event(w->multi[t], r * tables[t].ncol, w->proc, &w->batch.v[idx[i + r]]);
+            rc = step_reset(w->multi[t]);
+        }
+        for (; i < m && !rc; i++) {
+            bind_event(w->st[t], 0, w->proc, &w->batch.v[idx[i]]);
+            rc = step_reset(w->st[t]);
+        }
+    }
+    free(idx);
+    return rc;
+}
+
+/* Writes one batch (strings, tracks, devices, events, counts) in one
+ * transaction. Called by the writer thread without the mutex held; the
+ * metadata slices were copied under the mutex. */
+static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint32_t nstr,
+                       wtrack *tr, size_t tr_first, size_t ntr, wdev *dv, size_t ndv,
+                       uint64_t written, uint64_t dropped)
+{
+    int rc = 0;
+    if (sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return GP_EIO;
+    for (uint32_t i = 0; i < nstr && !rc; i++) {
+        sqlite3_bind_int64(w->st_str, 1, w->proc);
+        sqlite3_bind_int64(w->st_str, 2, str_first + i);
+        sqlite3_bind_text(w->st_str, 3, strs[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(w->st_str) != SQLITE_DONE) rc = GP_EIO;
+        sqlite3_reset(w->st_str);
+    }
+    for (size_t i = 0; i < ntr && !rc; i++) {
+        sqlite3_stmt *st = w->st_track;
+        sqlite3_bind_int64(st, 1, w->proc);
+        sqlite3_bind_int64(st, 2, (int64_t)(tr_first + i));
+        sqlite3_bind_int(st, 3, tr[i].type);
+        sqlite3_bind_int64(st, 4, tr[i].id);
+        bind_opt(st, 5, tr[i].device);
+        if (tr[i].name)
+            sqlite3_bind_text(st, 6, tr[i].name, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 6);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = GP_EIO;
+        sqlite3_reset(st);
+    }
+    for (size_t i = 0; i < ndv && !rc; i++) {
+        sqlite3_bind_int64(w->st_dev, 1, w->proc);
+        sqlite3_bind_text(w->st_dev, 2, dv[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(w->st_dev, 3, dv[i].name, -1, SQLITE_STATIC);
+        if (sqlite3_step(w->st_dev) != SQLITE_DONE) rc = GP_EIO;
+        sqlite3_reset(w->st_dev);
+    }
+    if (!rc) rc = write_events(w);
+    if (!rc) {
+        sqlite3_bind_int64(w->st_proc, 1, (int64_t)(written + w->batch.n));
+        sqlite3_bind_int64(w->st_proc, 2, (int64_t)dropped);
+        sqlite3_bind_null(w->st_proc, 3);
+        sqlite3_bind_int64(w->st_proc, 4, w->proc);
+        if (sqlite3_step(w->st_proc) != SQLITE_DONE) rc = GP_EIO;
+        sqlite3_reset(w->st_proc);
+    }
+    if (rc || sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        return GP_EIO;
+    }
+    return 0;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *writer_main(void *arg)
+{
+    gp_store_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        /* wait for the commit period, a flush request or a stop */
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        int64_t t = (int64_t)dl.tv_nsec + w->commit_ns;
+        dl.tv_sec += t / 1000000000;
+        dl.tv_nsec = t % 1000000000;
+        while (!w->stop && w->flush_req == w->flush_done) {
+            if (pthread_cond_timedwait(&w->wake, &w->mu, &dl) == ETIMEDOUT) break;
+        }
+        uint64_t req = w->flush_req;
+        int stop = w->stop;
+        /* take the queued events and the new metadata */
+        evvec tmp = w->batch;
+        w->batch = w->pending;
+        w->pending = tmp;
+        w->pending.n = 0;
+        uint32_t s0 = w->strs_sent, ns = gp_strtab_count(w->strs) - s0;
+        char **strs = ns ? gp_xmalloc(ns * sizeof *strs) : NULL;
+        for (uint32_t i = 0; i < ns; i++) strs[i] = gp_xstrdup(gp_strtab_get(w->strs, s0 + i));
+        w->strs_sent += ns;
+        size_t t0 = w->tracks_sent, nt = w->tracks.n - t0;
+        wtrack *tr = nt ? gp_xmalloc(nt * sizeof *tr) : NULL;
+        for (size_t i = 0; i < nt; i++) {
+            tr[i] = w->tracks.v[t0 + i];
+            tr[i].name = tr[i].name ? gp_xstrdup(tr[i].name) : NULL;
+        }
+        w->tracks_sent += nt;
+        size_t d0 = w->devs_sent, nd = w->devs.n - d0;
+        wdev *dv = nd ? gp_xmalloc(nd * sizeof *dv) : NULL;
+        for (size_t i = 0; i < nd; i++) {
+            dv[i].kind = gp_xstrdup(w->devs.v[d0 + i].kind);
+            dv[i].name = gp_xstrdup(w->devs.v[d0 + i].name);
+        }
+        w->devs_sent += nd;
+        uint64_t written = w->written, dropped = w->dropped;
+        pthread_mutex_unlock(&w->mu);
+
+        int rc = 0;
+        if (ns || nt || nd || w->batch.n || stop || req)
+            rc = write_batch(w, strs, s0, ns, tr, t0, nt, dv, nd, written, dropped);
+        for (uint32_t i = 0; i < ns; i++) free(strs[i]);
+        free(strs);
+        for (size_t i = 0; i < nt; i++) free(tr[i].name);
+        free(tr);
+        for (size_t i = 0; i < nd; i++) {
+            free(dv[i].kind);
+            free(dv[i].name);
+        }
+        free(dv);
+
+        pthread_mutex_lock(&w->mu);
+        if (rc) {
+            if (!w->err) w->err = rc;
+            w->dropped += w->batch.n; /* lost: counted, never hidden */
+        } else {
+            w->written += w->batch.n;
+        }
+        w->batch.n = 0;
+        w->flush_done = req;
+        pthread_cond_broadcast(&w->done);
+        if (stop && w->pending.n == 0) break;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static int prepare_all(gp_store_writer *w, gp_err *err)
+{
+    gp_sbuf q = {0};
+    for (int i = GP_ST_API; i <= GP_ST_MEM; i++) {
+        for (int rows = 1; rows <= MULTI; rows += MULTI - 1) {
+            gp_sbuf_reset(&q);
+            gp_sbuf_printf(&q, "INSERT INTO %s VALUES", tables[i].table);
+            for (int r = 0; r < rows; r++) {
+                gp_sbuf_puts(&q, r ? ",(" : "(");
+                for (int c = 0; c < tables[i].ncol; c++) gp_sbuf_puts(&q, c ? ",?" : "?");
+                gp_sbuf_putc(&q, ')');
+            }
+            sqlite3_stmt **dst = rows == 1 ? &w->st[i] : &w->multi[i];
+            if (sqlite3_prepare_v2(w->db, gp_sbuf_cstr(&q), -1, dst, NULL) != SQLITE_OK) {
+                gp_sbuf_free(&q);
+                return db_err(w->db, w->path, err, "prepare");
+            }
+        }
+    }
+    gp_sbuf_free(&q);
+    if (sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO strings VALUES(?,?,?)", -1, &w->st_str,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO tracks VALUES(?,?,?,?,?,?)", -1,
+                           &w->st_track, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(w->db, "INSERT INTO devices VALUES(?,?,?)", -1, &w->st_dev, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(w->db,
+                           "UPDATE processes SET events = ?1, dropped = ?2, end_mono_ns = "
+                           "coalesce(?3, end_mono_ns) WHERE id = ?4",
+                           -1, &w->st_proc, NULL) != SQLITE_OK)
+        return db_err(w->db, w->path, err, "prepare");
+    return 0;
+}
+
+static void finalize_all(gp_store_writer *w)
+{
+    for (int i = 0; i < 8; i++) {
+        sqlite3_finalize(w->st[i]);
+        sqlite3_finalize(w->multi[i]);
+    }
+    sqlite3_finalize(w->st_str);
+    sqlite3_finalize(w->st_track);
+    sqlite3_finalize(w->st_dev);
+    sqlite3_finalize(w->st_proc);
+}
+
+static void writer_free(gp_store_writer *w)
+{
+    finalize_all(w);
+    sqlite3_close(w->db);
+    gp_strtab_destroy(w->strs);
+    for (size_t i = 0; i < w->tracks.n; i++) free(w->tracks.v[i].name);
+    GP_VEC_FREE(w->tracks);
+    for (size_t i = 0; i < w->devs.n; i++) {
+        free(w->devs.v[i].kind);
+        free(w->devs.v[i].name);
+    }
+    GP_VEC_FREE(w->devs);
+    gp_u64map_free(&w->track_of);
+    GP_VEC_FREE(w->pending);
+    GP_VEC_FREE(w->batch);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->wake);
+    pthread_cond_destroy(&w->done);
+    free(w->path);
+    free(w);
+}
+
+gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_store_writer_opts *o,
+                                       gp_err *err)
+{
+    gp_store_writer *w = gp_xcalloc(1, sizeof *w);
+    w->path = gp_xstrdup(path);
+    w->commit_ns = (o && o->commit_ms > 0 ? o->commit_ms : 100) * 1000000;
+    w->max_pending = o && o->max_pending ? o->max_pending : ((size_t)8 << 20);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->done, NULL);
+    w->strs = gp_strtab_create();
+    if (!w->strs) {
+        gp_err_set(err, GP_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (open_db(path, 1, &w->db, err) || ensure_schema(w->db, path, err)) goto fail;
+    /* the writer appends a lot: a bigger page cache, and checkpoints of the
+     * WAL into the database in large steps rather than every 1000 pages */
+    sqlite3_exec(w->db, "PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=16384;", NULL, NULL,
+                 NULL);
+    if (prepare_all(w, err)) goto fail;
+    {
+        sqlite3_stmt *st = NULL;
+        char exe[1024] = "";
+        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[k > 0 ? k : 0] = 0;
+        struct timespec wall;
+        clock_gettime(CLOCK_REALTIME, &wall);
+        int64_t mono = now_ns();
+        if (sqlite3_prepare_v2(w->db,
+                               "INSERT INTO processes(run, pid, ppid, exe, source, start_mono_ns, "
+                               "start_wall_ns) VALUES(?,?,?,?,?,?,?)",
+                               -1, &st, NULL) != SQLITE_OK) {
+            db_err(w->db, path, err, "cannot add the process");
+            goto fail;
+        }
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int64(st, 2, getpid());
+        sqlite3_bind_int64(st, 3, getppid());
+        sqlite3_bind_text(st, 4, exe, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, o && o->source ? o->source : "", -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 6, mono);
+        sqlite3_bind_int64(st, 7, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) {
+            db_err(w->db, path, err, "cannot add the process");
+            goto fail;
+        }
+        w->proc = sqlite3_last_insert_rowid(w->db);
+    }
+    if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
+        gp_err_set(err, GP_EIO, "cannot start the store writer thread");
+        goto fail;
+    }
+    w->started = 1;
+    return w;
+fail:
+    writer_free(w);
+    return NULL;
+}
+
+uint32_t gp_store_writer_str(gp_store_writer *w, const char *s)
+{
+    if (!s) s = "";
+    pthread_mutex_lock(&w->mu);
+    uint32_t id = gp_strtab_intern(w->strs, s, strlen(s));
+    pthread_mutex_unlock(&w->mu);
+    return id == UINT32_MAX ? 0 : id;
+}
+
+uint32_t gp_store_writer_track(gp_store_writer *w, int type, int64_t id, int32_t device,
+                               const char *name)
+{
+    uint64_t key = gp_hash_u64((uint64_t)id * 31 + (uint64_t)(uint32_t)device * 7 + (uint64_t)type);
+    uint32_t out;
+    pthread_mutex_lock(&w->mu);
+    uint64_t *slot = gp_u64map_slot(&w->track_of, key, UINT64_MAX);
+    if (slot && *slot != UINT64_MAX) {
+        out = (uint32_t)*slot;
+    } else {
+        wtrack t = {type, id, device, name ? gp_xstrdup(name) : NULL};
+        out = (uint32_t)w->tracks.n;
+        if (GP_VEC_PUSH(w->tracks, t)) {
+            free(t.name);
+            out = 0;
+        } else if (slot) {
+            *slot = out;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return out;
+}
+
+void gp_store_writer_device(gp_store_writer *w, const char *kind, const char *name)
+{
+    pthread_mutex_lock(&w->mu);
+    int seen = 0;
+    for (size_t i = 0; i < w->devs.n && !seen; i++)
+        seen = !strcmp(w->devs.v[i].kind, kind) && !strcmp(w->devs.v[i].name, name);
+    if (!seen) {
+        wdev d = {gp_xstrdup(kind), gp_xstrdup(name)};
+        if (GP_VEC_PUSH(w->devs, d)) {
+            free(d.kind);
+            free(d.name);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+void gp_store_writer_put(gp_store_writer *w, const gp_store_ev *ev, size_t n)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t room = w->pending.n < w->max_pending ? w->max_pending - w->pending.n : 0;
+    size_t take = n < room ? n : room;
+    if (take && GP_VEC_RESERVE(w->pending, take)) take = 0;
+    memcpy(w->pending.v + w->pending.n, ev, take * sizeof *ev);
+    w->pending.n += take;
+    w->dropped += n - take;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void gp_store_writer_add_dropped(gp_store_writer *w, uint64_t n)
+{
+    pthread_mutex_lock(&w->mu);
+    w->dropped += n;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void gp_store_writer_flush(gp_store_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t want = ++w->flush_req;
+    pthread_cond_signal(&w->wake);
+    while (w->flush_done < want && w->started) pthread_cond_wait(&w->done, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+uint64_t gp_store_writer_written(gp_store_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t v = w->written;
+    pthread_mutex_unlock(&w->mu);
+    return v;
+}
+
+uint64_t gp_store_writer_dropped(gp_store_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t v = w->dropped;
+    pthread_mutex_unlock(&w->mu);
+    return v;
+}
+
+int gp_store_writer_stop(gp_store_writer *w)
+{
+    if (!w) return 0;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    w->flush_req++;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    /* the process's end and final counts */
+    sqlite3_bind_int64(w->st_proc, 1, (int64_t)w->written);
+    sqlite3_bind_int64(w->st_proc, 2, (int64_t)w->dropped);
+    sqlite3_bind_int64(w->st_proc, 3, now_ns());
+    sqlite3_bind_int64(w->st_proc, 4, w->proc);
+    int rc = sqlite3_step(w->st_proc) == SQLITE_DONE ? w->err : GP_EIO;
+    sqlite3_reset(w->st_proc);
+    writer_free(w);
+    return rc;
+}

@@ -1,0 +1,143 @@
+/* store/store.h: the SQLite run store of `gpuprof run`: schema, run
+ * bookkeeping, a batched writer thread for recording processes (OpenCL layer,
+ * CUPTI injection) and the reader that loads a run into the trace model. */
+#ifndef GP_STORE_STORE_H
+#define GP_STORE_STORE_H
+#include "core/error.h"
+#include "trace/trace.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_STORE_SCHEMA_VERSION 1
+
+/* Which table an event goes to. */
+typedef enum gp_store_table {
+    GP_ST_API = 1, /* host API call (cuda_runtime, cuda_driver, runtime = OpenCL) */
+    GP_ST_KERNEL,  /* device kernel */
+    GP_ST_COPY,    /* device copy or memset */
+    GP_ST_SLICE,   /* any other range (nvtx, cuda_sync, overhead) */
+    GP_ST_INSTANT, /* a mark (NVTX mark) */
+    GP_ST_COUNTER, /* a counter sample (value) */
+    GP_ST_MEM,     /* allocation (bytes > 0) or free (bytes < 0) */
+} gp_store_table;
+
+/* One recorded event. Times are CLOCK_MONOTONIC ns (system-wide, so that
+ * events of several processes line up). Strings (name, cat) and tracks are
+ * ids from gp_store_writer_str / gp_store_writer_track. Fields a table does
+ * not use are ignored; unknown values are GP_NONE. */
+typedef struct gp_store_ev {
+    uint8_t table;              /* gp_store_table */
+    uint8_t copy_kind;          /* gp_copy_kind (copies) */
+    uint8_t src_kind, dst_kind; /* 0 unknown, 1 pageable, 2 pinned, 3 device, 4 managed, 5 array */
+    uint32_t name, cat, track;
+    int64_t ts, dur;
+    int64_t queued, submit; /* OpenCL queued/submit times (GP_NONE when absent) */
+    int64_t corr;           /* correlation id linking an API call to its device work */
+    int64_t bytes;          /* copies/memsets/memory events */
+    int64_t stream;
+    int64_t addr; /* memory events */
+    double value; /* counters */
+    int32_t device, context;
+    int32_t grid[3], block[3];
+    int32_t registers, shared_mem;
+} gp_store_ev;
+
+/* Initialises ev to an empty event of `table` (unknown fields GP_NONE). */
+void gp_store_ev_init(gp_store_ev *ev, gp_store_table table);
+
+/* Track types of gp_store_writer_track (same values as gp_track_type). */
+enum { GP_STORE_TRACK_THREAD = 0, GP_STORE_TRACK_QUEUE = 1 };
+
+/* Facts about a run written when it starts. */
+typedef struct gp_store_run_info {
+    const char *command; /* already redacted, see gp_store_redact_argv */
+    const char *host;
+    int64_t start_wall_ns, start_mono_ns;
+    int64_t pid;
+} gp_store_run_info;
+
+/* Opens (creating when absent) the store at path in WAL mode with the schema
+ * in place. Returns 0 or a GP_E* code with err set; *out freed with
+ * gp_store_close. */
+typedef struct gp_store gp_store;
+int gp_store_open(const char *path, gp_store **out, gp_err *err);
+void gp_store_close(gp_store *s);
+
+/* Inserts a runs row and returns its id (> 0), or a GP_E* code with err set. */
+int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err);
+/* Completes a run: exit status (or -signal), duration, and the devices and
+ * dropped counts gathered from its processes. 0 or GP_E* with err set. */
+int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns, gp_err *err);
+
+/* Joins argv into one command line with secrets redacted: values of options
+ * and NAME=VALUE words whose name suggests a secret (password, token, key,
+ * secret, auth, credential...), URL passwords, and words that look like
+ * tokens (long mixed letter+digit strings, known key prefixes) become
+ * "<redacted>". Returns a malloc'ed string the caller frees. */
+char *gp_store_redact_argv(char *const *argv, int argc);
+
+/* ---- writer (in recorded processes) ---- */
+
+typedef struct gp_store_writer gp_store_writer;
+
+/* Writer options. commit_ms: the longest time between two commits (<= 200
+ * keeps the crash-safety promise); max_pending: events buffered before new
+ * ones are dropped and counted. */
+typedef struct gp_store_writer_opts {
+    int commit_ms;      /* 0 = 100 */
+    size_t max_pending; /* 0 = 8 M events */
+    const char *source; /* what records: "opencl", "cuda", ... */
+} gp_store_writer_opts;
+
+/* Opens its own connection to path, inserts a processes row for this
+ * process under `run` and starts the writer thread. Returns NULL with err
+ * set on failure. Stop with gp_store_writer_stop. */
+gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_store_writer_opts *o,
+                                       gp_err *err);
+/* Interns s (thread-safe); returns its id for gp_store_ev fields. */
+uint32_t gp_store_writer_str(gp_store_writer *w, const char *s);
+/* Returns the id (thread-safe, created once per key) of a track: a host
+ * thread (type THREAD, id = tid) or a device queue / stream (type QUEUE,
+ * id = stream or queue id, device). name may be NULL. */
+uint32_t gp_store_writer_track(gp_store_writer *w, int type, int64_t id, int32_t device,
+                               const char *name);
+/* Records a device seen by this process (kind "opencl"/"cuda"), once per name. */
+void gp_store_writer_device(gp_store_writer *w, const char *kind, const char *name);
+/* Queues events (thread-safe). Events beyond max_pending are dropped and counted. */
+void gp_store_writer_put(gp_store_writer *w, const gp_store_ev *ev, size_t n);
+/* Adds to the dropped count (records lost before reaching the writer). */
+void gp_store_writer_add_dropped(gp_store_writer *w, uint64_t n);
+/* Asks the writer to commit what is queued now and waits until it has. */
+void gp_store_writer_flush(gp_store_writer *w);
+/* Flushes, commits, stops the thread, records the end of the process and
+ * frees w. Returns 0 or the first write error's code. */
+int gp_store_writer_stop(gp_store_writer *w);
+/* Events written (committed) and dropped so far. */
+uint64_t gp_store_writer_written(gp_store_writer *w);
+uint64_t gp_store_writer_dropped(gp_store_writer *w);
+
+/* ---- reader ---- */
+
+/* Splits "FILE" or "FILE:ID" into *file (malloc'ed) and *run (0 = latest).
+ * Returns 1 when spec names a store (an SQLite file, optionally with :ID),
+ * 0 when it does not (*file untouched). */
+int gp_store_spec(const char *spec, char **file, int64_t *run);
+
+/* Loads run `run` (0 = the latest) of the store at path into a new trace.
+ * Returns 0 or a GP_E* code with err set ("FILE: ..."). */
+int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err);
+
+/* One runs row, for `gpuprof runs`. Strings are malloc'ed (free with
+ * gp_store_runs_free). Unknown numbers are GP_NONE. */
+typedef struct gp_store_run_row {
+    int64_t id, start_wall_ns, duration_ns, exit_status, dropped, events, processes;
+    char *command, *host, *devices, *version;
+} gp_store_run_row;
+int gp_store_runs(const char *path, gp_store_run_row **rows, size_t *n, gp_err *err);
+void gp_store_runs_free(gp_store_run_row *rows, size_t n);
+
+/* Runs sql on the store at path and prints the result to f as a table
+ * (header + rows, '|' separated) or as JSON lines. 0 or GP_E* with err set. */
+int gp_store_sql(const char *path, const char *sql, int json, void *f, gp_err *err);
+
+#endif

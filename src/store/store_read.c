@@ -1,0 +1,633 @@
+/* store/store_read.c: reading the run store: "FILE[:ID]" specs, loading one
+ * run into the trace model, listing runs, ad-hoc SQL. */
+#include "core/sbuf.h"
+#include "store/store.h"
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_sqlite_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char magic[16];
+    size_t n = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    return n == 16 && !memcmp(magic, "SQLite format 3", 16);
+}
+
+int gp_store_spec(const char *spec, char **file, int64_t *run)
+{
+    struct stat st;
+    if (stat(spec, &st) == 0 && S_ISREG(st.st_mode)) {
+        size_t l = strlen(spec);
+        int db_suffix = l > 3 && !strcmp(spec + l - 3, ".db");
+        if (!is_sqlite_file(spec) && !(db_suffix && st.st_size == 0)) return 0;
+        *file = gp_xstrdup(spec);
+        *run = 0;
+        return 1;
+    }
+    const char *colon = strrchr(spec, ':');
+    if (!colon || !colon[1]) return 0;
+    char *end;
+    errno = 0;
+    long long id = strtoll(colon + 1, &end, 10);
+    if (*end || errno || id <= 0) return 0;
+    char *f = gp_xmalloc((size_t)(colon - spec) + 1);
+    memcpy(f, spec, (size_t)(colon - spec));
+    f[colon - spec] = 0;
+    if (stat(f, &st) != 0 || !S_ISREG(st.st_mode) || !is_sqlite_file(f)) {
+        free(f);
+        return 0;
+    }
+    *file = f;
+    *run = id;
+    return 1;
+}
+
+static int open_ro(const char *path, sqlite3 **out, gp_err *err)
+{
+    sqlite3 *db = NULL;
+    /* read-write without create: lets SQLite recover the WAL of a killed writer */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        db = NULL;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+            gp_err_set(err, GP_EIO, "%s: cannot open store: %s", path,
+                       db ? sqlite3_errmsg(db) : "?");
+            sqlite3_close(db);
+            return GP_EIO;
+        }
+    }
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+                           NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        gp_err_set(err, GP_EPARSE, "%s: not a gpuprof store (no schema_version)", path);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return GP_EPARSE;
+    }
+    int ver = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (ver != GP_STORE_SCHEMA_VERSION) {
+        gp_err_set(err, GP_EUNSUPPORTED, "%s: store schema version %d, this gpuprof reads %d", path,
+                   ver, GP_STORE_SCHEMA_VERSION);
+        sqlite3_close(db);
+        return GP_EUNSUPPORTED;
+    }
+    *out = db;
+    return 0;
+}
+
+/* Per-process mapping of the store's local ids to the trace's. */
+typedef struct lproc {
+    int64_t id, pid;
+    GP_VEC(uint32_t) str;   /* local string id -> trace string id */
+    GP_VEC(uint32_t) track; /* local track id -> trace track */
+    GP_VEC(uint32_t) cat;   /* local string id -> category index + 1 (lazy) */
+} lproc;
+
+typedef struct loader {
+    sqlite3 *db;
+    const char *path;
+    gp_trace *t;
+    GP_VEC(lproc) procs;
+    int64_t run;
+    uint16_t cat_kernel, cat_flow;
+    int oom;
+} loader;
+
+static lproc *proc_of(loader *L, int64_t id)
+{
+    /* processes are few: binary search over ids loaded in ascending order */
+    size_t lo = 0, hi = L->procs.n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (L->procs.v[m].id < id)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < L->procs.n && L->procs.v[lo].id == id ? &L->procs.v[lo] : NULL;
+}
+
+static uint32_t map_str(lproc *p, int64_t id)
+{
+    return id >= 0 && (size_t)id < p->str.n ? p->str.v[id] : 0;
+}
+
+static uint32_t map_track(lproc *p, int64_t id)
+{
+    return id >= 0 && (size_t)id < p->track.n ? p->track.v[id] : GP_NO_INDEX;
+}
+
+static uint16_t map_cat(loader *L, lproc *p, int64_t id)
+{
+    if (id < 0 || (size_t)id >= p->cat.n) return 0;
+    if (!p->cat.v[id]) {
+        const char *s = gp_trace_s(L->t, map_str(p, id));
+        uint32_t c = gp_trace_category(L->t, s, strlen(s));
+        if (c == GP_NO_INDEX) {
+            L->oom = 1;
+            return 0;
+        }
+        p->cat.v[id] = c + 1;
+    }
+    return (uint16_t)(p->cat.v[id] - 1);
+}
+
+static int64_t col_opt(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? GP_NONE : sqlite3_column_int64(st, i);
+}
+
+#define RUN_PROCS "proc IN (SELECT id FROM processes WHERE run = ?1)"
+
+static int prep(loader *L, const char *sql, sqlite3_stmt **st, gp_err *err)
+{
+    if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK)
+        return gp_err_set(err, GP_EPARSE, "%s: %s", L->path, sqlite3_errmsg(L->db));
+    sqlite3_bind_int64(*st, 1, L->run);
+    return 0;
+}
+
+static int load_procs(loader *L, gp_err *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(L, "SELECT id, pid, exe FROM processes WHERE run = ?1 ORDER BY id", &st, err);
+    if (rc) return rc;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        lproc p = {0};
+        p.id = sqlite3_column_int64(st, 0);
+        p.pid = sqlite3_column_int64(st, 1);
+        if (GP_VEC_PUSH(L->procs, p)) L->oom = 1;
+    }
+    sqlite3_finalize(st);
+    /* strings */
+    if ((rc = prep(L, "SELECT proc, id, s FROM strings WHERE " RUN_PROCS, &st, err))) return rc;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        int64_t id = sqlite3_column_int64(st, 1);
+        if (!p || id < 0 || id > (1 << 30)) continue;
+        const char *s = (const char *)sqlite3_column_text(st, 2);
+        int n = sqlite3_column_bytes(st, 2);
+        while (p->str.n <= (size_t)id) {
+            if (GP_VEC_PUSH(p->str, 0) || GP_VEC_PUSH(p->cat, 0)) {
+                L->oom = 1;
+                break;
+            }
+        }
+        if ((size_t)id < p->str.n) {
+            uint32_t tid = gp_trace_str(L->t, s ? s : "", s ? (size_t)n : 0);
+            if (tid == GP_NO_INDEX)
+                L->oom = 1;
+            else
+                p->str.v[id] = tid;
+        }
+    }
+    sqlite3_finalize(st);
+    /* tracks: host threads keep (pid, tid); device queues/streams are drawn
+     * like Kineto's GPU tracks, (device, stream), within the process */
+    if ((rc = prep(L,
+                   "SELECT t.proc, t.id, t.type, t.tid, t.device, t.name, p.exe FROM tracks t "
+                   "JOIN processes p ON p.id = t.proc WHERE p.run = ?1 ORDER BY t.proc, t.id",
+                   &st, err)))
+        return rc;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        int64_t id = sqlite3_column_int64(st, 1);
+        if (!p || id < 0 || id > (1 << 24)) continue;
+        int type = sqlite3_column_int(st, 2);
+        int64_t tid = sqlite3_column_int64(st, 3);
+        int64_t dev = col_opt(st, 4);
+        const char *name = (const char *)sqlite3_column_text(st, 5);
+        const char *exe = (const char *)sqlite3_column_text(st, 6);
+        uint32_t k;
+        if (type == GP_STORE_TRACK_QUEUE) {
+            /* one GPU "process" per (recorded process, device) */
+            k = gp_trace_track(L->t, p->pid * 1000 + (dev >= 0 ? dev : 999), tid, 0, 0);
+        } else {
+            k = gp_trace_track(L->t, p->pid, tid, 0, 0);
+        }
+        if (k == GP_NO_INDEX) {
+            L->oom = 1;
+            continue;
+        }
+        gp_track *tk = &L->t->tracks.v[k];
+        if (type == GP_STORE_TRACK_QUEUE) {
+            tk->type = GP_TRACK_GPU;
+            tk->device = dev >= 0 ? (int32_t)dev : GP_NONE;
+            tk->stream = tid;
+        }
+        if (name) tk->name = gp_trace_str(L->t, name, strlen(name));
+        if (exe) {
+            const char *base = strrchr(exe, '/');
+            base = base ? base + 1 : exe;
+            tk->process_name = gp_trace_str(L->t, base, strlen(base));
+        }
+        while (p->track.n <= (size_t)id)
+            if (GP_VEC_PUSH(p->track, GP_NO_INDEX)) {
+                L->oom = 1;
+                break;
+            }
+        if ((size_t)id < p->track.n) p->track.v[id] = k;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static void add_flow(loader *L, int64_t corr, int64_t ts, uint32_t track, char ph)
+{
+    gp_flow f = {ts, corr, track, L->cat_flow, ph, ph == 'f' ? 1 : 0};
+    if (GP_VEC_PUSH(L->t->flows, f)) L->oom = 1;
+}
+
+static int push_slice(loader *L, const gp_slice *s)
+{
+    if (s->track == GP_NO_INDEX) return 0;
+    if (GP_VEC_PUSH(L->t->slices, *s)) {
+        L->oom = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static int load_events(loader *L, gp_err *err)
+{
+    gp_trace *t = L->t;
+    sqlite3_stmt *st;
+    int rc;
+    /* API calls: launches get the start of a flow to their device work */
+    if ((rc = prep(L,
+                   "SELECT proc, track, cat, name, ts, dur, corr FROM api_calls WHERE " RUN_PROCS
+                   " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        gp_slice s = {0};
+        s.track = map_track(p, sqlite3_column_int64(st, 1));
+        s.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
+        s.name = map_str(p, sqlite3_column_int64(st, 3));
+        s.ts = sqlite3_column_int64(st, 4);
+        s.dur = sqlite3_column_int64(st, 5);
+        s.correlation = col_opt(st, 6);
+        s.external_id = GP_NONE;
+        s.gpu = GP_NO_INDEX;
+        if (push_slice(L, &s) && s.correlation != GP_NONE)
+            add_flow(L, s.correlation, s.ts, s.track, 's');
+    }
+    sqlite3_finalize(st);
+    /* kernels */
+    if ((rc = prep(L,
+                   "SELECT proc, track, name, ts, dur, corr, device, context, stream, grid_x, "
+                   "grid_y, grid_z, block_x, block_y, block_z, registers, shared_mem FROM kernels "
+                   "WHERE " RUN_PROCS " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        gp_slice s = {0};
+        s.track = map_track(p, sqlite3_column_int64(st, 1));
+        s.cat = L->cat_kernel;
+        s.name = map_str(p, sqlite3_column_int64(st, 2));
+        s.ts = sqlite3_column_int64(st, 3);
+        s.dur = sqlite3_column_int64(st, 4);
+        s.correlation = col_opt(st, 5);
+        s.external_id = GP_NONE;
+        gp_gpu_info g;
+        memset(&g, 0, sizeof g);
+        g.device = (int32_t)col_opt(st, 6);
+        g.context = (int32_t)col_opt(st, 7);
+        g.stream = col_opt(st, 8);
+        for (int k = 0; k < 3; k++) {
+            g.grid[k] = sqlite3_column_int(st, 9 + k);
+            g.block[k] = sqlite3_column_int(st, 12 + k);
+        }
+        g.registers = (int32_t)col_opt(st, 15);
+        g.shared_mem = (int32_t)col_opt(st, 16);
+        g.blocks_per_sm = g.warps_per_sm = g.occupancy_pct = (float)NAN;
+        g.bytes = GP_NONE;
+        if (GP_VEC_PUSH(t->gpu_info, g)) L->oom = 1;
+        s.gpu = (uint32_t)(t->gpu_info.n - 1);
+        if (push_slice(L, &s) && s.correlation != GP_NONE)
+            add_flow(L, s.correlation, s.ts, s.track, 'f');
+    }
+    sqlite3_finalize(st);
+    /* copies and memsets */
+    if ((rc = prep(L,
+                   "SELECT proc, track, cat, name, ts, dur, corr, device, context, stream, bytes, "
+                   "copy_kind, src_kind, dst_kind FROM copies WHERE " RUN_PROCS " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        gp_slice s = {0};
+        s.track = map_track(p, sqlite3_column_int64(st, 1));
+        s.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
+        s.name = map_str(p, sqlite3_column_int64(st, 3));
+        s.ts = sqlite3_column_int64(st, 4);
+        s.dur = sqlite3_column_int64(st, 5);
+        s.correlation = col_opt(st, 6);
+        s.external_id = GP_NONE;
+        gp_gpu_info g;
+        memset(&g, 0, sizeof g);
+        g.device = (int32_t)col_opt(st, 7);
+        g.context = (int32_t)col_opt(st, 8);
+        g.stream = col_opt(st, 9);
+        g.bytes = col_opt(st, 10);
+        g.copy_kind = (uint8_t)sqlite3_column_int(st, 11);
+        g.src_kind = (uint8_t)sqlite3_column_int(st, 12);
+        g.dst_kind = (uint8_t)sqlite3_column_int(st, 13);
+        g.registers = g.shared_mem = GP_NONE;
+        g.blocks_per_sm = g.warps_per_sm = g.occupancy_pct = (float)NAN;
+        if (GP_VEC_PUSH(t->gpu_info, g)) L->oom = 1;
+        s.gpu = (uint32_t)(t->gpu_info.n - 1);
+        if (push_slice(L, &s) && s.correlation != GP_NONE)
+            add_flow(L, s.correlation, s.ts, s.track, 'f');
+    }
+    sqlite3_finalize(st);
+    /* other ranges */
+    if ((rc = prep(L,
+                   "SELECT proc, track, cat, name, ts, dur, corr FROM slices WHERE " RUN_PROCS
+                   " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        gp_slice s = {0};
+        s.track = map_track(p, sqlite3_column_int64(st, 1));
+        s.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
+        s.name = map_str(p, sqlite3_column_int64(st, 3));
+        s.ts = sqlite3_column_int64(st, 4);
+        s.dur = sqlite3_column_int64(st, 5);
+        s.correlation = col_opt(st, 6);
+        s.external_id = GP_NONE;
+        s.gpu = GP_NO_INDEX;
+        push_slice(L, &s);
+    }
+    sqlite3_finalize(st);
+    /* marks */
+    if ((rc = prep(L,
+                   "SELECT proc, track, cat, name, ts FROM instants WHERE " RUN_PROCS
+                   " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        gp_instant in = {sqlite3_column_int64(st, 4), map_str(p, sqlite3_column_int64(st, 3)),
+                         map_track(p, sqlite3_column_int64(st, 1)),
+                         map_cat(L, p, sqlite3_column_int64(st, 2)), 't'};
+        if (in.track != GP_NO_INDEX && GP_VEC_PUSH(t->instants, in)) L->oom = 1;
+    }
+    sqlite3_finalize(st);
+    /* counters: one series per (name, track) */
+    if ((rc = prep(L,
+                   "SELECT proc, track, name, ts, value FROM counters WHERE " RUN_PROCS
+                   " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        uint32_t track = map_track(p, sqlite3_column_int64(st, 1));
+        uint32_t name = map_str(p, sqlite3_column_int64(st, 2));
+        if (track == GP_NO_INDEX) continue;
+        uint32_t series = GP_NO_INDEX;
+        for (size_t i = t->series.n; i-- > 0;)
+            if (t->series.v[i].name == name && t->series.v[i].track == track) {
+                series = (uint32_t)i;
+                break;
+            }
+        if (series == GP_NO_INDEX) {
+            gp_series se = {name, track};
+            if (GP_VEC_PUSH(t->series, se)) {
+                L->oom = 1;
+                break;
+            }
+            series = (uint32_t)(t->series.n - 1);
+        }
+        gp_counter_sample cs = {sqlite3_column_int64(st, 3), sqlite3_column_double(st, 4), series};
+        if (GP_VEC_PUSH(t->counters, cs)) L->oom = 1;
+    }
+    sqlite3_finalize(st);
+    /* memory */
+    if ((rc = prep(L,
+                   "SELECT proc, track, ts, addr, bytes, device FROM memory WHERE " RUN_PROCS
+                   " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        if (!p) continue;
+        gp_mem_event m = {0};
+        m.ts = sqlite3_column_int64(st, 2);
+        m.addr = (uint64_t)sqlite3_column_int64(st, 3);
+        m.bytes = sqlite3_column_int64(st, 4);
+        m.total_allocated = m.total_reserved = GP_NONE;
+        m.track = map_track(p, sqlite3_column_int64(st, 1));
+        m.device_type = 1;
+        m.device_id = (int16_t)col_opt(st, 5);
+        if (m.track != GP_NO_INDEX && GP_VEC_PUSH(t->mem_events, m)) L->oom = 1;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err)
+{
+    loader L = {0};
+    L.path = path;
+    int rc = open_ro(path, &L.db, err);
+    if (rc) return rc;
+    sqlite3_stmt *st = NULL;
+    int64_t wall = 0, mono = 0;
+    sqlite3_prepare_v2(L.db,
+                       run > 0 ? "SELECT id, start_wall_ns, start_mono_ns FROM runs WHERE id = ?1"
+                               : "SELECT id, start_wall_ns, start_mono_ns FROM runs ORDER BY id "
+                                 "DESC LIMIT 1",
+                       -1, &st, NULL);
+    if (run > 0) sqlite3_bind_int64(st, 1, run);
+    if (!st || sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        sqlite3_close(L.db);
+        if (run > 0) return gp_err_set(err, GP_ENOTFOUND, "%s: no run %lld", path, (long long)run);
+        return gp_err_set(err, GP_ENOTFOUND, "%s: the store holds no run", path);
+    }
+    L.run = sqlite3_column_int64(st, 0);
+    wall = sqlite3_column_int64(st, 1);
+    mono = sqlite3_column_int64(st, 2);
+    sqlite3_finalize(st);
+
+    L.t = gp_trace_create();
+    if (!L.t) {
+        sqlite3_close(L.db);
+        return gp_err_set(err, GP_ENOMEM, "out of memory");
+    }
+    uint32_t ck = gp_trace_category(L.t, "kernel", 6);
+    uint32_t cf = gp_trace_category(L.t, "ac2g", 4);
+    L.cat_kernel = (uint16_t)ck;
+    L.cat_flow = (uint16_t)cf;
+    if (ck == GP_NO_INDEX || cf == GP_NO_INDEX) L.oom = 1;
+    if (!L.oom && !(rc = load_procs(&L, err))) rc = load_events(&L, err);
+    for (size_t i = 0; i < L.procs.n; i++) {
+        GP_VEC_FREE(L.procs.v[i].str);
+        GP_VEC_FREE(L.procs.v[i].track);
+        GP_VEC_FREE(L.procs.v[i].cat);
+    }
+    GP_VEC_FREE(L.procs);
+    sqlite3_close(L.db);
+    if (!rc && L.oom) rc = gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
+    if (rc) {
+        gp_trace_destroy(L.t);
+        return rc;
+    }
+    char src[4096];
+    snprintf(src, sizeof src, "%s:%lld", path, (long long)L.run);
+    L.t->meta.source = gp_trace_str(L.t, src, strlen(src));
+    L.t->meta.trace_name = L.t->meta.source;
+    /* timestamps are CLOCK_MONOTONIC; the base makes t0_abs_ns an epoch time */
+    L.t->meta.has_base_time = 1;
+    L.t->meta.base_time_ns = wall - mono;
+    L.t->meta.events_read = L.t->slices.n + L.t->instants.n + L.t->counters.n + L.t->mem_events.n;
+    gp_trace_finish(L.t);
+    *out = L.t;
+    return 0;
+}
+
+int gp_store_runs(const char *path, gp_store_run_row **rows, size_t *n, gp_err *err)
+{
+    sqlite3 *db;
+    int rc = open_ro(path, &db, err);
+    if (rc) return rc;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT r.id, r.start_wall_ns, r.duration_ns, r.exit_status, "
+            "coalesce(r.dropped, (SELECT sum(dropped) FROM processes WHERE run = r.id)), "
+            "(SELECT sum(events) FROM processes WHERE run = r.id), (SELECT count(*) FROM "
+            "processes WHERE run = r.id), r.command, r.host, r.devices, r.version FROM runs r "
+            "ORDER BY r.id",
+            -1, &st, NULL) != SQLITE_OK) {
+        rc = gp_err_set(err, GP_EPARSE, "%s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return rc;
+    }
+    GP_VEC(gp_store_run_row) v = {0};
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        gp_store_run_row r;
+        r.id = sqlite3_column_int64(st, 0);
+        r.start_wall_ns = col_opt(st, 1);
+        r.duration_ns = col_opt(st, 2);
+        r.exit_status = col_opt(st, 3);
+        r.dropped = col_opt(st, 4);
+        r.events = col_opt(st, 5);
+        r.processes = col_opt(st, 6);
+        char **dst[4] = {&r.command, &r.host, &r.devices, &r.version};
+        for (int k = 0; k < 4; k++) {
+            const char *s = (const char *)sqlite3_column_text(st, 7 + k);
+            *dst[k] = gp_xstrdup(s ? s : "");
+        }
+        if (GP_VEC_PUSH(v, r)) {
+            for (int k = 0; k < 4; k++) free(*dst[k]);
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (rc) {
+        gp_store_runs_free(v.v, v.n);
+        return rc;
+    }
+    *rows = v.v;
+    *n = v.n;
+    return 0;
+}
+
+void gp_store_runs_free(gp_store_run_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].command);
+        free(rows[i].host);
+        free(rows[i].devices);
+        free(rows[i].version);
+    }
+    free(rows);
+}
+
+int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *err)
+{
+    FILE *f = fp;
+    sqlite3 *db;
+    int rc = open_ro(path, &db, err);
+    if (rc) return rc;
+    const char *tail = sql;
+    gp_sbuf b = {0};
+    while (tail && *tail) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
+            rc = gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
+            break;
+        }
+        if (!st) break; /* trailing whitespace or comment */
+        int nc = sqlite3_column_count(st);
+        if (!json && nc) {
+            for (int c = 0; c < nc; c++)
+                fprintf(f, "%s%s", c ? "|" : "", sqlite3_column_name(st, c));
+            fputc('\n', f);
+        }
+        int s;
+        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+            gp_sbuf_reset(&b);
+            if (json) gp_sbuf_putc(&b, '{');
+            for (int c = 0; c < nc; c++) {
+                if (json)
+                    gp_json_key(&b, sqlite3_column_name(st, c), c > 0);
+                else if (c)
+                    gp_sbuf_putc(&b, '|');
+                switch (sqlite3_column_type(st, c)) {
+                case SQLITE_NULL:
+                    gp_sbuf_puts(&b, json ? "null" : "");
+                    break;
+                case SQLITE_INTEGER:
+                    gp_json_int(&b, sqlite3_column_int64(st, c));
+                    break;
+                case SQLITE_FLOAT:
+                    gp_json_num(&b, sqlite3_column_double(st, c));
+                    break;
+                default: {
+                    const char *txt = (const char *)sqlite3_column_text(st, c);
+                    if (json)
+                        gp_json_str(&b, txt ? txt : "");
+                    else
+                        gp_sbuf_puts(&b, txt ? txt : "");
+                }
+                }
+            }
+            if (json) gp_sbuf_putc(&b, '}');
+            gp_sbuf_putc(&b, '\n');
+            gp_sbuf_write(&b, f);
+        }
+        if (s != SQLITE_DONE) {
+            rc = gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
+            sqlite3_finalize(st);
+            break;
+        }
+        sqlite3_finalize(st);
+    }
+    gp_sbuf_free(&b);
+    sqlite3_close(db);
+    return rc;
+}

@@ -1,0 +1,262 @@
+/* tests/test_store.c: the SQLite run store: writer thread, reader into the
+ * trace model, runs bookkeeping, redaction, crash safety under SIGKILL. */
+#include "core/clock.h"
+#include "store/store.h"
+#include "test.h"
+#include "trace/load.h"
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void tmp_path(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n, "/tmp/gp_test_store_%s_%d.db", tag, (int)getpid());
+    char x[600];
+    unlink(buf);
+    snprintf(x, sizeof x, "%s-wal", buf);
+    unlink(x);
+    snprintf(x, sizeof x, "%s-shm", buf);
+    unlink(x);
+}
+
+static int64_t new_run(const char *path)
+{
+    gp_store *s;
+    gp_err err = {0};
+    if (gp_store_open(path, &s, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    gp_store_run_info ri = {"prog --flag", "host", gp_clock_wall_ns(), gp_clock_mono_ns(), 1};
+    int64_t run = gp_store_run_begin(s, &ri, &err);
+    gp_store_close(s);
+    return run;
+}
+
+typedef struct thr_arg {
+    gp_store_writer *w;
+    int idx, n;
+} thr_arg;
+
+static void *producer(void *a_)
+{
+    thr_arg *a = a_;
+    uint32_t th = gp_store_writer_track(a->w, GP_STORE_TRACK_THREAD, 100 + a->idx, GP_NONE, NULL);
+    uint32_t q = gp_store_writer_track(a->w, GP_STORE_TRACK_QUEUE, 7, 0, "queue 7");
+    uint32_t cat = gp_store_writer_str(a->w, "runtime");
+    uint32_t launch = gp_store_writer_str(a->w, "clEnqueueNDRangeKernel");
+    char kn[32];
+    snprintf(kn, sizeof kn, "kern%d", a->idx);
+    uint32_t kname = gp_store_writer_str(a->w, kn);
+    for (int i = 0; i < a->n; i++) {
+        gp_store_ev ev[2];
+        int64_t corr = (int64_t)a->idx * 1000000 + i;
+        gp_store_ev_init(&ev[0], GP_ST_API);
+        ev[0].track = th;
+        ev[0].cat = cat;
+        ev[0].name = launch;
+        ev[0].ts = 1000000 + i * 1000;
+        ev[0].dur = 100;
+        ev[0].corr = corr;
+        gp_store_ev_init(&ev[1], GP_ST_KERNEL);
+        ev[1].track = q;
+        ev[1].name = kname;
+        ev[1].ts = 1000000 + i * 1000 + 200;
+        ev[1].dur = 500;
+        ev[1].corr = corr;
+        ev[1].grid[0] = 64;
+        ev[1].block[0] = 32;
+        ev[1].device = 0;
+        ev[1].stream = 7;
+        gp_store_writer_put(a->w, ev, 2);
+    }
+    return NULL;
+}
+
+TEST(store_write_read)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "rw");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    gp_err err = {0};
+    gp_store_writer_opts o = {50, 0, "test"};
+    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+    ASSERT(w != NULL);
+    gp_store_writer_device(w, "opencl", "cpu-device");
+    enum { T = 4, N = 5000 };
+    pthread_t th[T];
+    thr_arg a[T];
+    for (int i = 0; i < T; i++) {
+        a[i] = (thr_arg){w, i, N};
+        pthread_create(&th[i], NULL, producer, &a[i]);
+    }
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    gp_store_ev m;
+    gp_store_ev_init(&m, GP_ST_MEM);
+    m.track = gp_store_writer_track(w, GP_STORE_TRACK_THREAD, 100, GP_NONE, NULL);
+    m.ts = 2000000;
+    m.bytes = 4096;
+    m.addr = 0x1000;
+    gp_store_writer_put(w, &m, 1);
+    gp_store_writer_add_dropped(w, 3);
+    ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
+    gp_store *s;
+    ASSERT_EQ_INT(gp_store_open(path, &s, &err), 0);
+    ASSERT_EQ_INT(gp_store_run_end(s, run, 0, 12345, &err), 0);
+    gp_store_close(s);
+
+    gp_trace *t = NULL;
+    int rc = gp_store_load(path, 0, &t, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    ASSERT_EQ_INT(rc, 0);
+    ASSERT_EQ_INT((long long)t->slices.n, 2LL * T * N);
+    ASSERT_EQ_INT((long long)t->flows.n, 2LL * T * N);
+    ASSERT_EQ_INT((long long)t->mem_events.n, 1);
+    size_t kernels = 0, launches = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *sl = &t->slices.v[i];
+        gp_kind k = gp_slice_kind(t, sl);
+        if (k == GP_K_KERNEL) {
+            kernels++;
+            ASSERT(sl->gpu != GP_NO_INDEX);
+            ASSERT_EQ_INT(t->gpu_info.v[sl->gpu].grid[0], 64);
+            ASSERT_EQ_INT(t->tracks.v[sl->track].type, GP_TRACK_GPU);
+            ASSERT_EQ_INT((int)t->tracks.v[sl->track].stream, 7);
+            ASSERT_EQ_INT(sl->dur, 500);
+            ASSERT(!strncmp(gp_trace_s(t, sl->name), "kern", 4));
+        } else if (k == GP_K_RUNTIME) {
+            launches++;
+            ASSERT_EQ_STR(gp_trace_s(t, sl->name), "clEnqueueNDRangeKernel");
+        }
+    }
+    ASSERT_EQ_INT((long long)kernels, (long long)T * N);
+    ASSERT_EQ_INT((long long)launches, (long long)T * N);
+    ASSERT_EQ_INT(t->t_begin, 0);
+    gp_trace_destroy(t);
+
+    gp_store_run_row *rows;
+    size_t nr;
+    ASSERT_EQ_INT(gp_store_runs(path, &rows, &nr, &err), 0);
+    ASSERT_EQ_INT((long long)nr, 1);
+    ASSERT_EQ_INT(rows[0].exit_status, 0);
+    ASSERT_EQ_INT(rows[0].duration_ns, 12345);
+    ASSERT_EQ_INT(rows[0].dropped, 3);
+    ASSERT_EQ_INT(rows[0].events, 2LL * T * N + 1);
+    ASSERT_EQ_STR(rows[0].devices, "opencl: cpu-device");
+    gp_store_runs_free(rows, nr);
+
+    /* the path loader takes FILE and FILE:ID; a missing run is an error */
+    char spec[300];
+    snprintf(spec, sizeof spec, "%s:%lld", path, (long long)run);
+    char *p2[] = {spec};
+    size_t cnt = 0;
+    char **files = gp_paths_expand(p2, 1, &cnt, &err);
+    ASSERT(files != NULL);
+    ASSERT_EQ_INT((long long)cnt, 1);
+    gp_trace *tr[1];
+    ASSERT_EQ_INT(gp_load_many(files, 1, 1, tr, &err), 0);
+    ASSERT_EQ_INT((long long)tr[0]->slices.n, 2LL * T * N);
+    gp_trace_destroy(tr[0]);
+    gp_paths_free(files);
+    ASSERT(gp_store_load(path, run + 5, &t, &err) == GP_ENOTFOUND);
+    ASSERT_CONTAINS(err.msg, "no run");
+    unlink(path);
+}
+
+TEST(store_redact)
+{
+    char *argv[] = {"train.py",
+                    "--password",
+                    "hunter2",
+                    "--api-key=abc",
+                    "TOKEN=xyz",
+                    "--lr",
+                    "0.1",
+                    "https://bob:pw1@example.com/x",
+                    "ghp_abcdefgh12345678",
+                    "aB3dE5gH7jK9mN1pQ3rS5tU7",
+                    "plain words"};
+    char *s = gp_store_redact_argv(argv, 11);
+    ASSERT_EQ_STR(s, "train.py --password '<redacted>' '--api-key=<redacted>' 'TOKEN=<redacted>' "
+                     "--lr 0.1 'https://bob:<redacted>@example.com/x' '<redacted>' '<redacted>' "
+                     "'plain words'");
+    ASSERT(!strstr(s, "hunter2") && !strstr(s, "pw1") && !strstr(s, "xyz"));
+    free(s);
+}
+
+/* A child writes events with ts = 0, 1, 2, ... as fast as it can; it is
+ * killed with SIGKILL. The store must open and hold exactly ts 0..n-1. */
+TEST(store_sigkill_prefix)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "kill");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        gp_err err = {0};
+        gp_store_writer_opts o = {100, 0, "test"};
+        gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+        if (!w) _exit(3);
+        uint32_t tr = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+        uint32_t nm = gp_store_writer_str(w, "k");
+        for (int64_t i = 0;; i++) {
+            gp_store_ev e;
+            gp_store_ev_init(&e, GP_ST_KERNEL);
+            e.track = tr;
+            e.name = nm;
+            e.ts = i;
+            e.dur = 1;
+            gp_store_writer_put(w, &e, 1);
+            if ((i & 1023) == 0) usleep(200);
+        }
+    }
+    ASSERT(pid > 0);
+    usleep(700 * 1000);
+    int64_t killed_at = gp_clock_mono_ns();
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ASSERT(WIFSIGNALED(status));
+    (void)killed_at;
+    gp_trace *t = NULL;
+    gp_err err = {0};
+    int rc = gp_store_load(path, run, &t, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    ASSERT_EQ_INT(rc, 0);
+    ASSERT(t->slices.n > 1000); /* ~0.6 s of commits every 100 ms */
+    int64_t t0 = t->slices.v[0].ts;
+    for (size_t i = 0; i < t->slices.n; i++) ASSERT_EQ_INT(t->slices.v[i].ts - t0, (int64_t)i);
+    printf("  %zu events readable after SIGKILL\n", t->slices.n);
+    gp_trace_destroy(t);
+    unlink(path);
+}
+
+TEST(store_spec)
+{
+    char *f;
+    int64_t run;
+    ASSERT_EQ_INT(gp_store_spec("/nonexistent.db:3", &f, &run), 0);
+    ASSERT_EQ_INT(gp_store_spec(GP_TEST_DATA, &f, &run), 0);
+    char path[256];
+    tmp_path(path, sizeof path, "spec");
+    ASSERT(new_run(path) > 0);
+    ASSERT_EQ_INT(gp_store_spec(path, &f, &run), 1);
+    ASSERT_EQ_STR(f, path);
+    ASSERT_EQ_INT(run, 0);
+    free(f);
+    char spec[300];
+    snprintf(spec, sizeof spec, "%s:12", path);
+    ASSERT_EQ_INT(gp_store_spec(spec, &f, &run), 1);
+    ASSERT_EQ_STR(f, path);
+    ASSERT_EQ_INT(run, 12);
+    free(f);
+    unlink(path);
+}
+
+TEST_MAIN(store_write_read, store_redact, store_sigkill_prefix, store_spec)
