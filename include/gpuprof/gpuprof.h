@@ -1,0 +1,278 @@
+/* gpuprof/gpuprof.h: libgpuprof, the in-process instrumentation library:
+ * ranges, function timing, kernel timers (CUDA events, OpenCL events), a
+ * memory tracker, counters/observations and in-process results. */
+#ifndef GPUPROF_GPUPROF_H
+#define GPUPROF_GPUPROF_H
+#include <gpuprof/common.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Profilers                                                          */
+
+typedef struct gp_profiler gp_profiler; /* opaque */
+
+typedef struct gp_options {
+    int start_disabled;  /* 1: recording starts off (enable with gp_enable) */
+    int clock;           /* 0: auto (TSC when invariant, else CLOCK_MONOTONIC), 1: always
+                            CLOCK_MONOTONIC */
+    int leak_report;     /* 0: print the leak report at destroy, 1: never */
+    FILE *report_stream; /* where the leak report goes (NULL: stderr) */
+    const char *name;    /* process/profiler name used in exports (NULL: "gpuprof") */
+} gp_options;
+
+/* Creates a profiler (opts may be NULL for defaults). Returns NULL on out of
+ * memory. The caller destroys it with gp_profiler_destroy. */
+GP_API gp_profiler *gp_profiler_create(const gp_options *opts);
+/* Destroys p: prints the leak report for tracked buffers never untracked
+ * (unless disabled in the options) and frees everything. No thread may record
+ * into p during or after this call. NULL is ignored. */
+GP_API void gp_profiler_destroy(gp_profiler *p);
+/* Returns the process-wide default profiler, created on first use with
+ * default options (thread-safe). It lives until exit; never destroy it. */
+GP_API gp_profiler *gp_default(void);
+/* Turns recording on/off at run time (any thread). Ranges opened while on are
+ * still closed by their gp_range_end after turning off. */
+GP_API void gp_enable(gp_profiler *p);
+GP_API void gp_disable(gp_profiler *p);
+GP_API int gp_enabled(const gp_profiler *p);
+/* Discards everything recorded so far (ranges, kernel times, counters,
+ * observations); tracked buffers stay tracked but the peak restarts at the
+ * current total. Ranges open at the time are dropped. Returns 0. */
+GP_API int gp_profiler_reset(gp_profiler *p);
+/* The last error message of p (empty string when none). */
+GP_API const char *gp_last_error(const gp_profiler *p);
+
+/* ------------------------------------------------------------------ */
+/* Ranges                                                             */
+
+/* Where a range ran and which backend it used (the seed's attributes). */
+typedef enum gp_device_kind { GP_DEV_UNSET = 0, GP_DEV_CPU, GP_DEV_GPU } gp_device_kind;
+typedef enum gp_backend {
+    GP_BACKEND_UNSET = 0,
+    GP_BACKEND_CPU,
+    GP_BACKEND_CUDA,
+    GP_BACKEND_OPENCL
+} gp_backend;
+
+/* Opens a range named `name` on the calling thread (ranges nest per thread).
+ * `name` is stored by pointer: it must stay valid until p is destroyed
+ * (string literals, or strings from gp_intern). Cheap: no lock, no
+ * allocation except one chunk per 2,048 events. Does nothing when disabled. */
+GP_API void gp_range_begin(gp_profiler *p, const char *name);
+/* Closes the innermost open range of the calling thread; ignored when none. */
+GP_API void gp_range_end(gp_profiler *p);
+/* gp_range_begin plus the seed's attributes: device, backend and a size in
+ * bytes (negative: none). */
+GP_API void gp_range_begin_ex(gp_profiler *p, const char *name, gp_device_kind device,
+                              gp_backend backend, int64_t bytes);
+/* Attach a user key/value to the innermost open range of this thread. `key`
+ * is stored by pointer (same rule as names); the string value is copied.
+ * Ignored when no range is open or recording is off. */
+GP_API void gp_range_attr_int(gp_profiler *p, const char *key, int64_t value);
+GP_API void gp_range_attr_str(gp_profiler *p, const char *key, const char *value);
+/* Returns a copy of s owned by p (same string -> same pointer), usable as a
+ * range name or key when s itself does not live long enough; NULL on OOM. */
+GP_API const char *gp_intern(gp_profiler *p, const char *s);
+
+/* Helpers for GP_SCOPE (not for direct use). */
+GP_API gp_profiler *gp_scope_begin_(gp_profiler *p, const char *name);
+static inline void gp_scope_end_(gp_profiler **pp)
+{
+    if (*pp) gp_range_end(*pp);
+}
+#define GP_CAT2_(a, b) a##b
+#define GP_CAT_(a, b)  GP_CAT2_(a, b)
+/* GP_SCOPE(p, "name"): a range that ends itself when the enclosing block is
+ * left (uses the GCC/Clang cleanup attribute). */
+#define GP_SCOPE(p, name)                                                                          \
+    gp_profiler *GP_CAT_(gp_scope_, __LINE__) __attribute__((cleanup(gp_scope_end_), unused)) =    \
+        gp_scope_begin_((p), (name))
+/* GP_FUNC(p): a scope named after the enclosing function (the seed's
+ * decorator, placed as the first statement of the function). */
+#define GP_FUNC(p) GP_SCOPE(p, __func__)
+/* GP_TIME_CALL(p, call): times one function call (any expression statement)
+ * as a range named after the call text, e.g. GP_TIME_CALL(p, sort(v, n)). */
+#define GP_TIME_CALL(p, call)                                                                      \
+    do {                                                                                           \
+        gp_profiler *gp_tc_p_ = gp_scope_begin_((p), #call);                                       \
+        call;                                                                                      \
+        if (gp_tc_p_) gp_range_end(gp_tc_p_);                                                      \
+    } while (0)
+
+/* Records calls to functions compiled with -finstrument-functions into
+ * gp_default() (built with -DGP_INSTRUMENT_FUNCTIONS=ON; link
+ * libgpuprof_finstr and -rdynamic so that dladdr can name the functions).
+ * These switch the hooks on/off for the calling process (default on). */
+GP_API void gp_finstr_enable(int on);
+/* Hook helper for libgpuprof_finstr (not for direct use): opens a range named
+ * after the function at address fn (symbolized with dladdr when results are
+ * computed); closed by gp_range_end. Returns 1 when recorded, else 0. */
+GP_API int gp_func_enter_(gp_profiler *p, const void *fn);
+
+/* ------------------------------------------------------------------ */
+/* Kernel timers                                                      */
+
+/* CUDA: records a CUDA event pair on `stream` (a cudaStream_t, NULL = the
+ * default stream) around the work enqueued between begin and end. Times are
+ * read later (at a results call or gp_kernels_resolve) without synchronizing
+ * in the hot path. libcudart is loaded with dlopen at the first call.
+ * Returns 0, GP_EUNSUPPORTED (built without the CUDA toolkit), GP_ENODEV (no
+ * libcudart / no device: message in gp_last_error), GP_ESTATE (end without
+ * begin on this stream). */
+GP_API int gp_cuda_begin(gp_profiler *p, const char *name, void *stream);
+GP_API int gp_cuda_end(gp_profiler *p, const char *name, void *stream);
+
+struct _cl_event; /* cl_event is struct _cl_event * */
+/* OpenCL: times the command behind `ev` (queue created with
+ * CL_QUEUE_PROFILING_ENABLE) from CL_PROFILING_COMMAND_START/END once it
+ * completes. The event is retained until resolved. Returns 0,
+ * GP_EUNSUPPORTED (built without OpenCL), GP_EINVAL (bad event). */
+GP_API int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev);
+
+/* Waits for (when `wait` is 1) or polls all pending CUDA/OpenCL timings and
+ * moves completed ones into the results. Returns the number still pending. */
+GP_API int gp_kernels_resolve(gp_profiler *p, int wait);
+
+/* Per-kernel statistics (times in ns). */
+typedef struct gp_kernel_row {
+    char *name;
+    gp_backend backend;
+    uint64_t count;
+    int64_t total_ns, min_ns, max_ns;
+    double mean_ns, std_ns;
+} gp_kernel_row;
+/* Resolves completed timings and returns per-kernel rows sorted by total
+ * descending in *rows (caller frees with gp_kernel_rows_free). 0 or GP_ENOMEM. */
+GP_API int gp_kernel_stats(gp_profiler *p, gp_kernel_row **rows, size_t *n);
+GP_API void gp_kernel_rows_free(gp_kernel_row *rows, size_t n);
+/* The seed's kernel report: kernel, calls, total, mean, min, max, TOTAL row. */
+GP_API void gp_print_kernels(gp_profiler *p, FILE *f);
+
+/* ------------------------------------------------------------------ */
+/* Memory tracker                                                     */
+
+/* Tracks a buffer (e.g. a device allocation): name (copied), address (the
+ * key), size, shape (ndim dims, copied; may be NULL/0) and dtype (copied, may
+ * be NULL). Returns 0, GP_EINVAL (NULL ptr or already tracked) or GP_ENOMEM. */
+GP_API int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes,
+                        const int64_t *shape, int ndim, const char *dtype);
+/* Stops tracking ptr. Returns 0 or GP_ENOTFOUND. */
+GP_API int gp_mem_untrack(gp_profiler *p, const void *ptr);
+/* Bytes currently tracked, and the peak since create/reset. */
+GP_API int64_t gp_mem_current(gp_profiler *p);
+GP_API int64_t gp_mem_peak(gp_profiler *p);
+/* Number of buffers currently tracked. */
+GP_API size_t gp_mem_count(gp_profiler *p);
+
+/* Device memory pool statistics; fields are valid only when *_valid is 1. */
+typedef struct gp_mem_pool {
+    gp_backend backend;
+    int total_valid, free_valid;
+    int64_t total_bytes, free_bytes;
+} gp_mem_pool;
+/* Names the OpenCL device (a cl_device_id) whose global memory size the
+ * memory report shows. Returns 0 or GP_EUNSUPPORTED. */
+GP_API int gp_mem_set_cl_device(gp_profiler *p, void *cl_device_id);
+/* Fills *out from the CUDA runtime (cudaMemGetInfo) when a device is usable,
+ * else from the OpenCL device set above. Returns 0 or GP_ENODEV. */
+GP_API int gp_mem_pool_info(gp_profiler *p, gp_mem_pool *out);
+/* The seed's memory report: current, peak, per-buffer table (name, shape,
+ * dtype, size), device pool statistics when available. */
+GP_API void gp_print_memory(gp_profiler *p, FILE *f);
+/* Prints the buffers still tracked ("leaks") to f; returns their number. */
+GP_API size_t gp_print_leaks(gp_profiler *p, FILE *f);
+
+/* ------------------------------------------------------------------ */
+/* Counters and observations                                          */
+
+/* Appends a sample to the time series `name` (stored by pointer, as range
+ * names). Lock-free; ignored when disabled. */
+GP_API void gp_counter(gp_profiler *p, const char *name, double value);
+/* Adds one value to the distribution `name` (e.g. an inference latency in
+ * ms). Lock-free; ignored when disabled. */
+GP_API void gp_observe(gp_profiler *p, const char *name, double value);
+
+typedef struct gp_observation {
+    uint64_t count;
+    double sum, mean, std, min, max, p50, p95, p99;
+} gp_observation;
+/* Statistics of the distribution `name`. Returns 0 or GP_ENOTFOUND. */
+GP_API int gp_observation_stats(gp_profiler *p, const char *name, gp_observation *out);
+/* Samples recorded for counter `name`; GP_ENOTFOUND when none. Returns the
+ * last value in *last and the count in *n. */
+GP_API int gp_counter_last(gp_profiler *p, const char *name, double *last, uint64_t *n);
+
+/* ------------------------------------------------------------------ */
+/* Results                                                            */
+
+/* One per-operation row (ranges by name, kernels by name). Times in ns. */
+typedef struct gp_summary_row {
+    char *name;
+    const char *group; /* "annotation" (ranges) or "kernel" (static string) */
+    uint64_t count;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+    double mean_ns, std_ns, p50_ns, p95_ns, p99_ns;
+    int64_t bytes; /* sum of the bytes attribute, -1 when none was given */
+} gp_summary_row;
+/* Per-operation rows, sorted by total descending. Caller frees with
+ * gp_summary_rows_free. Returns 0 or GP_ENOMEM. */
+GP_API int gp_summary_rows(gp_profiler *p, gp_summary_row **rows, size_t *n);
+GP_API void gp_summary_rows_free(gp_summary_row *rows, size_t n);
+/* Top-n rows by self time (time not covered by nested ranges) into *rows
+ * (caller frees with gp_summary_rows_free). 0 or GP_ENOMEM. */
+GP_API int gp_bottlenecks(gp_profiler *p, size_t n, gp_summary_row **rows, size_t *nout);
+/* Text reports. */
+GP_API void gp_print_summary(gp_profiler *p, FILE *f);
+GP_API void gp_print_bottlenecks(gp_profiler *p, size_t n, FILE *f);
+/* Writes the results as a JSON object that `gpuprof summary` reads (Chrome
+ * trace events plus "gpuprof" sections: summary, kernels, observations,
+ * memory). Returns 0 or GP_EIO (message in gp_last_error). */
+GP_API int gp_export_json(gp_profiler *p, const char *path);
+/* Writes a Chrome/Perfetto trace: one track per thread, one per GPU
+ * stream/queue, counters as counter tracks. Returns 0 or GP_EIO. */
+GP_API int gp_export_trace(gp_profiler *p, const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Measure a function                                                 */
+
+typedef struct gp_time_stats {
+    int valid;
+    double mean_ns, std_ns, min_ns, max_ns, p50_ns, p95_ns, p99_ns;
+} gp_time_stats;
+
+typedef struct gp_result {
+    char name[128];
+    int iterations;
+    gp_time_stats wall; /* wall-clock time per iteration */
+    gp_time_stats cpu;  /* CPU time of the calling thread per iteration */
+    gp_time_stats gpu;  /* kernel time recorded into p during each iteration
+                           (valid when a kernel timer was used) */
+    int mem_peak_valid; /* peak tracked memory during the iterations */
+    int64_t mem_peak_bytes;
+} gp_result;
+
+/* Calls fn(arg) `warmup` times, then `iterations` timed times (each also
+ * recorded as a range `name`). Fills *out. Returns 0 or GP_EINVAL. */
+GP_API int gp_measure(gp_profiler *p, const char *name, void (*fn)(void *), void *arg, int warmup,
+                      int iterations, gp_result *out);
+
+typedef struct gp_comparison {
+    double speedup; /* base mean wall / current mean wall (>1: faster) */
+    int gpu_valid;
+    double gpu_speedup; /* same on GPU time */
+    int mem_valid;
+    int64_t mem_diff_bytes; /* current peak - base peak */
+} gp_comparison;
+/* Compares two results. Returns 0 or GP_EINVAL (invalid wall times). */
+GP_API int gp_result_compare(const gp_result *base, const gp_result *cur, gp_comparison *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

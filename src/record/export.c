@@ -1,0 +1,260 @@
+/* record/export.c: writes a profiler's results as Chrome/Perfetto trace JSON
+ * (gp_export_trace) and as the same trace plus a "gpuprof" results section
+ * (gp_export_json), both readable by `gpuprof summary`. */
+#include "core/sbuf.h"
+#include "core/stats.h"
+#include "record/recorder.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ns -> microseconds with exactly three decimals (no precision loss). */
+static void put_us(gp_sbuf *b, int64_t ns)
+{
+    if (ns < 0) {
+        gp_sbuf_putc(b, '-');
+        ns = -ns;
+    }
+    gp_sbuf_printf(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+static const char *dev_name(int d)
+{
+    return d == GP_DEV_CPU ? "cpu" : d == GP_DEV_GPU ? "gpu" : NULL;
+}
+
+static const char *backend_name(int b)
+{
+    switch (b) {
+    case GP_BACKEND_CPU:
+        return "cpu";
+    case GP_BACKEND_CUDA:
+        return "cuda";
+    case GP_BACKEND_OPENCL:
+        return "opencl";
+    default:
+        return NULL;
+    }
+}
+
+/* Appends the traceEvents array (caller holds p->mu). */
+static void trace_events(gp_profiler *p, gp_sbuf *b)
+{
+    const gp_trace *t = p->tr;
+    long pid = (long)getpid();
+    gp_sbuf_puts(b, "\"traceEvents\":[\n");
+    gp_sbuf_printf(b,
+                   "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
+                   "\"args\":{\"name\":",
+                   pid);
+    gp_json_str(b, p->name);
+    gp_sbuf_puts(b, "}}");
+    for (size_t i = 0; i < t->tracks.n; i++) {
+        const gp_track *k = &t->tracks.v[i];
+        gp_sbuf_printf(b,
+                       ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%lld,"
+                       "\"args\":{\"name\":",
+                       pid, (long long)k->tid);
+        if (k->name)
+            gp_json_str(b, gp_trace_s(t, k->name));
+        else
+            gp_sbuf_printf(b, "\"thread %lld\"", (long long)k->tid);
+        gp_sbuf_puts(b, "}}");
+        /* GPU tracks sort after the host threads */
+        gp_sbuf_printf(b,
+                       ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,"
+                       "\"tid\":%lld,\"args\":{\"sort_index\":%d}}",
+                       pid, (long long)k->tid, k->type == GP_TRACK_GPU ? 1000 + (int)i : (int)i);
+    }
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        const gp_slice_ext *x = &p->ext.v[i];
+        gp_sbuf_puts(b, ",\n{\"ph\":\"X\",\"cat\":");
+        gp_json_str(b, gp_trace_s(t, t->cats.v[s->cat].name));
+        gp_sbuf_puts(b, ",\"name\":");
+        gp_json_str(b, gp_trace_s(t, s->name));
+        gp_sbuf_printf(b, ",\"pid\":%ld,\"tid\":%lld,\"ts\":", pid,
+                       (long long)t->tracks.v[s->track].tid);
+        put_us(b, s->ts);
+        gp_sbuf_puts(b, ",\"dur\":");
+        put_us(b, s->dur);
+        int comma = 0;
+        gp_sbuf_puts(b, ",\"args\":{");
+        if (dev_name(x->device)) {
+            gp_json_key(b, "device", comma++);
+            gp_json_str(b, dev_name(x->device));
+        }
+        if (backend_name(x->backend)) {
+            gp_json_key(b, "backend", comma++);
+            gp_json_str(b, backend_name(x->backend));
+        }
+        if (x->bytes >= 0) {
+            gp_json_key(b, "bytes", comma++);
+            gp_json_int(b, x->bytes);
+        }
+        if (s->cat == p->cat_range) {
+            gp_json_key(b, "self_ns", comma++);
+            gp_json_int(b, x->self_ns);
+        }
+        for (uint32_t a = 0; a < x->nattr; a++) {
+            const gp_attr *at = &p->attrs.v[x->attr_first + a];
+            gp_json_key(b, gp_trace_s(t, at->key), comma++);
+            if (at->is_str)
+                gp_json_str(b, gp_trace_s(t, at->sval));
+            else
+                gp_json_int(b, at->ival);
+        }
+        gp_sbuf_puts(b, "}}");
+    }
+    for (size_t i = 0; i < t->counters.n; i++) {
+        const gp_counter_sample *c = &t->counters.v[i];
+        gp_sbuf_puts(b, ",\n{\"ph\":\"C\",\"name\":");
+        gp_json_str(b, gp_trace_s(t, t->series.v[c->series].name));
+        gp_sbuf_printf(b, ",\"pid\":%ld,\"tid\":0,\"ts\":", pid);
+        put_us(b, c->ts);
+        gp_sbuf_puts(b, ",\"args\":{\"value\":");
+        gp_json_num(b, c->value);
+        gp_sbuf_puts(b, "}}");
+    }
+    gp_sbuf_puts(b, "\n]");
+}
+
+static int write_file(gp_profiler *p, const char *path, gp_sbuf *b)
+{
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+    if (!f || gp_sbuf_write(b, f) != 0) rc = GP_EIO;
+    if (f && fclose(f) != 0) rc = GP_EIO;
+    if (rc) {
+        pthread_mutex_lock(&p->mu);
+        gp_rec_seterr(p, "%s: %s", path, strerror(errno));
+        pthread_mutex_unlock(&p->mu);
+    }
+    return rc;
+}
+
+static void header(gp_profiler *p, gp_sbuf *b)
+{
+    gp_sbuf_printf(b, "{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":%lld,\"traceName\":",
+                   (long long)p->wall0);
+    gp_json_str(b, p->name);
+    gp_sbuf_puts(b, ",\n");
+}
+
+int gp_export_trace(gp_profiler *p, const char *path)
+{
+    gp_sbuf b = {0};
+    header(p, &b);
+    pthread_mutex_lock(&p->mu);
+    gp_rec_drain(p);
+    gp_cuda_resolve_(p, 0);
+    gp_cl_resolve_(p, 0);
+    trace_events(p, &b);
+    pthread_mutex_unlock(&p->mu);
+    gp_sbuf_puts(&b, "}\n");
+    int rc = write_file(p, path, &b);
+    gp_sbuf_free(&b);
+    return rc;
+}
+
+static void row_json(gp_sbuf *b, const gp_summary_row *r)
+{
+    gp_sbuf_puts(b, "{\"name\":");
+    gp_json_str(b, r->name);
+    gp_sbuf_puts(b, ",\"kind\":");
+    gp_json_str(b, strcmp(r->group, "annotation") == 0 ? "range" : r->group);
+    gp_sbuf_printf(b,
+                   ",\"count\":%llu,\"total_ns\":%lld,\"self_ns\":%lld,\"min_ns\":%lld,"
+                   "\"max_ns\":%lld",
+                   (unsigned long long)r->count, (long long)r->total_ns, (long long)r->self_ns,
+                   (long long)r->min_ns, (long long)r->max_ns);
+    const char *k[] = {"mean_ns", "std_ns", "p50_ns", "p95_ns", "p99_ns"};
+    double v[] = {r->mean_ns, r->std_ns, r->p50_ns, r->p95_ns, r->p99_ns};
+    for (int i = 0; i < 5; i++) {
+        gp_json_key(b, k[i], 1);
+        gp_json_num(b, v[i]);
+    }
+    if (r->bytes >= 0) gp_sbuf_printf(b, ",\"bytes\":%lld", (long long)r->bytes);
+    gp_sbuf_putc(b, '}');
+}
+
+int gp_export_json(gp_profiler *p, const char *path)
+{
+    gp_summary_row *rows = NULL;
+    gp_kernel_row *krows = NULL;
+    size_t n = 0, nk = 0;
+    if (gp_summary_rows(p, &rows, &n) || gp_kernel_stats(p, &krows, &nk)) {
+        gp_summary_rows_free(rows, n);
+        return GP_ENOMEM;
+    }
+    gp_sbuf b = {0};
+    header(p, &b);
+    pthread_mutex_lock(&p->mu);
+    gp_rec_drain(p);
+    trace_events(p, &b);
+    gp_sbuf_puts(&b, ",\n\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",\"summary\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) gp_sbuf_putc(&b, ',');
+        gp_sbuf_puts(&b, "\n");
+        row_json(&b, &rows[i]);
+    }
+    gp_sbuf_puts(&b, "],\n\"kernels\":[");
+    for (size_t i = 0; i < nk; i++) {
+        const gp_kernel_row *r = &krows[i];
+        gp_sbuf_puts(&b, i ? ",\n{\"name\":" : "\n{\"name\":");
+        gp_json_str(&b, r->name);
+        gp_sbuf_printf(&b,
+                       ",\"backend\":\"%s\",\"count\":%llu,\"total_ns\":%lld,\"min_ns\":%lld,"
+                       "\"max_ns\":%lld,\"mean_ns\":",
+                       r->backend == GP_BACKEND_OPENCL ? "opencl" : "cuda",
+                       (unsigned long long)r->count, (long long)r->total_ns, (long long)r->min_ns,
+                       (long long)r->max_ns);
+        gp_json_num(&b, r->mean_ns);
+        gp_sbuf_puts(&b, ",\"std_ns\":");
+        gp_json_num(&b, r->std_ns);
+        gp_sbuf_putc(&b, '}');
+    }
+    gp_sbuf_puts(&b, "],\n\"observations\":{");
+    int comma = 0;
+    for (size_t i = 0; i < p->obs.n; i++) {
+        const gp_obs *o = &p->obs.v[i];
+        if (!o->v.n) continue;
+        double *tmp = malloc(o->v.n * sizeof *tmp);
+        if (!tmp) continue;
+        memcpy(tmp, o->v.v, o->v.n * sizeof *tmp);
+        gp_dstats st;
+        gp_stats_f64(tmp, o->v.n, &st);
+        free(tmp);
+        gp_json_key(&b, gp_trace_s(p->tr, o->name), comma++);
+        gp_sbuf_printf(&b, "{\"count\":%llu", (unsigned long long)st.count);
+        const char *k[] = {"sum", "mean", "std", "min", "max", "p50", "p95", "p99"};
+        double v[] = {st.sum, st.mean, st.std, st.min, st.max, st.p50, st.p95, st.p99};
+        for (int j = 0; j < 8; j++) {
+            gp_json_key(&b, k[j], 1);
+            gp_json_num(&b, v[j]);
+        }
+        gp_sbuf_putc(&b, '}');
+    }
+    gp_sbuf_printf(&b, "},\n\"memory\":{\"current_bytes\":%lld,\"peak_bytes\":%lld,\"buffers\":[",
+                   (long long)p->mem_cur, (long long)p->mem_peak);
+    for (size_t i = 0; i < p->mem.n; i++) {
+        const gp_membuf *m = &p->mem.v[i];
+        gp_sbuf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+        gp_json_str(&b, m->name);
+        gp_sbuf_puts(&b, ",\"shape\":[");
+        for (int d = 0; d < m->ndim; d++)
+            gp_sbuf_printf(&b, "%s%lld", d ? "," : "", (long long)m->shape[d]);
+        gp_sbuf_puts(&b, "],\"dtype\":");
+        gp_json_str(&b, m->dtype);
+        gp_sbuf_printf(&b, ",\"bytes\":%lld}", (long long)m->bytes);
+    }
+    gp_sbuf_puts(&b, "]}}}\n");
+    pthread_mutex_unlock(&p->mu);
+    gp_summary_rows_free(rows, n);
+    gp_kernel_rows_free(krows, nk);
+    int rc = write_file(p, path, &b);
+    gp_sbuf_free(&b);
+    return rc;
+}

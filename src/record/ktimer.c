@@ -1,0 +1,224 @@
+/* record/ktimer.c: kernel-timer results shared by the CUDA and OpenCL
+ * back-ends (per-kernel statistics, the seed's kernel report), and the
+ * "unsupported" answers of back-ends this build was made without. */
+#include "core/stats.h"
+#include "core/table.h"
+#include "record/recorder.h"
+#include <stdlib.h>
+#include <string.h>
+
+int gp_kernels_resolve(gp_profiler *p, int wait)
+{
+    pthread_mutex_lock(&p->mu);
+    int n = gp_cuda_resolve_(p, wait) + gp_cl_resolve_(p, wait);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+static int cmp_krow(const void *a, const void *b)
+{
+    const gp_kernel_row *x = a, *y = b;
+    if (x->total_ns != y->total_ns) return x->total_ns < y->total_ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+void gp_kernel_rows_free(gp_kernel_row *rows, size_t n)
+{
+    if (!rows) return;
+    for (size_t i = 0; i < n; i++) free(rows[i].name);
+    free(rows);
+}
+
+/* Collects kernel rows; caller holds p->mu. */
+static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
+{
+    const gp_trace *t = p->tr;
+    gp_u64map m = {0};
+    size_t nrows = 0;
+    gp_kernel_row *rows = NULL;
+    size_t *cnt = NULL, *off = NULL;
+    int64_t *durs = NULL;
+    uint32_t *row_of = NULL;
+    int rc = GP_ENOMEM;
+    *out = NULL;
+    *nout = 0;
+    row_of = malloc((t->slices.n + 1) * sizeof *row_of);
+    rows = calloc(t->slices.n + 1, sizeof *rows);
+    if (!row_of || !rows) goto done;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        row_of[i] = UINT32_MAX;
+        if (s->cat != p->cat_cuda && s->cat != p->cat_cl) continue;
+        uint64_t key = (uint64_t)s->name << 1 | (s->cat == p->cat_cl);
+        uint64_t *slot = gp_u64map_slot(&m, key, UINT64_MAX);
+        if (!slot) goto done;
+        if (*slot == UINT64_MAX) {
+            rows[nrows].name = strdup(gp_trace_s(t, s->name));
+            if (!rows[nrows].name) goto done;
+            rows[nrows].backend = s->cat == p->cat_cl ? GP_BACKEND_OPENCL : GP_BACKEND_CUDA;
+            *slot = nrows++;
+        }
+        row_of[i] = (uint32_t)*slot;
+    }
+    cnt = calloc(nrows + 1, sizeof *cnt);
+    off = calloc(nrows + 1, sizeof *off);
+    durs = malloc((t->slices.n + 1) * sizeof *durs);
+    if (!cnt || !off || !durs) goto done;
+    for (size_t i = 0; i < t->slices.n; i++)
+        if (row_of[i] != UINT32_MAX) cnt[row_of[i]]++;
+    for (size_t r = 0, acc = 0; r < nrows; r++) {
+        off[r] = acc;
+        acc += cnt[r];
+    }
+    for (size_t i = 0; i < t->slices.n; i++)
+        if (row_of[i] != UINT32_MAX) durs[off[row_of[i]]++] = t->slices.v[i].dur;
+    for (size_t r = 0, acc = 0; r < nrows; r++) {
+        gp_stats st;
+        gp_stats_i64(durs + acc, cnt[r], &st);
+        acc += cnt[r];
+        rows[r].count = st.count;
+        rows[r].total_ns = st.sum;
+        rows[r].min_ns = st.min;
+        rows[r].max_ns = st.max;
+        rows[r].mean_ns = st.mean;
+        rows[r].std_ns = st.std;
+    }
+    qsort(rows, nrows, sizeof *rows, cmp_krow);
+    *out = rows;
+    *nout = nrows;
+    rows = NULL;
+    rc = 0;
+done:
+    if (rows) gp_kernel_rows_free(rows, nrows);
+    free(row_of);
+    free(cnt);
+    free(off);
+    free(durs);
+    gp_u64map_free(&m);
+    return rc;
+}
+
+int gp_kernel_stats(gp_profiler *p, gp_kernel_row **rows, size_t *n)
+{
+    pthread_mutex_lock(&p->mu);
+    gp_cuda_resolve_(p, 0);
+    gp_cl_resolve_(p, 0);
+    int rc = kernel_rows_locked(p, rows, n);
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+void gp_print_kernels(gp_profiler *p, FILE *f)
+{
+    gp_kernel_row *rows;
+    size_t n;
+    if (gp_kernel_stats(p, &rows, &n)) {
+        fprintf(f, "kernel timings: out of memory\n");
+        return;
+    }
+    int pending = gp_kernels_resolve(p, 0);
+    if (n == 0) {
+        fprintf(f, "No kernel timings recorded%s.\n", pending ? " yet (still pending)" : "");
+        return;
+    }
+    int64_t tot = 0;
+    uint64_t calls = 0;
+    double mx[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        tot += rows[i].total_ns;
+        calls += rows[i].count;
+        if (rows[i].mean_ns > mx[1]) mx[1] = rows[i].mean_ns;
+        if ((double)rows[i].min_ns > mx[2]) mx[2] = (double)rows[i].min_ns;
+        if ((double)rows[i].max_ns > mx[3]) mx[3] = (double)rows[i].max_ns;
+    }
+    mx[0] = (double)tot;
+    gp_unit u[4];
+    char hdr[4][32];
+    static const char *const hn[4] = {"Total", "Mean", "Min", "Max"};
+    for (int c = 0; c < 4; c++) {
+        u[c] = gp_unit_pick(mx[c]);
+        snprintf(hdr[c], sizeof hdr[c], "%s (%s)", hn[c], u[c].name);
+    }
+    const char *headers[] = {"Kernel", "Backend", "Calls", hdr[0], hdr[1], hdr[2], hdr[3]};
+    gp_table *tb = gp_table_create(7, headers, "llrrrrr");
+    if (!tb) goto out;
+    for (size_t i = 0; i < n; i++) {
+        char c[7][64];
+        const char *cp[7] = {rows[i].name, rows[i].backend == GP_BACKEND_OPENCL ? "opencl" : "cuda",
+                             c[2],         c[3],
+                             c[4],         c[5],
+                             c[6]};
+        snprintf(c[2], 64, "%llu", (unsigned long long)rows[i].count);
+        gp_fmt_dur(c[3], 64, (double)rows[i].total_ns, u[0]);
+        gp_fmt_dur(c[4], 64, rows[i].mean_ns, u[1]);
+        gp_fmt_dur(c[5], 64, (double)rows[i].min_ns, u[2]);
+        gp_fmt_dur(c[6], 64, (double)rows[i].max_ns, u[3]);
+        gp_table_row(tb, cp);
+    }
+    char c3[64], c2[64], c4[64];
+    snprintf(c2, sizeof c2, "%llu", (unsigned long long)calls);
+    gp_fmt_dur(c3, sizeof c3, (double)tot, u[0]);
+    gp_fmt_dur(c4, sizeof c4, calls ? (double)tot / (double)calls : 0, u[1]);
+    const char *total[] = {"TOTAL", "", c2, c3, c4, "", ""};
+    gp_table_row(tb, total);
+    fprintf(f, "Kernel timings (%zu kernels, %llu calls%s):\n", n, (unsigned long long)calls,
+            pending ? ", some still pending" : "");
+    gp_table_print(tb, f, 60);
+    gp_table_destroy(tb);
+out:
+    gp_kernel_rows_free(rows, n);
+}
+
+#ifndef GP_HAVE_CUDA
+int gp_cuda_begin(gp_profiler *p, const char *name, void *stream)
+{
+    pthread_mutex_lock(&p->mu);
+    gp_rec_seterr(p, "CUDA kernel timers: this libgpuprof was built without the CUDA toolkit");
+    pthread_mutex_unlock(&p->mu);
+    return GP_EUNSUPPORTED;
+}
+
+int gp_cuda_end(gp_profiler *p, const char *name, void *stream)
+{
+    return gp_cuda_begin(p, name, stream);
+}
+
+int gp_cuda_resolve_(gp_profiler *p, int wait)
+{
+    return 0;
+}
+
+void gp_cuda_fini_(gp_profiler *p) {}
+
+int gp_cuda_meminfo_(gp_profiler *p, int64_t *free_b, int64_t *total_b)
+{
+    return GP_EUNSUPPORTED;
+}
+#endif
+
+#ifndef GP_HAVE_OPENCL
+int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev)
+{
+    pthread_mutex_lock(&p->mu);
+    gp_rec_seterr(p, "OpenCL kernel timers: this libgpuprof was built without OpenCL");
+    pthread_mutex_unlock(&p->mu);
+    return GP_EUNSUPPORTED;
+}
+
+int gp_mem_set_cl_device(gp_profiler *p, void *dev)
+{
+    return GP_EUNSUPPORTED;
+}
+
+int gp_cl_resolve_(gp_profiler *p, int wait)
+{
+    return 0;
+}
+
+void gp_cl_fini_(gp_profiler *p) {}
+
+int gp_cl_global_mem_(gp_profiler *p, int64_t *total_b)
+{
+    return GP_EUNSUPPORTED;
+}
+#endif

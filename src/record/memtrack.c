@@ -1,0 +1,199 @@
+/* record/memtrack.c: the memory tracker (seed 003 MemoryTracker): tracked
+ * buffers with shape and dtype, current and peak totals, device pool facts,
+ * the memory report and the leak report. */
+#include "core/sbuf.h"
+#include "core/table.h"
+#include "record/recorder.h"
+#include <stdlib.h>
+#include <string.h>
+
+static void mem_sample(gp_profiler *p)
+{
+    if (p->mem_series == UINT32_MAX)
+        p->mem_series = gp_trace_str(p->tr, "memory.tracked_bytes", 20);
+    gp_rec_counter_sample(p, p->mem_series, gp_rec_host_ns(p), (double)p->mem_cur);
+}
+
+int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes,
+                 const int64_t *shape, int ndim, const char *dtype)
+{
+    if (!p || !ptr || ndim < 0 || (ndim > 0 && !shape) || bytes > (size_t)INT64_MAX)
+        return GP_EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&p->mu);
+    uint64_t idx;
+    if (gp_u64map_get(&p->mem_of, (uint64_t)(uintptr_t)ptr, &idx) && idx != UINT64_MAX) {
+        gp_rec_seterr(p, "gp_mem_track(%s): %p is already tracked as '%s'", name ? name : "", ptr,
+                      p->mem.v[idx].name);
+        rc = GP_EINVAL;
+        goto out;
+    }
+    gp_membuf m = {0};
+    m.name = strdup(name ? name : "");
+    m.dtype = strdup(dtype ? dtype : "");
+    m.shape = malloc(((size_t)ndim + 1) * sizeof *m.shape);
+    if (!m.name || !m.dtype || !m.shape) goto oom;
+    if (ndim) memcpy(m.shape, shape, (size_t)ndim * sizeof *shape);
+    m.ndim = ndim;
+    m.bytes = (int64_t)bytes;
+    m.ptr = ptr;
+    m.ts = gp_rec_host_ns(p);
+    if (GP_VEC_PUSH(p->mem, m)) goto oom;
+    if (gp_u64map_put(&p->mem_of, (uint64_t)(uintptr_t)ptr, p->mem.n - 1)) {
+        p->mem.n--;
+        goto oom;
+    }
+    p->mem_cur += m.bytes;
+    if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
+    if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
+    mem_sample(p);
+    goto out;
+oom:
+    free(m.name);
+    free(m.dtype);
+    free(m.shape);
+    rc = GP_ENOMEM;
+out:
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+int gp_mem_untrack(gp_profiler *p, const void *ptr)
+{
+    if (!p || !ptr) return GP_EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&p->mu);
+    uint64_t idx;
+    if (!gp_u64map_get(&p->mem_of, (uint64_t)(uintptr_t)ptr, &idx) || idx == UINT64_MAX) {
+        gp_rec_seterr(p, "gp_mem_untrack: %p is not tracked", ptr);
+        rc = GP_ENOTFOUND;
+        goto out;
+    }
+    gp_membuf *m = &p->mem.v[idx];
+    p->mem_cur -= m->bytes;
+    free(m->name);
+    free(m->dtype);
+    free(m->shape);
+    gp_u64map_put(&p->mem_of, (uint64_t)(uintptr_t)ptr, UINT64_MAX); /* tombstone */
+    size_t last = p->mem.n - 1;
+    if (idx != last) {
+        p->mem.v[idx] = p->mem.v[last];
+        gp_u64map_put(&p->mem_of, (uint64_t)(uintptr_t)p->mem.v[idx].ptr, idx);
+    }
+    p->mem.n--;
+    mem_sample(p);
+out:
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+int64_t gp_mem_current(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int64_t v = p->mem_cur;
+    pthread_mutex_unlock(&p->mu);
+    return v;
+}
+
+int64_t gp_mem_peak(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int64_t v = p->mem_peak;
+    pthread_mutex_unlock(&p->mu);
+    return v;
+}
+
+size_t gp_mem_count(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t v = p->mem.n;
+    pthread_mutex_unlock(&p->mu);
+    return v;
+}
+
+int gp_mem_pool_info(gp_profiler *p, gp_mem_pool *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&p->mu);
+    int64_t f = 0, t = 0;
+    int rc = GP_ENODEV;
+    if (gp_cuda_meminfo_(p, &f, &t) == 0) {
+        out->backend = GP_BACKEND_CUDA;
+        out->total_valid = out->free_valid = 1;
+        out->total_bytes = t;
+        out->free_bytes = f;
+        rc = 0;
+    } else if (gp_cl_global_mem_(p, &t) == 0) {
+        out->backend = GP_BACKEND_OPENCL;
+        out->total_valid = 1;
+        out->total_bytes = t;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+static void shape_str(char *buf, size_t n, const gp_membuf *m)
+{
+    gp_sbuf b = {0};
+    gp_sbuf_putc(&b, '[');
+    for (int i = 0; i < m->ndim; i++)
+        gp_sbuf_printf(&b, "%s%lld", i ? ", " : "", (long long)m->shape[i]);
+    gp_sbuf_putc(&b, ']');
+    snprintf(buf, n, "%s", gp_sbuf_cstr(&b));
+    gp_sbuf_free(&b);
+}
+
+/* Prints the tracked buffers as a table (caller holds p->mu). */
+static void buffers_table(gp_profiler *p, FILE *f)
+{
+    const char *headers[] = {"Name", "Shape", "Dtype", "Size"};
+    gp_table *tb = gp_table_create(4, headers, "lllr");
+    if (!tb) return;
+    for (size_t i = 0; i < p->mem.n; i++) {
+        const gp_membuf *m = &p->mem.v[i];
+        char shp[256], sz[64];
+        shape_str(shp, sizeof shp, m);
+        gp_fmt_bytes(sz, sizeof sz, (double)m->bytes);
+        const char *cells[] = {m->name, shp, m->dtype[0] ? m->dtype : "-", sz};
+        gp_table_row(tb, cells);
+    }
+    gp_table_print(tb, f, 60);
+    gp_table_destroy(tb);
+}
+
+void gp_print_memory(gp_profiler *p, FILE *f)
+{
+    gp_mem_pool pool;
+    int have_pool = gp_mem_pool_info(p, &pool) == 0;
+    pthread_mutex_lock(&p->mu);
+    char c[64], pk[64];
+    fprintf(f, "Memory tracker: current %s, peak %s, %zu buffer(s)\n",
+            gp_fmt_bytes(c, sizeof c, (double)p->mem_cur),
+            gp_fmt_bytes(pk, sizeof pk, (double)p->mem_peak), p->mem.n);
+    if (p->mem.n) buffers_table(p, f);
+    if (have_pool) {
+        char t[64], fr[64];
+        fprintf(f, "Device memory (%s): total %s, free %s\n",
+                pool.backend == GP_BACKEND_CUDA ? "CUDA" : "OpenCL",
+                gp_fmt_bytes(t, sizeof t, (double)pool.total_bytes),
+                pool.free_valid ? gp_fmt_bytes(fr, sizeof fr, (double)pool.free_bytes) : "N/A");
+    } else {
+        fprintf(f, "Device memory: N/A (no CUDA device; no OpenCL device set)\n");
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+size_t gp_print_leaks(gp_profiler *p, FILE *f)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t n = p->mem.n;
+    if (n) {
+        char c[64];
+        fprintf(f, "gpuprof: %zu tracked buffer(s) never untracked (%s):\n", n,
+                gp_fmt_bytes(c, sizeof c, (double)p->mem_cur));
+        buffers_table(p, f);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}

@@ -1,0 +1,584 @@
+/* record/recorder.c: profiler lifetime, the lock-free per-thread recording
+ * hot path (ranges, attributes, counters, observations) and the drain that
+ * moves buffered events into the trace model. */
+#include "record/recorder.h"
+#include "core/clock.h"
+#include "core/strtab.h"
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+/* Process-wide facts: the TSC calibration (a property of the machine), the
+ * profiler id counter and the per-thread cache of the last profiler used. */
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+static int tsc_ok;
+static double tsc_ns_per_tick;
+static atomic_uint_fast64_t next_profiler_id = 1;
+static atomic_uint_fast64_t next_thread_serial = 1;
+
+typedef struct tl_cache {
+    gp_profiler *p;
+    uint64_t id;
+    gp_tbuf *b;
+    uint64_t serial;
+} tl_cache;
+static __thread tl_cache tl __attribute__((tls_model("initial-exec")));
+
+static void tsc_calibrate(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    /* invariant TSC: CPUID.80000007H:EDX[8] */
+    if (!__get_cpuid(0x80000007u, &a, &b, &c, &d) || !(d & (1u << 8))) return;
+    int64_t m0 = gp_clock_mono_ns();
+    uint64_t t0 = __builtin_ia32_rdtsc();
+    int64_t m1;
+    uint64_t t1;
+    do {
+        m1 = gp_clock_mono_ns();
+        t1 = __builtin_ia32_rdtsc();
+    } while (m1 - m0 < 20000000);
+    if (t1 <= t0) return;
+    tsc_ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
+    tsc_ok = tsc_ns_per_tick > 0.01 && tsc_ns_per_tick < 100;
+#endif
+}
+
+void gp_rec_seterr(gp_profiler *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err, sizeof p->err, fmt, ap);
+    va_end(ap);
+}
+
+int64_t gp_rec_host_ns(const gp_profiler *p)
+{
+    return gp_rec_ns(p, gp_rec_now(p));
+}
+
+gp_profiler *gp_profiler_create(const gp_options *opts)
+{
+    gp_profiler *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    if (opts) p->opts = *opts;
+    snprintf(p->name, sizeof p->name, "%s", opts && opts->name ? opts->name : "gpuprof");
+    p->opts.name = NULL; /* not kept: the copy in p->name is used */
+    pthread_once(&tsc_once, tsc_calibrate);
+    p->use_tsc = tsc_ok && p->opts.clock == 0;
+    p->ns_per_tick = tsc_ns_per_tick;
+    p->id = atomic_fetch_add(&next_profiler_id, 1);
+    pthread_mutex_init(&p->mu, NULL);
+    p->tr = gp_trace_create();
+    p->interned = gp_strtab_create();
+    if (!p->tr || !p->interned) goto fail;
+    p->cat_range = (uint16_t)gp_trace_category(p->tr, "gpuprof_range", 13);
+    p->cat_cuda = (uint16_t)gp_trace_category(p->tr, "kernel", 6);
+    p->cat_cl = (uint16_t)gp_trace_category(p->tr, "opencl", 6);
+    p->proc_track = gp_trace_track(p->tr, getpid(), 0, 0, 0);
+    if (p->proc_track == GP_NO_INDEX) goto fail;
+    p->tr->tracks.v[p->proc_track].name = gp_trace_str(p->tr, "counters", 8);
+    p->tr->tracks.v[p->proc_track].process_name = gp_trace_str(p->tr, p->name, strlen(p->name));
+    p->mem_series = UINT32_MAX;
+    p->mono0 = gp_clock_mono_ns();
+    p->wall0 = gp_clock_wall_ns();
+#if defined(__x86_64__) || defined(__i386__)
+    p->tsc0 = __builtin_ia32_rdtsc();
+#endif
+    p->tr->meta.has_base_time = 1;
+    p->tr->meta.base_time_ns = p->wall0;
+    atomic_init(&p->enabled, !p->opts.start_disabled);
+    return p;
+fail:
+    if (p->tr) gp_trace_destroy(p->tr);
+    if (p->interned) gp_strtab_destroy(p->interned);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+    return NULL;
+}
+
+void gp_rec_free_threads(gp_profiler *p)
+{
+    gp_tbuf *b = p->threads;
+    while (b) {
+        gp_tbuf *nx = b->next_all;
+        gp_chunk *c = b->head;
+        while (c) {
+            gp_chunk *cn = atomic_load_explicit(&c->next, memory_order_acquire);
+            free(c);
+            c = cn;
+        }
+        GP_VEC_FREE(b->stack);
+        GP_VEC_FREE(b->pattrs);
+        free(b);
+        b = nx;
+    }
+    p->threads = NULL;
+}
+
+void gp_profiler_destroy(gp_profiler *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    gp_cuda_resolve_(p, 0);
+    gp_cl_resolve_(p, 0);
+    pthread_mutex_unlock(&p->mu);
+    if (!p->opts.leak_report && p->mem.n > 0)
+        gp_print_leaks(p, p->opts.report_stream ? p->opts.report_stream : stderr);
+    gp_cuda_fini_(p);
+    gp_cl_fini_(p);
+    if (tl.p == p) memset(&tl, 0, sizeof tl);
+    gp_rec_free_threads(p);
+    for (size_t i = 0; i < p->obs.n; i++) GP_VEC_FREE(p->obs.v[i].v);
+    GP_VEC_FREE(p->obs);
+    for (size_t i = 0; i < p->mem.n; i++) {
+        free(p->mem.v[i].name);
+        free(p->mem.v[i].dtype);
+        free(p->mem.v[i].shape);
+    }
+    GP_VEC_FREE(p->mem);
+    GP_VEC_FREE(p->ext);
+    GP_VEC_FREE(p->attrs);
+    gp_u64map_free(&p->obs_of);
+    gp_u64map_free(&p->series_of);
+    gp_u64map_free(&p->func_name);
+    gp_u64map_free(&p->mem_of);
+    gp_strtab_destroy(p->interned);
+    gp_trace_destroy(p->tr);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static gp_profiler *default_profiler;
+
+static void default_create(void)
+{
+    gp_options o = {0};
+    const char *c = getenv("GPUPROF_CLOCK");
+    if (c && !strcmp(c, "monotonic")) o.clock = 1;
+    const char *d = getenv("GPUPROF_DISABLE");
+    if (d && *d && strcmp(d, "0") != 0) o.start_disabled = 1;
+    o.leak_report = 1; /* never destroyed */
+    default_profiler = gp_profiler_create(&o);
+}
+
+gp_profiler *gp_default(void)
+{
+    pthread_once(&default_once, default_create);
+    return default_profiler;
+}
+
+void gp_enable(gp_profiler *p)
+{
+    atomic_store_explicit(&p->enabled, 1, memory_order_relaxed);
+}
+
+void gp_disable(gp_profiler *p)
+{
+    atomic_store_explicit(&p->enabled, 0, memory_order_relaxed);
+}
+
+int gp_enabled(const gp_profiler *p)
+{
+    return atomic_load_explicit(&((gp_profiler *)p)->enabled, memory_order_relaxed);
+}
+
+const char *gp_last_error(const gp_profiler *p)
+{
+    return p ? p->err : "";
+}
+
+const char *gp_intern(gp_profiler *p, const char *s)
+{
+    if (!s) return NULL;
+    pthread_mutex_lock(&p->mu);
+    uint32_t id = gp_strtab_intern(p->interned, s, strlen(s));
+    const char *r = id == UINT32_MAX ? NULL : gp_strtab_get(p->interned, id);
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
+/* ---- thread buffers ---------------------------------------------------- */
+
+static gp_chunk *chunk_new(void)
+{
+    gp_chunk *c = malloc(sizeof *c);
+    if (!c) return NULL;
+    atomic_init(&c->next, NULL);
+    atomic_init(&c->n, 0);
+    return c;
+}
+
+/* Finds (create=1: creating) the calling thread's buffer in p and caches it. */
+static gp_tbuf *tbuf_slow(gp_profiler *p, int create)
+{
+    if (!tl.serial) tl.serial = atomic_fetch_add(&next_thread_serial, 1);
+    uint64_t serial = tl.serial;
+    gp_tbuf *b;
+    pthread_mutex_lock(&p->mu);
+    for (b = p->threads; b; b = b->next_all)
+        if ((uint64_t)b->tid == serial) break;
+    if (!b && create) {
+        b = calloc(1, sizeof *b);
+        if (b) b->cur = b->head = chunk_new();
+        if (b && !b->cur) {
+            free(b);
+            b = NULL;
+        }
+        if (b) {
+            b->tid = (int64_t)serial;
+            int64_t os_tid = (int64_t)syscall(SYS_gettid);
+            b->track = gp_trace_track(p->tr, getpid(), os_tid, 0, 0);
+            if (b->track != GP_NO_INDEX) {
+                char nm[32] = "";
+                pthread_getname_np(pthread_self(), nm, sizeof nm);
+                if (nm[0]) p->tr->tracks.v[b->track].name = gp_trace_str(p->tr, nm, strlen(nm));
+            }
+            b->next_all = p->threads;
+            p->threads = b;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    tl.p = p;
+    tl.id = p->id;
+    tl.b = b;
+    return b;
+}
+
+static inline gp_tbuf *tbuf_get(gp_profiler *p)
+{
+    if (tl.p == p && tl.id == p->id && tl.b) return tl.b;
+    return tbuf_slow(p, 1);
+}
+
+static inline gp_tbuf *tbuf_find(gp_profiler *p)
+{
+    if (tl.p == p && tl.id == p->id) return tl.b;
+    return tbuf_slow(p, 0);
+}
+
+/* Returns the next free event slot of b (NULL when out of memory). */
+static inline gp_rev *rec_slot(gp_tbuf *b)
+{
+    if (__builtin_expect(b->pos == GP_CHUNK_EVENTS, 0)) {
+        gp_chunk *c = chunk_new();
+        if (!c) return NULL;
+        atomic_store_explicit(&b->cur->next, c, memory_order_release);
+        b->cur = c;
+        b->pos = 0;
+    }
+    return &b->cur->ev[b->pos];
+}
+
+static inline void rec_publish(gp_tbuf *b)
+{
+    atomic_store_explicit(&b->cur->n, ++b->pos, memory_order_release);
+}
+
+static inline void rec_begin(gp_profiler *p, uint32_t type, const void *name, uint32_t a,
+                             uint64_t v)
+{
+    gp_tbuf *b = tbuf_get(p);
+    if (!b) return;
+    gp_rev *e = rec_slot(b);
+    if (!e) return;
+    e->t = gp_rec_now(p);
+    e->p = name;
+    e->type = type;
+    e->a = a;
+    e->v = v;
+    rec_publish(b);
+    b->depth++;
+}
+
+void gp_range_begin(gp_profiler *p, const char *name)
+{
+    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return;
+    gp_tbuf *b = tbuf_get(p);
+    if (!b) return;
+    gp_rev *e = rec_slot(b);
+    if (!e) return;
+    e->t = gp_rec_now(p);
+    e->p = name;
+    e->type = GP_EV_BEGIN;
+    rec_publish(b);
+    b->depth++;
+}
+
+void gp_range_begin_ex(gp_profiler *p, const char *name, gp_device_kind device, gp_backend backend,
+                       int64_t bytes)
+{
+    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return;
+    rec_begin(p, GP_EV_BEGIN_EX, name, ((uint32_t)device & 0xff) | ((uint32_t)backend & 0xff) << 8,
+              (uint64_t)bytes);
+}
+
+gp_profiler *gp_scope_begin_(gp_profiler *p, const char *name)
+{
+    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
+    gp_tbuf *b = tbuf_get(p);
+    if (!b) return NULL;
+    int d = b->depth;
+    gp_range_begin(p, name);
+    return b->depth > d ? p : NULL;
+}
+
+void gp_range_end(gp_profiler *p)
+{
+    gp_tbuf *b = tbuf_find(p);
+    if (!b || b->depth == 0) return;
+    gp_rev *e = rec_slot(b);
+    if (!e) return;
+    e->t = gp_rec_now(p);
+    e->type = GP_EV_END;
+    rec_publish(b);
+    b->depth--;
+}
+
+int gp_func_enter_(gp_profiler *p, const void *fn)
+{
+    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return 0;
+    gp_tbuf *b = tbuf_get(p);
+    if (!b) return 0;
+    int d = b->depth;
+    rec_begin(p, GP_EV_FUNC, fn, 0, 0);
+    return b->depth > d;
+}
+
+static void rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v, int need_open)
+{
+    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return;
+    gp_tbuf *b = tbuf_get(p);
+    if (!b || (need_open && b->depth == 0)) return;
+    gp_rev *e = rec_slot(b);
+    if (!e) return;
+    e->t = gp_rec_now(p);
+    e->p = key;
+    e->v = v;
+    e->type = type;
+    rec_publish(b);
+}
+
+void gp_range_attr_int(gp_profiler *p, const char *key, int64_t value)
+{
+    rec_value(p, GP_EV_ATTR_INT, key, (uint64_t)value, 1);
+}
+
+void gp_range_attr_str(gp_profiler *p, const char *key, const char *value)
+{
+    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed) || !value) return;
+    const char *v = gp_intern(p, value);
+    if (v) rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1);
+}
+
+static uint64_t dbits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double bitsd(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+void gp_counter(gp_profiler *p, const char *name, double value)
+{
+    rec_value(p, GP_EV_COUNTER, name, dbits(value), 0);
+}
+
+void gp_observe(gp_profiler *p, const char *name, double value)
+{
+    rec_value(p, GP_EV_OBSERVE, name, dbits(value), 0);
+}
+
+/* ---- drain ------------------------------------------------------------- */
+
+long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
+                      int64_t dur, const gp_slice_ext *ext)
+{
+    gp_slice s = {ts, dur, GP_NONE, GP_NONE, name, track, GP_NO_INDEX, cat, 0};
+    if (GP_VEC_RESERVE(p->tr->slices, 1) || GP_VEC_RESERVE(p->ext, 1)) return -1;
+    p->tr->slices.v[p->tr->slices.n++] = s;
+    p->ext.v[p->ext.n++] = *ext;
+    if (p->tr->slices.n == 1 && p->tr->counters.n == 0) {
+        p->tr->t_begin = ts;
+        p->tr->t_end = ts + dur;
+    }
+    if (ts < p->tr->t_begin) p->tr->t_begin = ts;
+    if (ts + dur > p->tr->t_end) p->tr->t_end = ts + dur;
+    return (long)(p->tr->slices.n - 1);
+}
+
+uint32_t gp_rec_gpu_track(gp_profiler *p, uint64_t key, const char *label)
+{
+    /* GPU streams/queues get synthetic thread ids far from real ones. */
+    int64_t tid = (int64_t)(0x40000000u + (gp_hash_u64(key) & 0x3fffffffu));
+    size_t before = p->tr->tracks.n;
+    uint32_t tr = gp_trace_track(p->tr, getpid(), tid, 0, 0);
+    if (tr != GP_NO_INDEX && p->tr->tracks.n > before) {
+        p->tr->tracks.v[tr].type = GP_TRACK_GPU;
+        p->tr->tracks.v[tr].name = gp_trace_str(p->tr, label, strlen(label));
+        p->tr->tracks.v[tr].stream = (int64_t)key;
+    }
+    return tr;
+}
+
+int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v)
+{
+    uint64_t *slot = gp_u64map_slot(&p->series_of, name, UINT64_MAX);
+    if (!slot) return GP_ENOMEM;
+    if (*slot == UINT64_MAX) {
+        gp_series s = {name, p->proc_track};
+        if (GP_VEC_PUSH(p->tr->series, s)) return GP_ENOMEM;
+        *slot = p->tr->series.n - 1;
+    }
+    gp_counter_sample c = {ts, v, (uint32_t)*slot};
+    if (GP_VEC_PUSH(p->tr->counters, c)) return GP_ENOMEM;
+    if (p->tr->slices.n == 0 && p->tr->counters.n == 1) p->tr->t_begin = p->tr->t_end = ts;
+    if (ts < p->tr->t_begin) p->tr->t_begin = ts;
+    if (ts > p->tr->t_end) p->tr->t_end = ts;
+    return 0;
+}
+
+static uint32_t str_id(gp_profiler *p, const char *s)
+{
+    return s ? gp_trace_str(p->tr, s, strlen(s)) : 0;
+}
+
+static uint32_t func_id(gp_profiler *p, const void *fn)
+{
+    uint64_t v;
+    if (gp_u64map_get(&p->func_name, (uint64_t)(uintptr_t)fn, &v)) return (uint32_t)v;
+    Dl_info di;
+    char buf[64];
+    const char *s = NULL;
+    if (dladdr(fn, &di) && di.dli_sname && di.dli_saddr == fn) s = di.dli_sname;
+    if (!s) {
+        snprintf(buf, sizeof buf, "0x%" PRIxPTR, (uintptr_t)fn);
+        s = buf;
+    }
+    uint32_t id = str_id(p, s);
+    if (id != GP_NO_INDEX) gp_u64map_put(&p->func_name, (uint64_t)(uintptr_t)fn, id);
+    return id;
+}
+
+static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
+{
+    switch (e->type) {
+    case GP_EV_BEGIN:
+    case GP_EV_BEGIN_EX:
+    case GP_EV_FUNC: {
+        gp_open o = {gp_rec_ns(p, e->t), 0, -1, 0, 0, 0, b->pattrs.n};
+        o.name = e->type == GP_EV_FUNC ? func_id(p, e->p) : str_id(p, e->p);
+        if (e->type == GP_EV_BEGIN_EX) {
+            o.device = (uint8_t)(e->a & 0xff);
+            o.backend = (uint8_t)(e->a >> 8 & 0xff);
+            o.bytes = (int64_t)e->v;
+            if (o.bytes < 0) o.bytes = -1;
+        }
+        return GP_VEC_PUSH(b->stack, o);
+    }
+    case GP_EV_END: {
+        if (b->stack.n == 0) {
+            p->unmatched_end++;
+            return 0;
+        }
+        gp_open o = b->stack.v[--b->stack.n];
+        int64_t dur = gp_rec_ns(p, e->t) - o.ts;
+        if (dur < 0) dur = 0;
+        gp_slice_ext x = {dur - o.child_ns,
+                          o.bytes,
+                          (uint32_t)p->attrs.n,
+                          (uint32_t)(b->pattrs.n - o.attr_first),
+                          o.device,
+                          o.backend};
+        if (x.self_ns < 0) x.self_ns = 0;
+        for (size_t i = o.attr_first; i < b->pattrs.n; i++)
+            if (GP_VEC_PUSH(p->attrs, b->pattrs.v[i])) return GP_ENOMEM;
+        b->pattrs.n = o.attr_first;
+        if (b->stack.n) b->stack.v[b->stack.n - 1].child_ns += dur;
+        return gp_rec_add_slice(p, b->track, p->cat_range, o.name, o.ts, dur, &x) < 0 ? GP_ENOMEM
+                                                                                      : 0;
+    }
+    case GP_EV_ATTR_INT:
+    case GP_EV_ATTR_STR: {
+        if (b->stack.n == 0) return 0;
+        gp_attr a = {str_id(p, e->p), e->type == GP_EV_ATTR_STR, 0, 0};
+        if (a.is_str)
+            a.sval = str_id(p, (const char *)(uintptr_t)e->v);
+        else
+            a.ival = (int64_t)e->v;
+        return GP_VEC_PUSH(b->pattrs, a);
+    }
+    case GP_EV_COUNTER:
+        return gp_rec_counter_sample(p, str_id(p, e->p), gp_rec_ns(p, e->t), bitsd(e->v));
+    case GP_EV_OBSERVE: {
+        uint32_t name = str_id(p, e->p);
+        uint64_t *slot = gp_u64map_slot(&p->obs_of, name, UINT64_MAX);
+        if (!slot) return GP_ENOMEM;
+        if (*slot == UINT64_MAX) {
+            gp_obs o = {name, {0}};
+            if (GP_VEC_PUSH(p->obs, o)) return GP_ENOMEM;
+            *slot = p->obs.n - 1;
+        }
+        return GP_VEC_PUSH(p->obs.v[*slot].v, bitsd(e->v));
+    }
+    default:
+        return 0;
+    }
+}
+
+int gp_rec_drain(gp_profiler *p)
+{
+    int rc = 0;
+    for (gp_tbuf *b = p->threads; b; b = b->next_all) {
+        for (;;) {
+            gp_chunk *c = b->head;
+            uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+            for (uint32_t i = b->head_pos; i < n; i++)
+                if (drain_event(p, b, &c->ev[i])) rc = GP_ENOMEM;
+            b->head_pos = n;
+            if (n < GP_CHUNK_EVENTS) break;
+            gp_chunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
+            if (!nx) break;
+            free(c);
+            b->head = nx;
+            b->head_pos = 0;
+        }
+    }
+    return rc;
+}
+
+int gp_profiler_reset(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    gp_rec_drain(p);
+    gp_cuda_resolve_(p, 0);
+    gp_cl_resolve_(p, 0);
+    for (gp_tbuf *b = p->threads; b; b = b->next_all) b->stack.n = b->pattrs.n = 0;
+    p->tr->slices.n = 0;
+    p->tr->counters.n = 0;
+    p->tr->t_begin = p->tr->t_end = 0;
+    p->ext.n = 0;
+    p->attrs.n = 0;
+    for (size_t i = 0; i < p->obs.n; i++) p->obs.v[i].v.n = 0;
+    p->unmatched_end = 0;
+    p->kernel_ns_total = 0;
+    p->kernel_count = 0;
+    p->mem_peak = p->mem_window_peak = p->mem_cur;
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}

@@ -1,0 +1,182 @@
+/* record/recorder.h: libgpuprof internals: the profiler object, per-thread
+ * lock-free event buffers (chunked, registered once per thread) and the
+ * drain that turns buffered events into the trace model. */
+#ifndef GP_RECORD_RECORDER_H
+#define GP_RECORD_RECORDER_H
+#include "core/hash.h"
+#include "core/vec.h"
+#include "trace/trace.h"
+#include <gpuprof/gpuprof.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Buffered event types. */
+enum {
+    GP_EV_BEGIN = 1, /* p = name */
+    GP_EV_BEGIN_EX,  /* p = name, a = device | backend << 8, v = bytes */
+    GP_EV_FUNC,      /* p = function address (-finstrument-functions) */
+    GP_EV_END,
+    GP_EV_ATTR_INT, /* p = key, v = value */
+    GP_EV_ATTR_STR, /* p = key, v = interned value pointer */
+    GP_EV_COUNTER,  /* p = name, v = double bits */
+    GP_EV_OBSERVE,  /* p = name, v = double bits */
+};
+
+typedef struct gp_rev {
+    uint64_t t;    /* raw timestamp (TSC ticks or monotonic ns) */
+    const void *p; /* name, key or function address */
+    uint64_t v;    /* value bits */
+    uint32_t type;
+    uint32_t a;
+} gp_rev;
+
+#define GP_CHUNK_EVENTS 2048
+typedef struct gp_chunk {
+    _Atomic(struct gp_chunk *) next; /* set by the writer once this chunk is full */
+    _Atomic uint32_t n;              /* events published (release by the writer) */
+    gp_rev ev[GP_CHUNK_EVENTS];
+} gp_chunk;
+
+/* A range being assembled by the drain. */
+typedef struct gp_open {
+    int64_t ts, child_ns, bytes;
+    uint32_t name;
+    uint8_t device, backend;
+    size_t attr_first; /* index into the profiler's pending attrs */
+} gp_open;
+
+typedef struct gp_attr {
+    uint32_t key;
+    uint8_t is_str;
+    int64_t ival;
+    uint32_t sval;
+} gp_attr;
+
+/* Per-thread buffer. Writer fields are touched only by the owning thread;
+ * reader fields only by the drain (under the profiler's lock). */
+typedef struct gp_tbuf {
+    /* writer side */
+    gp_chunk *cur;
+    uint32_t pos;
+    int depth; /* ranges recorded and not yet ended */
+    char pad_[64];
+    /* reader side */
+    struct gp_tbuf *next_all;
+    gp_chunk *head;
+    uint32_t head_pos;
+    uint32_t track;
+    int64_t tid; /* thread serial (unique per thread of the process) */
+    GP_VEC(gp_open) stack;
+    GP_VEC(gp_attr) pattrs; /* attrs of open ranges, by gp_open.attr_first */
+} gp_tbuf;
+
+/* Extra facts per slice, parallel to trace->slices. */
+typedef struct gp_slice_ext {
+    int64_t self_ns;
+    int64_t bytes; /* -1 when none */
+    uint32_t attr_first, nattr;
+    uint8_t device, backend;
+} gp_slice_ext;
+
+typedef struct gp_obs {
+    uint32_t name;
+    GP_VEC(double) v;
+} gp_obs;
+
+typedef struct gp_membuf {
+    char *name, *dtype;
+    int64_t *shape;
+    int ndim;
+    int64_t bytes;
+    const void *ptr;
+    int64_t ts;
+} gp_membuf;
+
+struct gp_profiler {
+    atomic_int enabled; /* checked first on every hot-path call */
+    uint64_t id;        /* unique per profiler (guards the thread-local cache) */
+    int use_tsc;
+    uint64_t tsc0;
+    int64_t mono0, wall0;
+    double ns_per_tick;
+    gp_options opts;
+    char name[64];
+
+    pthread_mutex_t mu; /* everything below */
+    gp_tbuf *threads;
+    gp_trace *tr;
+    GP_VEC(gp_slice_ext) ext;
+    GP_VEC(gp_attr) attrs;
+    GP_VEC(gp_obs) obs;
+    gp_u64map obs_of;    /* name id -> obs index */
+    gp_u64map series_of; /* name id -> series index */
+    gp_u64map func_name; /* function address -> name id */
+    gp_strtab *interned; /* gp_intern storage */
+    uint16_t cat_range, cat_cuda, cat_cl;
+    uint32_t proc_track; /* counters' track */
+    uint64_t unmatched_end;
+    int64_t kernel_ns_total; /* sum of kernel durations resolved so far */
+    uint64_t kernel_count;
+
+    /* memory tracker */
+    GP_VEC(gp_membuf) mem;
+    gp_u64map mem_of; /* address -> index in mem */
+    int64_t mem_cur, mem_peak, mem_window_peak;
+    uint32_t mem_series;
+    void *cl_device;
+
+    /* kernel timer back-ends (owned by cuda_timer.c / cl_timer.c) */
+    void *cuda;
+    void *cl;
+    char err[256];
+};
+
+/* Current raw timestamp for p (TSC ticks or monotonic ns). */
+static inline uint64_t gp_rec_now(const gp_profiler *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (p->use_tsc) return __builtin_ia32_rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Converts a raw timestamp of p to ns since p's start. */
+static inline int64_t gp_rec_ns(const gp_profiler *p, uint64_t t)
+{
+    if (p->use_tsc) return (int64_t)((double)(int64_t)(t - p->tsc0) * p->ns_per_tick);
+    return (int64_t)t - p->mono0;
+}
+
+/* Host ns since p's start, now. */
+int64_t gp_rec_host_ns(const gp_profiler *p);
+
+/* Drains every thread buffer into p->tr (caller holds p->mu). 0 or GP_ENOMEM. */
+int gp_rec_drain(gp_profiler *p);
+/* Frees p's thread buffers (caller guarantees no thread records). */
+void gp_rec_free_threads(gp_profiler *p);
+
+/* Appends a finished slice with its ext record (caller holds p->mu).
+ * Returns the slice index or -1 on out of memory. */
+long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
+                      int64_t dur, const gp_slice_ext *ext);
+/* Returns (creating) the GPU track named `label` for key (stream/queue). */
+uint32_t gp_rec_gpu_track(gp_profiler *p, uint64_t key, const char *label);
+/* Appends a counter sample of series `name` (caller holds p->mu). */
+int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v);
+/* Sets p->err (caller holds p->mu or owns p). */
+void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Kernel timer back-ends: resolve pending timings (wait: block until done);
+ * return the number still pending. Free at destroy. */
+int gp_cuda_resolve_(gp_profiler *p, int wait);
+void gp_cuda_fini_(gp_profiler *p);
+int gp_cuda_meminfo_(gp_profiler *p, int64_t *free_b, int64_t *total_b);
+int gp_cl_resolve_(gp_profiler *p, int wait);
+void gp_cl_fini_(gp_profiler *p);
+int gp_cl_global_mem_(gp_profiler *p, int64_t *total_b);
+
+#endif

@@ -1,0 +1,8 @@
+# libgpuprof tests that need their own build flags (issue 4).
+if(GP_INSTRUMENT_FUNCTIONS)
+  add_executable(finstr_prog ${CMAKE_CURRENT_SOURCE_DIR}/finstr_prog.c)
+  target_compile_options(finstr_prog PRIVATE -finstrument-functions -O0)
+  target_link_libraries(finstr_prog PRIVATE gpuprof_finstr gpuprof_shared)
+  set_target_properties(finstr_prog PROPERTIES ENABLE_EXPORTS ON) # -rdynamic for dladdr
+  add_test(NAME test_libgpuprof_finstr COMMAND finstr_prog)
+endif()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# tests/t_tsan.sh: builds the libgpuprof 8-thread stress test with
+# ThreadSanitizer (recorder + the modules it uses, without the optional
+# GPU back-ends) and runs it; any data race fails the test.
+set -euo pipefail
+SRC=${GPUPROF_SOURCE_DIR:?}
+OUT=${GPUPROF_BUILD_DIR:-/tmp}/tsan
+CC=${TSAN_CC:-}
+if [ -z "$CC" ]; then
+  if command -v clang >/dev/null; then CC=clang; else CC=cc; fi
+fi
+mkdir -p "$OUT"
+if ! echo 'int main(void){return 0;}' | "$CC" -x c -fsanitize=thread - -o "$OUT/probe" 2>/dev/null; then
+  echo "SKIP: $CC cannot build with -fsanitize=thread"; exit 77
+fi
+# TSan needs a compatible address-space layout; some kernels refuse it
+if ! "$OUT/probe" 2>/dev/null; then
+  echo "SKIP: ThreadSanitizer binaries do not run on this kernel"; exit 77
+fi
+"$CC" -std=c11 -D_GNU_SOURCE -DGP_BUILDING_LIB -DGP_VERSION='"tsan"' -fsanitize=thread -O1 -g \
+  -I"$SRC/include" -I"$SRC/src" -I"$SRC/tests" \
+  "$SRC"/src/core/*.c "$SRC/src/trace/trace.c" "$SRC/src/analysis/summary.c" \
+  "$SRC"/src/record/*.c "$SRC/tests/test_libgpuprof_threads.c" \
+  -o "$OUT/test_libgpuprof_threads_tsan" -lpthread -ldl -lm
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}" "$OUT/test_libgpuprof_threads_tsan"

@@ -1,0 +1,117 @@
+/* tests/test_libgpuprof_threads.c: 8 threads record nested ranges, counters
+ * and observations into one profiler while the main thread drains results
+ * concurrently; every event must be accounted for. Also run under
+ * ThreadSanitizer by tests/t_tsan.sh. */
+#include "test.h"
+#include <gpuprof/gpuprof.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#define NTHREADS 8
+#define NITER    20000
+
+typedef struct targ {
+    gp_profiler *p;
+    int id;
+} targ;
+
+static void *worker(void *arg)
+{
+    targ *a = arg;
+    gp_profiler *p = a->p;
+    for (int i = 0; i < NITER; i++) {
+        gp_range_begin(p, "outer");
+        gp_range_begin_ex(p, "inner", GP_DEV_CPU, GP_BACKEND_CPU, 4);
+        if ((i & 255) == 0) gp_range_attr_int(p, "i", i);
+        gp_range_end(p);
+        gp_range_end(p);
+        if ((i & 15) == 0) gp_counter(p, "progress", (double)i);
+        gp_observe(p, "value", (double)a->id);
+    }
+    return NULL;
+}
+
+static const gp_summary_row *find_row(const gp_summary_row *r, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, name)) return &r[i];
+    return NULL;
+}
+
+TEST(eight_threads_concurrent_drain)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    pthread_t th[NTHREADS];
+    targ args[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        args[i].p = p;
+        args[i].id = i;
+        ASSERT_EQ_INT(pthread_create(&th[i], NULL, worker, &args[i]), 0);
+    }
+    /* drain while the workers record */
+    for (int k = 0; k < 20; k++) {
+        gp_summary_row *r;
+        size_t n;
+        ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
+        gp_summary_rows_free(r, n);
+        if (k == 10) {
+            gp_disable(p); /* toggling while others record must be safe */
+            gp_enable(p);
+        }
+    }
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    gp_summary_row *r;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
+    const gp_summary_row *outer = find_row(r, n, "outer"), *inner = find_row(r, n, "inner");
+    ASSERT(outer && inner);
+    /* the disable window may have dropped a few whole pairs, never half of one */
+    ASSERT_CMP_INT(outer->count, <=, NTHREADS * NITER);
+    ASSERT_CMP_INT(outer->count, >=, NTHREADS * NITER * 9 / 10);
+    ASSERT_CMP_INT(inner->count, <=, outer->count + NTHREADS);
+    ASSERT_CMP_INT(inner->count + NTHREADS, >=, outer->count);
+    ASSERT_EQ_INT(inner->bytes, 4 * (int64_t)inner->count);
+    ASSERT_CMP_INT(outer->total_ns, >=, inner->total_ns);
+    gp_summary_rows_free(r, n);
+    gp_observation o;
+    ASSERT_EQ_INT(gp_observation_stats(p, "value", &o), 0);
+    ASSERT_CMP_INT(o.count, >=, NTHREADS * NITER * 9 / 10);
+    ASSERT(o.min >= 0 && o.max <= NTHREADS - 1);
+    gp_profiler_destroy(p);
+}
+
+TEST(eight_threads_exact_counts)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    pthread_t th[NTHREADS];
+    targ args[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        args[i].p = p;
+        args[i].id = i;
+        pthread_create(&th[i], NULL, worker, &args[i]);
+    }
+    for (int k = 0; k < 10; k++) {
+        char tp[128];
+        snprintf(tp, sizeof tp, "/tmp/gp_test_threads_%d.json", (int)getpid());
+        ASSERT_EQ_INT(gp_export_trace(p, tp), 0);
+        remove(tp);
+    }
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    gp_summary_row *r;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
+    ASSERT_EQ_INT(find_row(r, n, "outer")->count, NTHREADS * NITER);
+    ASSERT_EQ_INT(find_row(r, n, "inner")->count, NTHREADS * NITER);
+    gp_summary_rows_free(r, n);
+    double last;
+    uint64_t cnt;
+    ASSERT_EQ_INT(gp_counter_last(p, "progress", &last, &cnt), 0);
+    ASSERT_EQ_INT(cnt, NTHREADS * (NITER / 16));
+    gp_observation o;
+    ASSERT_EQ_INT(gp_observation_stats(p, "value", &o), 0);
+    ASSERT_EQ_INT(o.count, NTHREADS * NITER);
+    ASSERT_NEAR(o.mean, (NTHREADS - 1) / 2.0, 1e-9);
+    gp_profiler_destroy(p);
+}
+
+TEST_MAIN(eight_threads_concurrent_drain, eight_threads_exact_counts)
