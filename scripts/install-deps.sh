@@ -5,7 +5,8 @@ set -euo pipefail
 # Build/test requirements. Each entry is "package" (checked with dpkg -s).
 PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
-      python3 time clang libclang-rt-dev)
+      python3 time clang libclang-rt-dev
+      chromium)  # headless browser: tests/t_viz_browser.py opens every HTML view
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})

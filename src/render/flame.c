@@ -164,7 +164,10 @@ static const char flame_js[] =
     "null;"
     "msg.textContent='';render();});\n"
     "document.addEventListener('keydown',function(e){if(e.key==='Escape'){zoom=0;render();}});\n"
-    "window.addEventListener('resize',render);render();document.body.setAttribute('data-ready','1')"
+    "window.addEventListener('resize',render);render();"
+    "var hs=location.hash.match(/search=([^&]*)/);if(hs){q.value=decodeURIComponent(hs[1]);"
+    "search();}var hz=location.hash.match(/zoom=(\\d+)/);if(hz&&+hz[1]<n){zoom=+hz[1];render();}"
+    "document.body.setAttribute('data-ready','1')"
     ";\n"
     "})();\n";
 

@@ -174,9 +174,19 @@ void gp_html_begin(gp_sbuf *b, const char *title, const char *extra_css)
 
 void gp_html_json(gp_sbuf *b, const char *id, const char *json, size_t n)
 {
+    gp_html_json_attrs(b, id, NULL, json, n);
+}
+
+void gp_html_json_attrs(gp_sbuf *b, const char *id, const char *attrs, const char *json, size_t n)
+{
     gp_sbuf_puts(b, "<script type=\"application/json\" id=\"");
     gp_html_escape(b, id);
-    gp_sbuf_puts(b, "\">");
+    gp_sbuf_puts(b, "\"");
+    if (attrs) {
+        gp_sbuf_putc(b, ' ');
+        gp_sbuf_puts(b, attrs);
+    }
+    gp_sbuf_puts(b, ">");
     const char *p = json, *lim = json + n;
     while (p < lim) {
         const char *lt = memchr(p, '<', (size_t)(lim - p));

@@ -12,6 +12,8 @@ void gp_html_begin(gp_sbuf *b, const char *title, const char *extra_css);
 /* Writes <script type="application/json" id="ID"> with json[0..n) escaped so
  * that it cannot close the script element ("</" becomes "<\/"). */
 void gp_html_json(gp_sbuf *b, const char *id, const char *json, size_t n);
+/* Same with extra attributes (raw, e.g. "class=\"x\" data-p=\"r0\""; may be NULL). */
+void gp_html_json_attrs(gp_sbuf *b, const char *id, const char *attrs, const char *json, size_t n);
 /* Writes a <script> with the common helpers (gp.fmtDur, gp.fmtBytes,
  * gp.esc, gp.tip, gp.color) followed by js (may be NULL). */
 void gp_html_script(gp_sbuf *b, const char *js);

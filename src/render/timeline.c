@@ -341,7 +341,9 @@ static const char tl_js[] =
     "document.getElementById('tl-in').onclick=function(){zoom(0.5);};document.getElementById"
     "('tl-out').onclick=function(){zoom(2);};document.getElementById('tl-reset').onclick=function()"
     "{"
-    "v0=0;v1=Math.max(D.span,1);draw();};window.addEventListener('resize',draw);draw();"
+    "v0=0;v1=Math.max(D.span,1);draw();};window.addEventListener('resize',draw);var "
+    "hr=location.hash.match("
+    "/range=([0-9.e+]+),([0-9.e+]+)/);if(hr&&+hr[2]>+hr[1]){v0=+hr[1];v1=+hr[2];}draw();"
     "document.body.setAttribute('data-ready','1');\n"
     "})();\n";
 
