@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "core/table.h"
+#include "trace/load.h"
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -444,6 +445,15 @@ static void drop_empty(gp_trace **t, size_t *n, const char *path)
     *n = k;
 }
 
+/* Frees the traces left on both sides (drop_empty may have destroyed some)
+ * and the array that held them all. */
+static void free_sides(gp_trace **all, gp_trace **bt, size_t nb, gp_trace **ct, size_t nc)
+{
+    for (size_t i = 0; i < nb; i++) gp_trace_destroy(bt[i]);
+    for (size_t i = 0; i < nc; i++) gp_trace_destroy(ct[i]);
+    free(all);
+}
+
 int gp_cmd_compare(int argc, char **argv)
 {
     gp_compare_opts co;
@@ -547,29 +557,32 @@ int gp_cmd_compare(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    gp_trace **bt, **ct;
-    size_t nb, nc;
-    int rc = gp_cli_load_traces(argv + optind, 1, &bt, &nb);
-    if (rc) return rc;
-    rc = gp_cli_load_traces(argv + optind + 1, 1, &ct, &nc);
-    if (rc) {
-        gp_cli_free_traces(bt, nb);
-        return rc;
+    /* both sides in one parallel load; the base's file count splits them */
+    gp_err perr = {0};
+    size_t nb = 0, nall = 0;
+    char **bfiles = gp_paths_expand(argv + optind, 1, &nb, &perr);
+    if (!bfiles) {
+        fprintf(stderr, "gpuprof: %s\n", perr.msg);
+        return 2;
     }
+    gp_paths_free(bfiles);
+    gp_trace **all;
+    int rc = gp_cli_load_traces(argv + optind, 2, &all, &nall);
+    if (rc) return rc;
+    gp_trace **bt = all, **ct = all + nb;
+    size_t nc = nall - nb;
     drop_empty(bt, &nb, argv[optind]);
     drop_empty(ct, &nc, argv[optind + 1]);
     if (co.mode == GP_CMP_RUNS && (nb < 2 || nc < 2)) {
         fprintf(stderr,
                 "gpuprof: --mode runs needs at least 2 runs on each side (got %zu and %zu)\n", nb,
                 nc);
-        gp_cli_free_traces(bt, nb);
-        gp_cli_free_traces(ct, nc);
+        free_sides(all, bt, nb, ct, nc);
         return 2;
     }
     gp_comparison cmp;
     rc = gp_compare_runs(bt, nb, ct, nc, &co, &cmp);
-    gp_cli_free_traces(bt, nb);
-    gp_cli_free_traces(ct, nc);
+    free_sides(all, bt, nb, ct, nc);
     if (rc) {
         fprintf(stderr, "gpuprof: compare: %s\n", gp_strerror(rc));
         return rc == GP_ENOMEM ? 3 : 2;
