@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 ifeq ($(SANITIZE),1)
-  BUILD := $(BUILD)-asan
+  override BUILD := $(BUILD)-asan
   CMAKE_FLAGS += -DGP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 endif
 ifeq ($(WERROR),1)
