@@ -19,6 +19,10 @@ GP_CMD_FN(gp_cmd_summary);
 GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
 GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
 GP_CMD_FN(gp_cmd_advise);  /* cmd_advise.c (issue 8) */
+GP_CMD_FN(gp_cmd_devices); /* cmd_devices.c (issue 6) */
+GP_CMD_FN(gp_cmd_health);  /* cmd_devices.c (issue 6) */
+GP_CMD_FN(gp_cmd_monitor); /* cmd_monitor.c (issue 6) */
+GP_CMD_FN(gp_cmd_session); /* cmd_session.c (issue 6) */
 
 /* Loads every trace named by paths (files, or folders of .json and .json.gz
  * files), in parallel, one thread per core. On error prints the one-line
@@ -38,5 +42,11 @@ GP_CMD_FN(gp_cmd_report);
 /* Parses a duration option ("500ns", "20us", "1.5ms", "2s"; a plain number
  * is ns) into ns or prints an error; -1 on error. */
 long long gp_cli_parse_dur(const char *opt, const char *val);
+
+/* Recording (issue 5): cmd_run.c. */
+GP_CMD_FN(gp_cmd_run);
+GP_CMD_FN(gp_cmd_runs);
+GP_CMD_FN(gp_cmd_sql);
+GP_CMD_FN(gp_cmd_export);
 
 #endif

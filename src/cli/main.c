@@ -14,6 +14,14 @@ static const gp_command commands[] = {
     {"timeline", "CPU/GPU timeline: Perfetto JSON or an HTML viewer", gp_cmd_timeline},
     {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},
     {"report", "self-contained HTML dashboard of one or more traces", gp_cmd_report},
+    {"run", "record a CUDA/OpenCL program into an SQLite store, then summarize", gp_cmd_run},
+    {"runs", "list the runs of a store", gp_cmd_runs},
+    {"sql", "ad-hoc SQL query on a store", gp_cmd_sql},
+    {"export", "export a run or trace (Chrome/Perfetto JSON)", gp_cmd_export},
+    {"devices", "list GPUs (NVML, nvidia-smi, sysfs), OpenCL devices and the host", gp_cmd_devices},
+    {"monitor", "live device view (full screen on a terminal, JSON/CSV lines when piped)", gp_cmd_monitor},
+    {"health", "device backend health: ok / degraded / unavailable, with the reason", gp_cmd_health},
+    {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,489 @@
+/* cli/cmd_run.c: `gpuprof run -- CMD ARGS...` records an unmodified program
+ * (and the children it starts) into the run store through the OpenCL layer
+ * and the CUPTI/NVTX injection library, then prints its summary; also
+ * `gpuprof runs`, `gpuprof sql` and `gpuprof export` on the store. */
+#include "cli/cli.h"
+#include "core/clock.h"
+#include "core/sbuf.h"
+#include "core/table.h"
+#include "render/timeline.h"
+#include "store/store.h"
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void run_usage(FILE *f)
+{
+    fprintf(f, "usage: gpuprof run [options] -- CMD [ARGS...]\n"
+               "  records CMD (and the processes it starts) into an SQLite store, then prints\n"
+               "  the summary; exits with CMD's exit status (128+N when killed by signal N)\n"
+               "  -o, --output FILE    store (default gpuprof.db; runs are appended)\n"
+               "  --opencl/--no-opencl OpenCL layer (default on when built)\n"
+               "  --cuda/--no-cuda     CUPTI injection (default on when built)\n"
+               "  --nvtx               NVTX ranges through the injection library\n"
+               "  --sample-interval MS commit period of the recorders in ms (1..200, default 100)\n"
+               "  --no-summary         do not print the summary at the end\n"
+               "  -q, --quiet          no gpuprof messages (the summary still prints)\n");
+}
+
+/* Looks for a library built or installed beside the gpuprof binary. */
+static int find_lib(const char *env, const char *name, char *out, size_t n)
+{
+    const char *e = getenv(env);
+    if (e && *e) {
+        snprintf(out, n, "%s", e);
+        return access(out, R_OK) == 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) return 0;
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return 0;
+    *slash = 0;
+    static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        int w = snprintf(out, n, "%s%s/%s", exe, rel[i], name);
+        if (w > 0 && (size_t)w < n && access(out, R_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+static volatile sig_atomic_t child_pid;
+
+/* Signals sent to gpuprof itself go to CMD; terminal signals (Ctrl-C) reach
+ * CMD directly because it stays in the same process group. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (child_pid > 0 && (sig != SIGINT && sig != SIGQUIT ? 1 : si->si_code <= 0))
+        kill((pid_t)child_pid, sig);
+}
+
+static int abs_path(const char *p, char *out, size_t n)
+{
+    if (p[0] == '/') {
+        int w = snprintf(out, n, "%s", p);
+        return w > 0 && (size_t)w < n ? 0 : -1;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return -1;
+    int w = snprintf(out, n, "%s/%s", cwd, p);
+    return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+static void prepend_env(const char *var, const char *val)
+{
+    const char *old = getenv(var);
+    if (old && *old) {
+        size_t n = strlen(val) + strlen(old) + 2;
+        char *v = gp_xmalloc(n);
+        snprintf(v, n, "%s:%s", val, old);
+        setenv(var, v, 1);
+        free(v);
+    } else {
+        setenv(var, val, 1);
+    }
+}
+
+int gp_cmd_run(int argc, char **argv)
+{
+    const char *out = "gpuprof.db";
+    int opencl = -1, cuda = -1, nvtx = 0, summary = 1, quiet = 0;
+    long commit_ms = 100;
+    static const struct option lo[] = {{"output", required_argument, 0, 'o'},
+                                       {"opencl", no_argument, 0, 'C'},
+                                       {"no-opencl", no_argument, 0, 'c'},
+                                       {"cuda", no_argument, 0, 'U'},
+                                       {"no-cuda", no_argument, 0, 'u'},
+                                       {"nvtx", no_argument, 0, 'n'},
+                                       {"sample-interval", required_argument, 0, 's'},
+                                       {"no-summary", no_argument, 0, 'S'},
+                                       {"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    /* '+': stop at the first non-option, CMD's own options are not ours */
+    while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'C':
+            opencl = 1;
+            break;
+        case 'c':
+            opencl = 0;
+            break;
+        case 'U':
+            cuda = 1;
+            break;
+        case 'u':
+            cuda = 0;
+            break;
+        case 'n':
+            nvtx = 1;
+            break;
+        case 's':
+            if ((commit_ms = gp_cli_parse_count("--sample-interval", optarg)) < 0) return 2;
+            if (commit_ms < 1 || commit_ms > 200) {
+                fprintf(stderr, "gpuprof: --sample-interval must be 1..200 ms (crash safety "
+                                "promises at most 200 ms of lost events)\n");
+                return 2;
+            }
+            break;
+        case 'S':
+            summary = 0;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            run_usage(stdout);
+            return 0;
+        default:
+            run_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        run_usage(stderr);
+        return 2;
+    }
+    char **cmd = argv + optind;
+    int ncmd = argc - optind;
+
+    char layer[PATH_MAX], inject[PATH_MAX];
+    int have_layer = find_lib("GPUPROF_CL_LAYER", "libgpuprof_cl_layer.so", layer, sizeof layer);
+    int have_inject =
+        find_lib("GPUPROF_CUDA_INJECT", "libgpuprof_cuda_inject.so", inject, sizeof inject);
+    if (opencl == 1 && !have_layer) {
+        fprintf(stderr, "gpuprof: --opencl: libgpuprof_cl_layer.so not found (this build has "
+                        "no OpenCL layer; GPUPROF_CL_LAYER names it)\n");
+        return 2;
+    }
+    if ((cuda == 1 || nvtx) && !have_inject) {
+        fprintf(stderr, "gpuprof: --cuda/--nvtx: libgpuprof_cuda_inject.so not found (built "
+                        "only with the CUDA toolkit; GPUPROF_CUDA_INJECT names it)\n");
+        return 2;
+    }
+    opencl = opencl != 0 && have_layer;
+    cuda = cuda != 0 && have_inject;
+
+    char db[PATH_MAX];
+    if (abs_path(out, db, sizeof db)) {
+        fprintf(stderr, "gpuprof: %s: cannot resolve the path\n", out);
+        return 2;
+    }
+    gp_err err = {0};
+    gp_store *st;
+    if (gp_store_open(db, &st, &err)) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        return 2;
+    }
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    char *line = gp_store_redact_argv(cmd, ncmd);
+    gp_store_run_info ri = {line, host, gp_clock_wall_ns(), gp_clock_mono_ns(), getpid()};
+    int64_t run = gp_store_run_begin(st, &ri, &err);
+    free(line);
+    if (run < 0) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        gp_store_close(st);
+        return 2;
+    }
+
+    char num[32];
+    snprintf(num, sizeof num, "%lld", (long long)run);
+    setenv("GPUPROF_STORE", db, 1);
+    setenv("GPUPROF_RUN_ID", num, 1);
+    snprintf(num, sizeof num, "%ld", commit_ms);
+    setenv("GPUPROF_COMMIT_MS", num, 1);
+    if (opencl) prepend_env("OPENCL_LAYERS", layer);
+    if (cuda) setenv("CUDA_INJECTION64_PATH", inject, 1);
+    if (nvtx) setenv("NVTX_INJECTION64_PATH", inject, 1);
+    setenv("GPUPROF_CUDA", cuda ? "1" : "0", 1);
+    setenv("GPUPROF_NVTX", nvtx ? "1" : "0", 1);
+    if (!quiet)
+        fprintf(stderr, "gpuprof: recording run %lld into %s (OpenCL %s, CUDA %s, NVTX %s)\n",
+                (long long)run, out, opencl ? "on" : "off", cuda ? "on" : "off",
+                nvtx ? "on" : "off");
+
+    fflush(NULL);
+    int64_t t0 = gp_clock_mono_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpuprof: fork: %s\n", strerror(errno));
+        gp_store_close(st);
+        return 2;
+    }
+    if (pid == 0) {
+        execvp(cmd[0], cmd);
+        fprintf(stderr, "gpuprof: %s: %s\n", cmd[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    struct sigaction sa, old[8];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, &old[i]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &old[i], NULL);
+    int64_t dur = gp_clock_mono_ns() - t0;
+    int code, stored;
+    if (WIFSIGNALED(status)) {
+        code = 128 + WTERMSIG(status);
+        stored = -WTERMSIG(status);
+    } else {
+        code = stored = WEXITSTATUS(status);
+    }
+    if (gp_store_run_end(st, run, stored, dur, &err)) fprintf(stderr, "gpuprof: %s\n", err.msg);
+    gp_store_close(st);
+
+    gp_store_run_row *rows = NULL;
+    size_t nr = 0;
+    if (!quiet && gp_store_runs(db, &rows, &nr, &err) == 0) {
+        for (size_t i = 0; i < nr; i++)
+            if (rows[i].id == run) {
+                char d[64];
+                fprintf(stderr,
+                        "gpuprof: run %lld: %s, exit %d, %lld events from %lld process(es), "
+                        "%lld dropped; stored in %s:%lld\n",
+                        (long long)run, gp_fmt_dur_auto(d, sizeof d, (double)dur), stored,
+                        (long long)(rows[i].events == GP_NONE ? 0 : rows[i].events),
+                        (long long)rows[i].processes,
+                        (long long)(rows[i].dropped == GP_NONE ? 0 : rows[i].dropped), out,
+                        (long long)run);
+            }
+        gp_store_runs_free(rows, nr);
+    }
+    if (summary && gp_cmd_summary) {
+        char spec[PATH_MAX + 32];
+        snprintf(spec, sizeof spec, "%s:%lld", out, (long long)run);
+        char *sargv[] = {"summary", spec, NULL};
+        fflush(NULL);
+        gp_cmd_summary(2, sargv);
+        fflush(NULL);
+    }
+    return code;
+}
+
+/* ---- gpuprof runs ---- */
+
+int gp_cmd_runs(int argc, char **argv)
+{
+    int json = 0;
+    static const struct option lo[] = {
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 'h') {
+            printf("usage: gpuprof runs [--json] [STORE]   (default gpuprof.db)\n");
+            return 0;
+        } else
+            return 2;
+    }
+    const char *path = optind < argc ? argv[optind] : "gpuprof.db";
+    gp_store_run_row *rows;
+    size_t n;
+    gp_err err = {0};
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        fprintf(stderr, "gpuprof: %s: no such file\n", path);
+        return 2;
+    }
+    if (gp_store_runs(path, &rows, &n, &err)) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        return 2;
+    }
+    gp_sbuf b = {0};
+    if (json) {
+        gp_sbuf_puts(&b, "{\"store\":");
+        gp_json_str(&b, path);
+        gp_sbuf_puts(&b, ",\"runs\":[");
+        for (size_t i = 0; i < n; i++) {
+            const gp_store_run_row *r = &rows[i];
+            gp_sbuf_puts(&b, i ? ",{" : "{");
+            gp_json_key(&b, "id", 0);
+            gp_json_int(&b, r->id);
+            const char *nk[] = {"start_unix_ns", "duration_ns", "exit_status",
+                                "events",        "dropped",     "processes"};
+            int64_t nv[] = {r->start_wall_ns, r->duration_ns, r->exit_status,
+                            r->events,        r->dropped,     r->processes};
+            for (int k = 0; k < 6; k++) {
+                gp_json_key(&b, nk[k], 1);
+                if (nv[k] == GP_NONE)
+                    gp_sbuf_puts(&b, "null");
+                else
+                    gp_json_int(&b, nv[k]);
+            }
+            gp_json_key(&b, "command", 1);
+            gp_json_str(&b, r->command);
+            gp_json_key(&b, "host", 1);
+            gp_json_str(&b, r->host);
+            gp_json_key(&b, "devices", 1);
+            gp_json_str(&b, r->devices);
+            gp_json_key(&b, "version", 1);
+            gp_json_str(&b, r->version);
+            gp_sbuf_putc(&b, '}');
+        }
+        gp_sbuf_puts(&b, "]}\n");
+        gp_sbuf_write(&b, stdout);
+    } else {
+        const char *hd[] = {"ID",      "Start", "Duration", "Exit",   "Events",
+                            "Dropped", "Procs", "Devices",  "Command"};
+        gp_table *tb = gp_table_create(9, hd, "rllrrrrll");
+        for (size_t i = 0; i < n; i++) {
+            const gp_store_run_row *r = &rows[i];
+            char c0[32], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
+            snprintf(c0, sizeof c0, "%lld", (long long)r->id);
+            time_t tt = (time_t)(r->start_wall_ns / 1000000000);
+            struct tm tmv;
+            localtime_r(&tt, &tmv);
+            strftime(c1, sizeof c1, "%Y-%m-%d %H:%M:%S", &tmv);
+            if (r->duration_ns == GP_NONE)
+                snprintf(c2, sizeof c2, "N/A");
+            else
+                gp_fmt_dur_auto(c2, sizeof c2, (double)r->duration_ns);
+            if (r->exit_status == GP_NONE)
+                snprintf(c3, sizeof c3, "running?");
+            else if (r->exit_status < 0)
+                snprintf(c3, sizeof c3, "signal %lld", -(long long)r->exit_status);
+            else
+                snprintf(c3, sizeof c3, "%lld", (long long)r->exit_status);
+            snprintf(c4, sizeof c4, "%lld", (long long)(r->events == GP_NONE ? 0 : r->events));
+            snprintf(c5, sizeof c5, "%lld", (long long)(r->dropped == GP_NONE ? 0 : r->dropped));
+            snprintf(c6, sizeof c6, "%lld", (long long)r->processes);
+            const char *cells[] = {c0, c1, c2, c3, c4, c5, c6, r->devices, r->command};
+            gp_table_row(tb, cells);
+        }
+        gp_table_print(tb, stdout, 60);
+        gp_table_destroy(tb);
+    }
+    gp_sbuf_free(&b);
+    gp_store_runs_free(rows, n);
+    return fflush(stdout) ? 1 : 0;
+}
+
+/* ---- gpuprof sql ---- */
+
+int gp_cmd_sql(int argc, char **argv)
+{
+    int json = 0;
+    static const struct option lo[] = {
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 'h') {
+            printf("usage: gpuprof sql [--json] STORE \"SELECT ...\"\n"
+                   "  tables: runs processes devices strings tracks api_calls kernels copies\n"
+                   "          slices instants counters memory; views with names resolved:\n"
+                   "          kernel_v copy_v api_v (see docs/recording.md)\n");
+            return 0;
+        } else
+            return 2;
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "usage: gpuprof sql [--json] STORE \"SELECT ...\"\n");
+        return 2;
+    }
+    struct stat sb;
+    if (stat(argv[optind], &sb) != 0) {
+        fprintf(stderr, "gpuprof: %s: no such file\n", argv[optind]);
+        return 2;
+    }
+    gp_err err = {0};
+    if (gp_store_sql(argv[optind], argv[optind + 1], json, stdout, &err)) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        return 2;
+    }
+    return fflush(stdout) ? 1 : 0;
+}
+
+/* ---- gpuprof export ---- */
+
+int gp_cmd_export(int argc, char **argv)
+{
+    const char *fmt = "chrome", *out = NULL;
+    static const struct option lo[] = {{"format", required_argument, 0, 'f'},
+                                       {"output", required_argument, 0, 'o'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            fmt = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            printf("usage: gpuprof export RUN [--format chrome] [-o OUT.json]\n"
+                   "  RUN: gpuprof.db (latest run), gpuprof.db:ID, or any trace gpuprof reads\n"
+                   "  chrome: Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n");
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (strcmp(fmt, "chrome") && strcmp(fmt, "perfetto")) {
+        fprintf(stderr, "gpuprof: --format %s: only 'chrome' (Perfetto-loadable JSON) is known\n",
+                fmt);
+        return 2;
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "usage: gpuprof export RUN [--format chrome] [-o OUT.json]\n");
+        return 2;
+    }
+    gp_trace **traces;
+    size_t n;
+    int rc = gp_cli_load_traces(argv + optind, 1, &traces, &n);
+    if (rc) return rc;
+    if (n != 1) {
+        fprintf(stderr, "gpuprof: export takes one run or trace, %s holds %zu\n", argv[optind], n);
+        gp_cli_free_traces(traces, n);
+        return 2;
+    }
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "gpuprof: %s: %s\n", out, strerror(errno));
+        gp_cli_free_traces(traces, n);
+        return 2;
+    }
+    gp_timeline_stats ts = {0};
+    rc = gp_timeline_json(traces[0], f, &ts);
+    if (out && fclose(f) != 0)
+        rc = GP_EIO;
+    else if (!out && fflush(f) != 0)
+        rc = GP_EIO;
+    if (rc)
+        fprintf(stderr, "gpuprof: export: %s\n", gp_strerror(rc));
+    else if (out)
+        fprintf(stderr, "gpuprof: wrote %s (%llu slices, %llu flows, %llu counter samples)\n", out,
+                (unsigned long long)ts.slices, (unsigned long long)ts.flows,
+                (unsigned long long)ts.counters);
+    gp_cli_free_traces(traces, n);
+    return rc ? 1 : 0;
+}

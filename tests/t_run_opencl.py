@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""gpuprof run on a real OpenCL program (PoCL): what the OpenCL layer records
+into the store matches what the program enqueued (kernel names, counts,
+global/local sizes, copy bytes; some enqueues pass NULL events), durations
+are positive and every device command lies inside the program's own
+CLOCK_MONOTONIC bracket around it, in program order; CMD's exit status is
+returned; runs/sql/summary/export read the store; SIGKILL of the program
+mid-run leaves a readable store whose events are a gap-free prefix."""
+import json, os, signal, sqlite3, subprocess, sys, tempfile, time
+
+BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
+BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
+PROG = os.path.join(BUILD, "tests", "cl_record_prog")
+LAYER = os.path.join(BUILD, "libgpuprof_cl_layer.so")
+TOL_NS = 500_000  # clock alignment + scheduling slack on a busy 2-core machine
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+if not os.path.exists(PROG) or not os.path.exists(LAYER):
+    print("SKIP: OpenCL layer or test program not built (%s, %s)" % (PROG, LAYER))
+    sys.exit(77)
+probe = subprocess.run([PROG, "0"], capture_output=True, text=True)
+if probe.returncode == 77:
+    print("SKIP: no OpenCL device: " + probe.stdout.strip())
+    sys.exit(77)
+
+tmp = tempfile.mkdtemp(prefix="gp_run_cl_")
+db = os.path.join(tmp, "rec.db")
+ITERS = 6
+
+
+def prog_ops(text):
+    ops = []
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) == 5 and p[0] in ("write", "read", "kernel"):
+            ops.append({"op": p[0], "name": p[1], "n": int(p[2]), "t0": int(p[3]), "t1": int(p[4])})
+    return ops
+
+
+# 1. a normal run
+r = subprocess.run([BIN, "run", "-o", db, "--", PROG, str(ITERS), "65536"], capture_output=True,
+                   text=True)
+check(r.returncode == 0, "gpuprof run exit %d: %s" % (r.returncode, r.stderr))
+ops = prog_ops(r.stdout)
+check(len(ops) == 4 * ITERS, "program printed %d ops" % len(ops))
+check("GPU kernels" in r.stdout and "scale" in r.stdout, "summary printed after the run")
+con = sqlite3.connect(db)
+kern = con.execute("SELECT name, ts, dur, queued, submit, grid_x, block_x FROM kernel_v "
+                   "WHERE run = 1 ORDER BY ts").fetchall()
+cop = con.execute("SELECT name, ts, dur, bytes, copy_kind FROM copy_v WHERE run = 1 "
+                  "ORDER BY ts").fetchall()
+check(len(kern) == 2 * ITERS, "kernels recorded %d, enqueued %d" % (len(kern), 2 * ITERS))
+check(sum(1 for k in kern if k[0] == "scale") == ITERS, "scale count")
+check(sum(1 for k in kern if k[0] == "add_one") == ITERS, "add_one count (NULL events)")
+for k in kern:
+    check(k[5] == 65536, "%s global size %s" % (k[0], k[5]))
+    check(k[6] == (64 if k[0] == "scale" else 0), "%s local size %s" % (k[0], k[6]))
+    check(k[2] > 0, "%s duration %d > 0" % (k[0], k[2]))
+    check(k[3] <= k[4] <= k[1], "%s queued <= submit <= start" % k[0])
+writes = [c for c in cop if c[4] == 1]
+reads = [c for c in cop if c[4] == 2]
+check(len(writes) == ITERS and all(c[3] == 65536 * 4 for c in writes), "writes: %r" % writes[:2])
+check(len(reads) == ITERS and all(c[3] == 65536 * 2 for c in reads), "reads (NULL events): %r"
+      % reads[:2])
+check(all(c[2] > 0 for c in cop), "copy durations > 0")
+# program order and host brackets
+dev = sorted([(k[1], k[2], "kernel", k[0]) for k in kern] +
+             [(c[1], c[2], "write" if c[4] == 1 else "read", "Memcpy") for c in cop])
+check([(d[2], d[3]) for d in dev] == [(o["op"], o["name"]) for o in ops],
+      "device order matches the program's order")
+worst = 0
+for d, o in zip(dev, ops):
+    lo, hi = o["t0"] - TOL_NS, o["t1"] + TOL_NS
+    worst = max(worst, o["t0"] - d[0], d[0] + d[1] - o["t1"])
+    check(lo <= d[0] and d[0] + d[1] <= hi,
+          "%s %s [%d, %d] outside the program's bracket [%d, %d]" %
+          (d[2], d[3], d[0], d[0] + d[1], o["t0"], o["t1"]))
+print("largest excursion outside the program's own brackets: %d ns" % max(worst, 0))
+# launches link to their device work
+nflow = con.execute("SELECT count(*) FROM api_v a JOIN kernel_v k ON k.corr = a.corr AND "
+                    "k.proc = a.proc WHERE a.name = 'clEnqueueNDRangeKernel'").fetchone()[0]
+check(nflow == 2 * ITERS, "launch->kernel correlations %d" % nflow)
+con.close()
+
+# 2. exit status, runs, sql, summary, export
+r = subprocess.run([BIN, "run", "-o", db, "-q", "--no-summary", "--", "sh", "-c", "exit 3"],
+                   capture_output=True, text=True)
+check(r.returncode == 3, "exit status of CMD returned: %d" % r.returncode)
+r = subprocess.run([BIN, "runs", "--json", db], capture_output=True, text=True)
+runs = json.loads(r.stdout)["runs"]
+check([x["exit_status"] for x in runs] == [0, 3], "runs: %r" % runs)
+check(runs[0]["events"] > 0 and runs[0]["dropped"] == 0, "run 1 events/dropped: %r" % runs[0])
+check("pocl" in runs[0]["devices"].lower() or runs[0]["devices"].startswith("opencl:"),
+      "devices: %s" % runs[0]["devices"])
+r = subprocess.run([BIN, "sql", db, "SELECT count(*) AS n FROM kernels"], capture_output=True,
+                   text=True)
+check(r.stdout.split() == ["n", str(2 * ITERS)], "sql: %r" % r.stdout)
+r = subprocess.run([BIN, "summary", "--json", db + ":1"], capture_output=True, text=True)
+check(r.returncode == 0, "summary of db:1: %s" % r.stderr)
+if r.returncode == 0:
+    cats = {c["category"]: c["count"] for c in json.loads(r.stdout)["traces"][0]["categories"]}
+    check(cats.get("kernel") == 2 * ITERS, "summary kernel count %r" % cats)
+r = subprocess.run([BIN, "summary", db + ":9"], capture_output=True, text=True)
+check(r.returncode == 2 and "no run 9" in r.stderr, "missing run: %s" % r.stderr)
+out = os.path.join(tmp, "out.json")
+r = subprocess.run([BIN, "export", db + ":1", "--format", "chrome", "-o", out],
+                   capture_output=True, text=True)
+check(r.returncode == 0, "export: %s" % r.stderr)
+if r.returncode == 0:
+    evs = json.load(open(out))["traceEvents"]
+    xs = [e for e in evs if e.get("ph") == "X"]
+    check(sum(1 for e in xs if e["name"] in ("scale", "add_one")) == 2 * ITERS, "export kernels")
+    check(sum(1 for e in evs if e.get("ph") == "s") >= 2 * ITERS, "export flows")
+
+# 3. SIGKILL mid-run: a gap-free prefix, recent up to the last commit
+db2 = os.path.join(tmp, "kill.db")
+p = subprocess.Popen([BIN, "run", "-o", db2, "-q", "--no-summary", "--", PROG, "100000", "16384",
+                      "2"], stdout=subprocess.PIPE, text=True)
+time.sleep(2.0)
+kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+check(len(kids) == 1, "one child: %r" % kids)
+kill_ns = time.monotonic_ns()
+os.kill(int(kids[0]), signal.SIGKILL)
+printed, _ = p.communicate()
+check(p.returncode == 128 + 9, "gpuprof run returns 137 after SIGKILL: %d" % p.returncode)
+ops = prog_ops(printed)
+con = sqlite3.connect(db2)
+dev = con.execute("SELECT ts, dur, 'kernel', name FROM kernel_v UNION ALL SELECT ts, dur, "
+                  "CASE copy_kind WHEN 1 THEN 'write' ELSE 'read' END, 'Memcpy' FROM copy_v "
+                  "ORDER BY ts").fetchall()
+status = con.execute("SELECT exit_status FROM runs").fetchone()[0]
+con.close()
+check(status == -9, "run exit status -9: %r" % status)
+check(len(dev) > 20, "events readable after SIGKILL: %d" % len(dev))
+# the program's sequence is a fixed cycle; what it printed lags what it
+# enqueued by at most the command in flight (its stdout died with it)
+cycle = [("write", "Memcpy"), ("kernel", "scale"), ("kernel", "add_one"), ("read", "Memcpy")]
+seq = [cycle[i % 4] for i in range(max(len(dev), len(ops)))]
+check([(o["op"], o["name"]) for o in ops] == seq[:len(ops)], "program printed its cycle")
+check([(d[2], d[3]) for d in dev] == seq[:len(dev)], "recorded events are a gap-free prefix")
+check(len(dev) <= len(ops) + 2, "no more events than enqueued: %d vs %d" % (len(dev), len(ops)))
+if dev:
+    lag = kill_ns - (dev[-1][0] + dev[-1][1])
+    print("SIGKILL: %d device events readable of %d printed; newest ended %.1f ms before the kill"
+          % (len(dev), len(ops), lag / 1e6))
+    check(lag < 700_000_000, "newest readable event %.1f ms before the kill (commit period 100 ms)"
+          % (lag / 1e6))
+r = subprocess.run([BIN, "summary", db2], capture_output=True, text=True)
+check(r.returncode == 0 and "scale" in r.stdout, "summary after SIGKILL: %s" % r.stderr)
+
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("ok")
