@@ -1,11 +1,16 @@
 /* tests/test_analyze.c: the analyze family (HTA-style breakdowns) on small
  * hand-built traces whose figures are worked out in the comments. */
+#include "analysis/bandwidth.h"
 #include "analysis/hta_prep.h"
 #include "analysis/idle.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch.h"
 #include "analysis/queue.h"
+#include "analysis/steps.h"
+#include "analysis/straggler.h"
 #include "analysis/temporal.h"
+#include "analysis/timeline_stats.h"
+#include "core/stats.h"
 #include "test.h"
 #include "trace/import.h"
 #include <stdlib.h>
@@ -223,5 +228,168 @@ TEST(stream_argument_on_cpu_op)
     gp_trace_destroy(t);
 }
 
+/* Steps of trace_json (default mode): step 1 [0,100) launched A, B, nccl,
+ * relu and the memcpy (launched at 40, runs at [150,155]); step 2 launched
+ * D [160,170]. */
+TEST(steps_by_launch)
+{
+    gp_trace *t = load(trace_json);
+    ASSERT(t);
+    gp_hview v;
+    view(t, 0, &v);
+    gp_step_row *st;
+    size_t ns;
+    ASSERT_EQ_INT(gp_steps_compute(&v, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 2);
+    ASSERT_EQ_INT(st[0].step, 1);
+    ASSERT_EQ_INT(st[0].span_ns, 100000);
+    ASSERT_EQ_INT(st[0].gpu_events, 5);
+    ASSERT_EQ_INT(st[0].kernels, 4);
+    ASSERT_EQ_INT(st[0].gpu_span_ns, 145000); /* [10, 155] */
+    ASSERT_EQ_INT(st[0].gpu_busy_ns, 31000);  /* [10,35] + [90,91] + [150,155] */
+    ASSERT_EQ_INT(st[0].gpu_idle_ns, 114000);
+    ASSERT_EQ_INT(st[0].compute_ns, 16000); /* A 10 + B 5 + relu 1 */
+    ASSERT_EQ_INT(st[1].step, 2);
+    ASSERT_EQ_INT(st[1].gpu_events, 1);
+    ASSERT_EQ_INT(st[1].gpu_busy_ns, 10000);
+    ASSERT_EQ_INT(st[1].gpu_idle_ns, 0);
+    free(st);
+    gp_hview_free(&v);
+    /* compat: HTA's filter dropped the last step and what it launched */
+    view(t, 1, &v);
+    ASSERT_EQ_INT(gp_steps_compute(&v, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 1);
+    ASSERT_EQ_INT(st[0].gpu_events, 5);
+    free(st);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
+/* Copies: HtoD 1 MB in 10 us (100 GB/s) and 1 MB in 30 us (33.3 GB/s), a
+ * DtoH of unknown size, a memset of 4000 B in 2 us. */
+TEST(memory_bandwidth)
+{
+    const char *js =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\","
+        "\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":10,\"args\":{\"stream\":7,\"bytes\":1000000}},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\","
+        "\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":30,\"args\":{\"stream\":7,\"bytes\":1000000}},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> Pinned)\","
+        "\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":5,\"args\":{\"stream\":7}},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\","
+        "\"pid\":0,\"tid\":7,\"ts\":70,\"dur\":2,\"args\":{\"stream\":7,\"bytes\":4000}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+        "\"ts\":80,\"dur\":5,\"args\":{\"stream\":7}}"
+        "]}";
+    gp_trace *t = load(js);
+    ASSERT(t);
+    gp_hview v;
+    view(t, 0, &v);
+    gp_bw_row *r;
+    size_t n;
+    ASSERT_EQ_INT(gp_bandwidth_compute(&v, &r, &n), 0);
+    ASSERT_EQ_INT(n, 3); /* HtoD, DtoH, Memset (gp_copy_kind order) */
+    ASSERT_EQ_STR(gp_copy_kind_name((gp_copy_kind)r[0].kind), "HtoD");
+    ASSERT_EQ_INT(r[0].count, 2);
+    ASSERT_EQ_INT(r[0].bytes, 2000000);
+    ASSERT_EQ_INT(r[0].time_ns, 40000);
+    ASSERT_EQ_INT(r[0].gbps_valid, 1);
+    ASSERT_NEAR(r[0].gbps, 50.0, 1e-9);
+    ASSERT_NEAR(r[0].per_copy_gbps.mean, (100.0 + 100.0 / 3) / 2, 1e-9);
+    ASSERT_NEAR(r[0].per_copy_gbps.max, 100.0, 1e-9);
+    ASSERT_EQ_STR(gp_copy_kind_name((gp_copy_kind)r[1].kind), "DtoH");
+    ASSERT_EQ_INT(r[1].count, 1);
+    ASSERT_EQ_INT(r[1].sized, 0);
+    ASSERT_EQ_INT(r[1].gbps_valid, 0); /* unknown size: N/A, not 0 */
+    ASSERT_EQ_STR(gp_copy_kind_name((gp_copy_kind)r[2].kind), "Memset");
+    ASSERT_NEAR(r[2].gbps, 2.0, 1e-9);
+    free(r);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
+/* CPU: cpu_op [0,10] (thread 1), runtime [5,12] (thread 2), an annotation
+ * [0,100] that is no CPU work; GPU kernels [8,20] and [30,40]. */
+TEST(timeline_stats)
+{
+    const char *js = "{\"traceEvents\":["
+                     "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"a\",\"pid\":1,"
+                     "\"tid\":1,\"ts\":0,\"dur\":100},"
+                     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":1,\"tid\":1,"
+                     "\"ts\":0,\"dur\":10},"
+                     "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+                     "\"pid\":1,\"tid\":2,\"ts\":5,\"dur\":7},"
+                     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                     "\"ts\":8,\"dur\":12,\"args\":{\"stream\":7}},"
+                     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                     "\"ts\":30,\"dur\":10,\"args\":{\"stream\":7}}"
+                     "]}";
+    gp_trace *t = load(js);
+    ASSERT(t);
+    gp_timeline_stats s;
+    ASSERT_EQ_INT(gp_timeline_stats_compute(t, &s), 0);
+    ASSERT_EQ_INT(s.span_ns, 100000);
+    ASSERT_EQ_INT(s.cpu_active_ns, 12000);
+    ASSERT_EQ_INT(s.gpu_active_ns, 22000);
+    ASSERT_EQ_INT(s.overlap_ns, 4000);
+    ASSERT_EQ_INT(s.cpu_only_ns, 8000);
+    ASSERT_EQ_INT(s.gpu_only_ns, 18000);
+    ASSERT_EQ_INT(s.idle_ns, 70000);
+    ASSERT_EQ_INT(s.gpu_valid, 1);
+    gp_trace_destroy(t);
+}
+
+/* Four ranks, rank 2 computes 50% longer and idles least: the straggler. */
+TEST(stragglers_robust_z)
+{
+    int ranks[4] = {0, 1, 2, 3};
+    int64_t comp[4] = {100000, 101000, 150000, 99000}, idle[4] = {60000, 61000, 10000, 59000};
+    gp_straggler_row r[4];
+    ASSERT_EQ_INT(gp_stragglers(ranks, comp, idle, 4, 3.5, r), 0);
+    /* compute: median 100500, |dev| 500 500 49500 1500 -> MAD 1000 */
+    ASSERT_NEAR(r[2].compute_z, 0.6745 * 49500 / 1000, 1e-9);
+    ASSERT_EQ_INT(r[2].straggler, 1);
+    ASSERT_EQ_INT(r[2].outlier, 1);
+    ASSERT_EQ_INT(r[2].by_compute, 1);
+    ASSERT_EQ_INT(r[2].by_idle, 1);
+    for (int i = 0; i < 4; i++)
+        if (i != 2) ASSERT_EQ_INT(r[i].outlier, 0);
+    ASSERT_EQ_INT(r[3].by_compute, 4);
+    /* all alike: no deviation, no outlier */
+    int64_t same[4] = {5, 5, 5, 5};
+    ASSERT_EQ_INT(gp_stragglers(ranks, same, same, 4, 3.5, r), 0);
+    ASSERT_NEAR(r[0].compute_z, 0.0, 0);
+    ASSERT_EQ_INT(r[0].outlier, 0);
+    /* MAD 0 but one rank differs: the mean absolute deviation stands in */
+    int64_t one[4] = {5, 5, 5, 9};
+    ASSERT_EQ_INT(gp_stragglers(ranks, one, same, 4, 3.5, r), 0);
+    ASSERT_NEAR(r[3].compute_z, 4.0 / (1.253314 * 1.0), 1e-9);
+    ASSERT_EQ_INT(r[3].outlier, 0); /* 3.19 < 3.5 */
+}
+
+/* The pair sort is stable and agrees with a reference order. */
+TEST(sort_pairs_stable)
+{
+    size_t n = 20000;
+    int64_t *p = malloc(2 * n * sizeof *p);
+    ASSERT(p);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p[2 * i] = (int64_t)(x % 1000) - 500 + (i % 3 ? 0 : (int64_t)1 << 40);
+        p[2 * i + 1] = (int64_t)i;
+    }
+    gp_sort_pairs_i64(p, n);
+    for (size_t i = 1; i < n; i++) {
+        ASSERT(p[2 * (i - 1)] <= p[2 * i]);
+        if (p[2 * (i - 1)] == p[2 * i]) ASSERT(p[2 * (i - 1) + 1] < p[2 * i + 1]);
+    }
+    free(p);
+}
+
 TEST_MAIN(kernel_type_names, compat_filter_and_breakdowns, default_mode_keeps_everything,
-          compat_rounding, stream_argument_on_cpu_op)
+          compat_rounding, stream_argument_on_cpu_op, steps_by_launch, memory_bandwidth,
+          timeline_stats, stragglers_robust_z, sort_pairs_stable)

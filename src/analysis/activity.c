@@ -2,6 +2,7 @@
  * slice intervals. */
 #include "analysis/activity.h"
 #include "analysis/calltree.h"
+#include "core/stats.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,15 @@ static int cmp_pair(const void *a, const void *b)
 size_t gp_intervals_merge(int64_t *iv, size_t n)
 {
     if (!n) return 0;
-    qsort(iv, n, 2 * sizeof *iv, cmp_pair);
+    int reversed = 0; /* an interval ending before it starts (HTA-rounded, < 1 us) */
+    for (size_t i = 0; i < n && !reversed; i++) reversed = iv[2 * i + 1] < iv[2 * i];
+    /* Without reversed intervals the order of equal starts does not change
+     * the result: a stable radix sort by start. With them it does, so they
+     * are ordered by (start, end) as before. */
+    if (reversed)
+        qsort(iv, n, 2 * sizeof *iv, cmp_pair);
+    else
+        gp_sort_pairs_i64(iv, n);
     size_t k = 0;
     for (size_t i = 1; i < n; i++) {
         if (iv[2 * i] <= iv[2 * k + 1]) {
@@ -67,11 +76,17 @@ static int64_t *collect(const gp_trace *t, unsigned mask, size_t *n)
 
 int gp_activity_compute(const gp_trace *t, gp_activity *out)
 {
+    return gp_activity_compute_masks(t, gp_kind_mask_cpu(), gp_kind_mask_gpu_work(), out);
+}
+
+int gp_activity_compute_masks(const gp_trace *t, unsigned cpu_mask, unsigned gpu_mask,
+                              gp_activity *out)
+{
     memset(out, 0, sizeof *out);
     out->span_ns = t->t_end - t->t_begin;
     size_t nc, ng;
-    int64_t *c = collect(t, gp_kind_mask_cpu(), &nc);
-    int64_t *g = c ? collect(t, gp_kind_mask_gpu_work(), &ng) : NULL;
+    int64_t *c = collect(t, cpu_mask, &nc);
+    int64_t *g = c ? collect(t, gpu_mask, &ng) : NULL;
     if (!c || !g) {
         free(c);
         return GP_ENOMEM;

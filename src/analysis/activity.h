@@ -16,6 +16,11 @@ typedef struct gp_activity {
 
 /* Computes the activity figures of t. Returns 0 or GP_ENOMEM. */
 int gp_activity_compute(const gp_trace *t, gp_activity *out);
+/* Same with the kinds counted as CPU and GPU activity given as masks of
+ * GP_KIND_BIT(kind) (gp_activity_compute: every CPU kind but the profiler's
+ * Trace span; kernels, copies, memsets, OpenCL commands). */
+int gp_activity_compute_masks(const gp_trace *t, unsigned cpu_mask, unsigned gpu_mask,
+                              gp_activity *out);
 
 /* Sorts and merges intervals iv[0..2n) given as (start, end) pairs in place;
  * returns the number of disjoint intervals left (their pairs first). */

@@ -1,7 +1,9 @@
 /* analysis/hta_prep.c: builds the event view of the analyze family, with
  * HTA 0.6.1's preprocessing in compat mode (see hta_prep.h). */
 #include "analysis/hta_prep.h"
+#include "analysis/activity.h"
 #include "core/hash.h"
+#include "core/stats.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,36 +52,39 @@ gp_ktype gp_ktype_of_name(const char *s)
     return GP_KT_COMPUTATION;
 }
 
-static int cmp_pair(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 size_t gp_hta_merge(int64_t *iv, size_t n)
 {
-    if (!n) return 0;
-    qsort(iv, n, 2 * sizeof *iv, cmp_pair);
-    size_t k = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (iv[2 * i] <= iv[2 * k + 1]) {
-            if (iv[2 * i + 1] > iv[2 * k + 1]) iv[2 * k + 1] = iv[2 * i + 1];
-        } else {
-            k++;
-            iv[2 * k] = iv[2 * i];
-            iv[2 * k + 1] = iv[2 * i + 1];
-        }
-    }
-    return k + 1;
+    return gp_intervals_merge(iv, n);
+}
+
+static int merged_slot(unsigned mask)
+{
+    if (mask == ~0u) return 0;
+    for (int k = 0; k < 3; k++)
+        if (mask == 1u << k) return k + 1;
+    return -1;
+}
+
+const int64_t *gp_hview_merged(const gp_hview *v, unsigned mask, size_t *n)
+{
+    int k = merged_slot(mask);
+    *n = k < 0 ? 0 : v->nmerged[k];
+    return k < 0 ? NULL : v->merged[k];
 }
 
 size_t gp_hta_merged(const gp_hview *v, unsigned mask, int64_t **out)
 {
+    *out = NULL;
+    int slot = merged_slot(mask);
+    if (slot >= 0 && v->merged[slot]) { /* a copy of the cached list */
+        size_t n = v->nmerged[slot];
+        if (!n || !(*out = malloc(2 * n * sizeof **out))) return 0;
+        memcpy(*out, v->merged[slot], 2 * n * sizeof **out);
+        return n;
+    }
     size_t m = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->ev[i].stream != -1 && (mask >> v->ev[i].ktype & 1u)) m++;
-    *out = NULL;
     if (!m) return 0;
     int64_t *iv = malloc(2 * m * sizeof *iv);
     if (!iv) return 0;
@@ -137,7 +142,14 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
     v->t = t;
     v->compat = compat;
     v->ev = malloc((t->slices.n ? t->slices.n : 1) * sizeof *v->ev);
-    if (!v->ev) return GP_ENOMEM;
+    /* kernel type by name id, classified once per distinct name (0xff: not yet) */
+    uint32_t nstr = gp_strtab_count(t->strings);
+    uint8_t *kt_of = malloc(nstr ? nstr : 1);
+    if (!v->ev || !kt_of) {
+        free(kt_of);
+        return GP_ENOMEM;
+    }
+    memset(kt_of, 0xff, nstr);
     v->rounded = compat && has_fraction(t);
     int64_t off = t->meta.t0_abs_ns - (t->meta.has_base_time ? t->meta.base_time_ns : 0);
     size_t as = 0, n = 0;
@@ -168,9 +180,15 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
         e.name = s->name;
         e.slice = (uint32_t)i;
         e.kind = (uint8_t)kind;
-        e.ktype = (uint8_t)ktype_of(t, s, compat);
+        if (!compat && (kind == GP_K_SYNC || kind == GP_K_MEMCPY || kind == GP_K_MEMSET)) {
+            e.ktype = (uint8_t)ktype_of(t, s, compat);
+        } else {
+            if (kt_of[s->name] == 0xff) kt_of[s->name] = (uint8_t)ktype_of(t, s, 1);
+            e.ktype = kt_of[s->name];
+        }
         v->ev[n++] = e;
     }
+    free(kt_of);
     v->n = n;
     return 0;
 }
@@ -264,6 +282,110 @@ static size_t count_steps(const gp_hview *views, size_t n)
     return ns;
 }
 
+/* Appends [a, b) to the merged list iv[0..2*c) of intervals taken by start. */
+static void merge_push(int64_t *iv, size_t *c, int64_t a, int64_t b)
+{
+    if (*c && a <= iv[2 * *c - 1]) {
+        if (b > iv[2 * *c - 1]) iv[2 * *c - 1] = b;
+    } else {
+        iv[2 * *c] = a;
+        iv[2 * *c + 1] = b;
+        (*c)++;
+    }
+}
+
+/* The shared index: GPU events by start, correlation peers, merged
+ * intervals per kernel type (see gp_hview). */
+static int build_index(gp_hview *v)
+{
+    int rc = GP_ENOMEM;
+    gp_u64map m = {0};
+    int64_t *pairs = NULL;
+    size_t ng = 0, cnt[4] = {0};
+    v->peer = malloc((v->n ? v->n : 1) * sizeof *v->peer);
+    if (!v->peer) goto done;
+    /* correlation -> (last host + 1) | (last GPU + 1) << 32 */
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream != -1) {
+            ng++;
+            cnt[0]++;
+            if (e->ktype < 3) cnt[e->ktype + 1]++;
+            if (e->dur < 0) v->reversed = 1;
+        }
+        if (e->corr == -1) continue;
+        uint64_t *p = gp_u64map_slot(&m, (uint64_t)e->corr, 0);
+        if (!p) goto done;
+        int gpu = e->stream != -1;
+        uint64_t old = gpu ? *p >> 32 : *p & 0xffffffffu;
+        if (old) v->corr_multi = 1;
+        *p = gpu ? (*p & 0xffffffffu) | (uint64_t)(i + 1) << 32
+                 : (*p & ~(uint64_t)0xffffffffu) | (uint64_t)(i + 1);
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        uint64_t x = 0;
+        v->peer[i] = GP_NO_INDEX;
+        if (e->corr == -1 || !gp_u64map_get(&m, (uint64_t)e->corr, &x)) continue;
+        uint64_t o = e->stream != -1 ? x & 0xffffffffu : x >> 32;
+        if (o) v->peer[i] = (uint32_t)(o - 1);
+    }
+    gp_u64map_free(&m);
+    /* GPU events by start (stable) */
+    v->gpu = malloc((ng ? ng : 1) * sizeof *v->gpu);
+    pairs = malloc((ng ? ng : 1) * 2 * sizeof *pairs);
+    if (!v->gpu || !pairs) goto done;
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->ev[i].stream != -1) {
+            pairs[2 * k] = v->ev[i].ts;
+            pairs[2 * k + 1] = (int64_t)i;
+            k++;
+        }
+    gp_sort_pairs_i64(pairs, ng);
+    for (size_t i = 0; i < ng; i++) v->gpu[i] = (uint32_t)pairs[2 * i + 1];
+    v->ngpu = ng;
+    free(pairs);
+    pairs = NULL;
+    /* merged intervals per type in one pass over the sorted events; with
+     * reversed intervals the order of equal starts matters, so those views
+     * merge through gp_hta_merge's (start, end) order instead */
+    for (int s = 0; s < 4; s++) {
+        v->merged[s] = malloc((cnt[s] ? cnt[s] : 1) * 2 * sizeof *v->merged[s]);
+        if (!v->merged[s]) goto done;
+        v->nmerged[s] = 0;
+    }
+    if (v->reversed) {
+        for (int s = 0; s < 4; s++) {
+            size_t c = 0;
+            for (size_t i = 0; i < ng; i++) {
+                const gp_hev *e = &v->ev[v->gpu[i]];
+                if (s && e->ktype != s - 1) continue;
+                v->merged[s][2 * c] = e->ts;
+                v->merged[s][2 * c + 1] = e->ts + e->dur;
+                c++;
+            }
+            v->nmerged[s] = gp_hta_merge(v->merged[s], c);
+        }
+    } else {
+        for (size_t i = 0; i < ng; i++) {
+            const gp_hev *e = &v->ev[v->gpu[i]];
+            int64_t a = e->ts, b = e->ts + e->dur;
+            merge_push(v->merged[0], &v->nmerged[0], a, b);
+            if (e->ktype < 3) merge_push(v->merged[e->ktype + 1], &v->nmerged[e->ktype + 1], a, b);
+        }
+    }
+    for (int s = 0; s < 4; s++) { /* give back the unused tail */
+        int64_t *p = realloc(v->merged[s], (v->nmerged[s] ? v->nmerged[s] : 1) * 2 * sizeof *p);
+        if (p) v->merged[s] = p;
+    }
+    rc = 0;
+done:
+    gp_u64map_free(&m);
+    free(pairs);
+    return rc;
+}
+
 int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
                    gp_hview *views, gp_err *err)
 {
@@ -275,6 +397,8 @@ int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp
     if (o->compat && count_steps(views, n) >= 2)
         for (size_t i = 0; i < n; i++)
             if (step_filter(&views[i])) goto oom;
+    for (size_t i = 0; i < n; i++)
+        if (build_index(&views[i])) goto oom;
     return 0;
 oom:
     for (size_t i = 0; i < n; i++) gp_hview_free(&views[i]);
@@ -285,6 +409,15 @@ void gp_hview_free(gp_hview *v)
 {
     if (!v) return;
     free(v->ev);
+    free(v->gpu);
+    free(v->peer);
+    for (int s = 0; s < 4; s++) {
+        free(v->merged[s]);
+        v->merged[s] = NULL;
+        v->nmerged[s] = 0;
+    }
     v->ev = NULL;
-    v->n = 0;
+    v->gpu = NULL;
+    v->peer = NULL;
+    v->n = v->ngpu = 0;
 }

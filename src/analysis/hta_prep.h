@@ -45,6 +45,18 @@ typedef struct gp_hview {
     int step_filtered; /* compat: the last-ProfilerStep filter was applied */
     gp_hev *ev;        /* host and GPU events, source order */
     size_t n;
+    /* Shared index, built once by gp_hta_prepare so that the analyses do not
+     * each sort and hash the events again (all owned by the view): */
+    uint32_t *gpu;     /* indices of GPU events (stream != -1) by start; ties in source order */
+    size_t ngpu;
+    uint32_t *peer;    /* per event (corr != -1): the last event of the other side (host for a
+                        * GPU event, GPU for a host event) with its correlation id, or
+                        * GP_NO_INDEX */
+    int corr_multi;    /* some correlation id has several host or several GPU events */
+    int reversed;      /* some GPU event ends before it starts (compat rounding) */
+    int64_t *merged[4]; /* merged intervals {start,end} of GPU events: [0] all, [1]
+                         * COMPUTATION, [2] COMMUNICATION, [3] MEMORY */
+    size_t nmerged[4];
 } gp_hview;
 
 typedef struct gp_hta_opts {
@@ -65,12 +77,16 @@ void gp_hview_free(gp_hview *v);
 
 /* Merges [ts, ts+dur) intervals in place (HTA's merge_kernel_intervals:
  * touching intervals merge). iv holds pairs {start, end}; returns the number
- * of merged pairs, sorted by start. */
+ * of merged pairs, sorted by start. Same as gp_intervals_merge (activity.h). */
 size_t gp_hta_merge(int64_t *iv, size_t n);
 
 /* Fills iv with {ts, end} of the view's GPU events whose kernel type bit is
  * in mask (1 << gp_ktype; ~0u: all GPU events), merged; returns the count.
  * *iv is malloc'd (caller frees); NULL with 0 when none or out of memory. */
 size_t gp_hta_merged(const gp_hview *v, unsigned mask, int64_t **iv);
+/* The cached merged intervals of the view's GPU events whose kernel type bit
+ * is in mask, for mask ~0u (all), 1 << COMPUTATION, COMMUNICATION or MEMORY
+ * (owned by the view; NULL with *n = 0 for other masks or when empty). */
+const int64_t *gp_hview_merged(const gp_hview *v, unsigned mask, size_t *n);
 
 #endif

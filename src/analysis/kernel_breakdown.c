@@ -25,14 +25,13 @@ int gp_ktype_time_add(const gp_hview *v, gp_ktype_time *acc)
     kev *ev = NULL;
     size_t n = 0, cap = 0;
     for (int k = 0; k < 3; k++) {
-        int64_t *iv;
-        size_t m = gp_hta_merged(v, 1u << k, &iv);
+        size_t m;
+        const int64_t *iv = gp_hview_merged(v, 1u << k, &m);
         if (n + 2 * m > cap) {
             cap = n + 2 * m;
             kev *nv = realloc(ev, (cap ? cap : 1) * sizeof *ev);
             if (!nv) {
                 free(ev);
-                free(iv);
                 return GP_ENOMEM;
             }
             ev = nv;
@@ -41,7 +40,6 @@ int gp_ktype_time_add(const gp_hview *v, gp_ktype_time *acc)
             ev[n++] = (kev){iv[2 * i], 1 << k};
             ev[n++] = (kev){iv[2 * i + 1], -(1 << k)};
         }
-        free(iv);
     }
     if (n) qsort(ev, n, sizeof *ev, cmp_kev);
     int run = 0;

@@ -1,28 +1,35 @@
 /* cli/cmd_analyze.c: `gpuprof analyze PATH...`: the Holistic Trace Analysis
  * family (temporal / kernel / idle breakdowns, overlap, launch statistics,
- * queue length) per rank, as a text report or JSON; --compat hta gives
- * HTA 0.6.1's numbers. */
+ * queue length, memory bandwidth, CPU/GPU timeline, steps, stragglers) per
+ * rank, as a text report or JSON; --compat hta gives HTA 0.6.1's numbers. */
+#include "analysis/bandwidth.h"
 #include "analysis/hta_prep.h"
 #include "analysis/idle.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch.h"
 #include "analysis/queue.h"
+#include "analysis/steps.h"
+#include "analysis/straggler.h"
 #include "analysis/temporal.h"
+#include "analysis/timeline_stats.h"
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "core/table.h"
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct opts {
     int json, compat, wide;
     long top;
     double ratio;
     int64_t kernel_wait_ns, queue_full;
+    double straggler_z;
     gp_launch_opts lo;
 } opts;
 
@@ -38,6 +45,13 @@ typedef struct rank_res {
     gp_launch_stats ls[2];
     gp_queue_row *queue;
     size_t nqueue;
+    gp_bw_row *bw;
+    size_t nbw;
+    gp_timeline_stats tl;
+    gp_step_row *steps;
+    size_t nsteps;
+    gp_ktype_time kt; /* this rank's share, summed over ranks afterwards */
+    int failed;       /* out of memory */
 } rank_res;
 
 static void usage(FILE *f)
@@ -52,6 +66,7 @@ static void usage(FILE *f)
                "  --runtime-cutoff-us US  launch call duration outlier threshold (50)\n"
                "  --delay-cutoff-us US    launch delay outlier threshold (100)\n"
                "  --queue-full N          queue length counted as full (1024)\n"
+               "  --straggler-z Z         robust z-score above which a rank is an outlier (3.5)\n"
                "  --wide                  do not shorten kernel names in tables\n");
 }
 
@@ -120,7 +135,137 @@ static void json_ranks(gp_sbuf *b, rank_res *r, size_t n, const opts *o)
     gp_sbuf_putc(b, ']');
 }
 
-static int json_report(rank_res *r, size_t n, const gp_ktype_time *kt, const opts *o)
+/* keys of our own: memory_bandwidth, timeline_stats, steps, stragglers */
+static void json_extra(gp_sbuf *b, rank_res *r, size_t n, const gp_straggler_row *sg, size_t nsg,
+                       const opts *o)
+{
+    gp_json_key(b, "memory_bandwidth", 1);
+    gp_sbuf_putc(b, '[');
+    int first = 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].nbw; k++) {
+            const gp_bw_row *w = &r[i].bw[k];
+            const gp_dstats *d = &w->per_copy_gbps;
+            gp_sbuf_printf(b, "%s{", first ? "" : ",");
+            first = 0;
+            gp_json_key(b, "rank", 0);
+            gp_json_int(b, r[i].v.rank);
+            gp_json_key(b, "kind", 1);
+            gp_json_str(b, gp_copy_kind_name((gp_copy_kind)w->kind));
+            gp_json_key(b, "count", 1);
+            gp_json_int(b, (int64_t)w->count);
+            gp_json_key(b, "sized", 1);
+            gp_json_int(b, (int64_t)w->sized);
+            gp_json_key(b, "bytes", 1);
+            gp_json_int(b, w->bytes);
+            gp_json_key(b, "time_us", 1);
+            gp_json_num(b, us(w->time_ns));
+            gp_json_key(b, "gbps", 1);
+            gp_json_num(b, w->gbps_valid ? w->gbps : NAN);
+            gp_json_key(b, "gbps_mean", 1);
+            gp_json_num(b, d->count ? d->mean : NAN);
+            gp_json_key(b, "gbps_p50", 1);
+            gp_json_num(b, d->count ? d->p50 : NAN);
+            gp_json_key(b, "gbps_max", 1);
+            gp_json_num(b, d->count ? d->max : NAN);
+            gp_sbuf_putc(b, '}');
+        }
+    gp_sbuf_putc(b, ']');
+
+    gp_json_key(b, "timeline_stats", 1);
+    gp_sbuf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        const gp_timeline_stats *t = &r[i].tl;
+        int g = t->gpu_valid;
+        gp_sbuf_printf(b, "%s{", i ? "," : "");
+        gp_json_key(b, "rank", 0);
+        gp_json_int(b, r[i].v.rank);
+        gp_json_key(b, "span_us", 1);
+        gp_json_num(b, us(t->span_ns));
+        gp_json_key(b, "cpu_active_us", 1);
+        gp_json_num(b, us(t->cpu_active_ns));
+        gp_json_key(b, "gpu_active_us", 1);
+        gp_json_num(b, g ? us(t->gpu_active_ns) : NAN);
+        gp_json_key(b, "overlap_us", 1);
+        gp_json_num(b, g ? us(t->overlap_ns) : NAN);
+        gp_json_key(b, "cpu_only_us", 1);
+        gp_json_num(b, us(t->cpu_only_ns));
+        gp_json_key(b, "gpu_only_us", 1);
+        gp_json_num(b, g ? us(t->gpu_only_ns) : NAN);
+        gp_json_key(b, "idle_us", 1);
+        gp_json_num(b, us(t->idle_ns));
+        gp_json_key(b, "cpu_active_pct", 1);
+        gp_json_num(b, t->span_ns ? 100.0 * (double)t->cpu_active_ns / (double)t->span_ns : NAN);
+        gp_json_key(b, "gpu_active_pct", 1);
+        gp_json_num(b,
+                    g && t->span_ns ? 100.0 * (double)t->gpu_active_ns / (double)t->span_ns : NAN);
+        gp_sbuf_putc(b, '}');
+    }
+    gp_sbuf_putc(b, ']');
+
+    gp_json_key(b, "steps", 1);
+    gp_sbuf_putc(b, '[');
+    first = 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].nsteps; k++) {
+            const gp_step_row *t = &r[i].steps[k];
+            int g = t->gpu_valid;
+            gp_sbuf_printf(b, "%s{", first ? "" : ",");
+            first = 0;
+            gp_json_key(b, "rank", 0);
+            gp_json_int(b, r[i].v.rank);
+            gp_json_key(b, "step", 1);
+            gp_json_int(b, t->step);
+            gp_json_key(b, "span_us", 1);
+            gp_json_num(b, us(t->span_ns));
+            gp_json_key(b, "gpu_events", 1);
+            gp_json_int(b, (int64_t)t->gpu_events);
+            gp_json_key(b, "kernels", 1);
+            gp_json_int(b, (int64_t)t->kernels);
+            gp_json_key(b, "gpu_span_us", 1);
+            gp_json_num(b, g ? us(t->gpu_span_ns) : NAN);
+            gp_json_key(b, "gpu_busy_us", 1);
+            gp_json_num(b, g ? us(t->gpu_busy_ns) : NAN);
+            gp_json_key(b, "gpu_idle_us", 1);
+            gp_json_num(b, g ? us(t->gpu_idle_ns) : NAN);
+            gp_json_key(b, "compute_us", 1);
+            gp_json_num(b, g ? us(t->compute_ns) : NAN);
+            gp_sbuf_putc(b, '}');
+        }
+    gp_sbuf_putc(b, ']');
+
+    gp_json_key(b, "stragglers", 1);
+    gp_sbuf_putc(b, '[');
+    for (size_t i = 0; i < nsg; i++) {
+        const gp_straggler_row *g = &sg[i];
+        gp_sbuf_printf(b, "%s{", i ? "," : "");
+        gp_json_key(b, "rank", 0);
+        gp_json_int(b, g->rank);
+        gp_json_key(b, "compute_us", 1);
+        gp_json_num(b, us(g->compute_ns));
+        gp_json_key(b, "idle_us", 1);
+        gp_json_num(b, us(g->idle_ns));
+        gp_json_key(b, "by_compute", 1);
+        gp_json_int(b, g->by_compute);
+        gp_json_key(b, "by_idle", 1);
+        gp_json_int(b, g->by_idle);
+        gp_json_key(b, "compute_z", 1);
+        gp_json_num(b, g->compute_z);
+        gp_json_key(b, "idle_z", 1);
+        gp_json_num(b, g->idle_z);
+        gp_json_key(b, "outlier", 1);
+        gp_sbuf_puts(b, g->outlier ? "true" : "false");
+        gp_json_key(b, "straggler", 1);
+        gp_sbuf_puts(b, g->straggler ? "true" : "false");
+        gp_sbuf_putc(b, '}');
+    }
+    gp_sbuf_putc(b, ']');
+    gp_json_key(b, "straggler_z", 1);
+    gp_json_num(b, o->straggler_z);
+}
+
+static int json_report(rank_res *r, size_t n, const gp_ktype_time *kt, const gp_straggler_row *sg,
+                       size_t nsg, const opts *o)
 {
     gp_sbuf b = {0};
     gp_sbuf_putc(&b, '{');
@@ -293,6 +438,7 @@ static int json_report(rank_res *r, size_t n, const gp_ktype_time *kt, const opt
             gp_sbuf_putc(&b, '}');
         }
     gp_sbuf_putc(&b, ']');
+    json_extra(&b, r, n, sg, nsg, o);
     gp_sbuf_puts(&b, "}\n");
     int rc = gp_sbuf_write(&b, stdout);
     gp_sbuf_free(&b);
@@ -307,7 +453,98 @@ static const char *short_name(const char *s, int wide, char *buf, size_t n)
     return buf;
 }
 
-static void text_report(rank_res *r, size_t n, const gp_ktype_time *kt, const opts *o)
+/* memory bandwidth, CPU/GPU timeline and per-step tables of one rank */
+static void text_extra(const rank_res *x)
+{
+    char a[64], c[64], d[64], e[64], f[64];
+    const gp_timeline_stats *t = &x->tl;
+    if (t->span_ns > 0) {
+        printf("\nCPU/GPU timeline: span %s, CPU active %s (%.1f%%)",
+               gp_fmt_dur_auto(a, sizeof a, (double)t->span_ns),
+               gp_fmt_dur_auto(c, sizeof c, (double)t->cpu_active_ns),
+               100.0 * (double)t->cpu_active_ns / (double)t->span_ns);
+        if (t->gpu_valid)
+            printf(", GPU active %s (%.1f%%), both %s, CPU only %s, GPU only %s",
+                   gp_fmt_dur_auto(d, sizeof d, (double)t->gpu_active_ns),
+                   100.0 * (double)t->gpu_active_ns / (double)t->span_ns,
+                   gp_fmt_dur_auto(e, sizeof e, (double)t->overlap_ns),
+                   gp_fmt_dur_auto(f, sizeof f, (double)t->cpu_only_ns),
+                   gp_fmt_dur_auto(a, sizeof a, (double)t->gpu_only_ns));
+        else
+            printf(", GPU active N/A (no GPU work)");
+        printf(", idle %s\n", gp_fmt_dur_auto(c, sizeof c, (double)t->idle_ns));
+    }
+    if (x->nbw) {
+        printf("\nmemory bandwidth per copy kind (GB/s)\n");
+        static const char *const h[] = {"kind", "count", "bytes", "time",
+                                        "GB/s", "mean",  "p50",   "max"};
+        gp_table *tb = gp_table_create(8, h, "lrrrrrrr");
+        for (size_t k = 0; k < x->nbw; k++) {
+            const gp_bw_row *w = &x->bw[k];
+            const gp_dstats *s = &w->per_copy_gbps;
+            char g[4][32];
+            snprintf(g[0], sizeof g[0], w->gbps_valid ? "%.2f" : "N/A", w->gbps);
+            snprintf(g[1], sizeof g[1], s->count ? "%.2f" : "N/A", s->mean);
+            snprintf(g[2], sizeof g[2], s->count ? "%.2f" : "N/A", s->p50);
+            snprintf(g[3], sizeof g[3], s->count ? "%.2f" : "N/A", s->max);
+            gp_table_rowf(tb, "%s\t%llu\t%s\t%s\t%s\t%s\t%s\t%s",
+                          gp_copy_kind_name((gp_copy_kind)w->kind), (unsigned long long)w->count,
+                          w->sized ? gp_fmt_bytes(a, sizeof a, (double)w->bytes) : "N/A",
+                          gp_fmt_dur_auto(c, sizeof c, (double)w->time_ns), g[0], g[1], g[2], g[3]);
+        }
+        gp_table_print(tb, stdout, 0);
+        gp_table_destroy(tb);
+    }
+    if (x->nsteps) {
+        printf("\nsteps (ProfilerStep#N; GPU work by launch)\n");
+        static const char *const h[] = {"step",     "span",    "GPU span", "GPU busy",
+                                        "GPU idle", "compute", "kernels"};
+        gp_table *tb = gp_table_create(7, h, "rrrrrrr");
+        for (size_t k = 0; k < x->nsteps; k++) {
+            const gp_step_row *s = &x->steps[k];
+            if (!s->gpu_valid) {
+                gp_table_rowf(tb, "%lld\t%s\tN/A\tN/A\tN/A\tN/A\t0", (long long)s->step,
+                              gp_fmt_dur_auto(a, sizeof a, (double)s->span_ns));
+                continue;
+            }
+            gp_table_rowf(tb, "%lld\t%s\t%s\t%s\t%s\t%s\t%llu", (long long)s->step,
+                          gp_fmt_dur_auto(a, sizeof a, (double)s->span_ns),
+                          gp_fmt_dur_auto(c, sizeof c, (double)s->gpu_span_ns),
+                          gp_fmt_dur_auto(d, sizeof d, (double)s->gpu_busy_ns),
+                          gp_fmt_dur_auto(e, sizeof e, (double)s->gpu_idle_ns),
+                          gp_fmt_dur_auto(f, sizeof f, (double)s->compute_ns),
+                          (unsigned long long)s->kernels);
+        }
+        gp_table_print(tb, stdout, 0);
+        gp_table_destroy(tb);
+    }
+}
+
+static void text_stragglers(const gp_straggler_row *sg, size_t nsg, const opts *o)
+{
+    if (!nsg) return;
+    char a[64], c[64];
+    printf("\nranks by GPU compute time (robust z-scores; outlier when |z| > %.2f)\n",
+           o->straggler_z);
+    static const char *const h[] = {"rank", "compute", "z", "idle", "z", "flag"};
+    gp_table *tb = gp_table_create(6, h, "rrrrrl");
+    for (int pos = 1; pos <= (int)nsg; pos++)
+        for (size_t i = 0; i < nsg; i++) {
+            const gp_straggler_row *g = &sg[i];
+            if (g->by_compute != pos) continue;
+            gp_table_rowf(tb, "%d\t%s\t%.2f\t%s\t%.2f\t%s", g->rank,
+                          gp_fmt_dur_auto(a, sizeof a, (double)g->compute_ns), g->compute_z,
+                          gp_fmt_dur_auto(c, sizeof c, (double)g->idle_ns), g->idle_z,
+                          g->straggler ? "STRAGGLER"
+                          : g->outlier ? "outlier"
+                                       : "");
+        }
+    gp_table_print(tb, stdout, 0);
+    gp_table_destroy(tb);
+}
+
+static void text_report(rank_res *r, size_t n, const gp_ktype_time *kt, const gp_straggler_row *sg,
+                        size_t nsg, const opts *o)
 {
     char a[64], c[64], d[64], e[64], nb[96];
     printf("gpuprof analyze (%s mode): %zu rank(s)\n", o->compat ? "HTA-compatible" : "default", n);
@@ -384,7 +621,9 @@ static void text_report(rank_res *r, size_t n, const gp_ktype_time *kt, const op
             gp_table_print(tb, stdout, 0);
             gp_table_destroy(tb);
         }
+        text_extra(x);
     }
+    text_stragglers(sg, nsg, o);
     int64_t tot = 0;
     for (unsigned s = 1; s < GP_KSTATES; s++) tot += kt->ns[s];
     if (tot) {
@@ -412,6 +651,64 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
     return 0;
 }
 
+/* Every analysis of one rank; sets x->failed on out of memory. */
+static void analyze_rank(rank_res *x, const opts *o)
+{
+    memset(&x->kt, 0, sizeof x->kt);
+    if (gp_temporal_compute(&x->v, &x->tb) ||
+        gp_comm_comp_overlap(&x->v, &x->ov_pct, &x->ov_valid) || gp_ktype_time_add(&x->v, &x->kt) ||
+        gp_top_kernels(&x->v, (int)o->top, o->ratio, &x->top, &x->ntop) ||
+        gp_idle_breakdown(&x->v, o->kernel_wait_ns, &x->idle, &x->nidle) ||
+        gp_launch_compute(&x->v, GP_LAUNCH_HTA, &o->lo, &x->ls[0]) ||
+        gp_launch_compute(&x->v, GP_LAUNCH_OTHER, &o->lo, &x->ls[1]) ||
+        gp_queue_length(&x->v, o->queue_full, &x->queue, &x->nqueue) ||
+        gp_bandwidth_compute(&x->v, &x->bw, &x->nbw) || gp_timeline_stats_compute(x->v.t, &x->tl) ||
+        gp_steps_compute(&x->v, &x->steps, &x->nsteps))
+        x->failed = 1;
+}
+
+typedef struct worker {
+    rank_res *res;
+    size_t n, first, stride;
+    const opts *o;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    for (size_t i = w->first; i < w->n; i += w->stride) analyze_rank(&w->res[i], w->o);
+    return NULL;
+}
+
+/* Analyzes the ranks in parallel, one thread per core (at most one per rank). */
+static void analyze_all(rank_res *res, size_t n, const opts *o)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = cores > 0 ? (size_t)cores : 1;
+    if (nth > n) nth = n;
+    if (nth <= 1) {
+        for (size_t i = 0; i < n; i++) analyze_rank(&res[i], o);
+        return;
+    }
+    worker *w = gp_xcalloc(nth, sizeof *w);
+    pthread_t *th = gp_xcalloc(nth, sizeof *th);
+    int *started = gp_xcalloc(nth, sizeof *started);
+    for (size_t k = 0; k < nth; k++) {
+        w[k] = (worker){res, n, k, nth, o};
+        started[k] = k > 0 && pthread_create(&th[k], NULL, worker_main, &w[k]) == 0;
+    }
+    worker_main(&w[0]);
+    for (size_t k = 1; k < nth; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            worker_main(&w[k]); /* no thread: do its share here */
+    }
+    free(w);
+    free(th);
+    free(started);
+}
+
 int gp_cmd_analyze(int argc, char **argv)
 {
     opts o = {0};
@@ -419,6 +716,7 @@ int gp_cmd_analyze(int argc, char **argv)
     o.ratio = 0.8;
     o.kernel_wait_ns = 30000;
     o.queue_full = 1024;
+    o.straggler_z = 3.5;
     o.lo.runtime_cutoff_ns = 50000;
     o.lo.launch_delay_cutoff_ns = 100000;
     static const struct option lopts[] = {{"compat", required_argument, 0, 'c'},
@@ -429,6 +727,7 @@ int gp_cmd_analyze(int argc, char **argv)
                                           {"runtime-cutoff-us", required_argument, 0, 'R'},
                                           {"delay-cutoff-us", required_argument, 0, 'D'},
                                           {"queue-full", required_argument, 0, 'q'},
+                                          {"straggler-z", required_argument, 0, 'z'},
                                           {"wide", no_argument, 0, 'w'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
@@ -463,6 +762,14 @@ int gp_cmd_analyze(int argc, char **argv)
             o.ratio = strtod(optarg, &end);
             if (*end || !(o.ratio >= 0 && o.ratio <= 1)) {
                 fprintf(stderr, "gpuprof: --duration-ratio expects a number in [0, 1], got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'z':
+            o.straggler_z = strtod(optarg, &end);
+            if (*end || !(o.straggler_z > 0 && o.straggler_z < 1e9)) {
+                fprintf(stderr, "gpuprof: --straggler-z expects a positive number, got '%s'\n",
                         optarg);
                 return 2;
             }
@@ -524,38 +831,65 @@ int gp_cmd_analyze(int argc, char **argv)
     gp_hta_opts ho = {o.compat};
     gp_ktype_time kt;
     memset(&kt, 0, sizeof kt);
+    gp_straggler_row *sg = NULL;
     if (gp_hta_prepare(traces, ranks, n, &ho, views, &err)) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         rc = 3;
         goto out;
     }
+    for (size_t i = 0; i < n; i++) res[i].v = views[i];
+    analyze_all(res, n, &o);
     for (size_t i = 0; i < n; i++) {
-        rank_res *x = &res[i];
-        x->v = views[i];
-        if (gp_temporal_compute(&x->v, &x->tb) ||
-            gp_comm_comp_overlap(&x->v, &x->ov_pct, &x->ov_valid) ||
-            gp_ktype_time_add(&x->v, &kt) ||
-            gp_top_kernels(&x->v, (int)o.top, o.ratio, &x->top, &x->ntop) ||
-            gp_idle_breakdown(&x->v, o.kernel_wait_ns, &x->idle, &x->nidle) ||
-            gp_launch_compute(&x->v, GP_LAUNCH_HTA, &o.lo, &x->ls[0]) ||
-            gp_launch_compute(&x->v, GP_LAUNCH_OTHER, &o.lo, &x->ls[1]) ||
-            gp_queue_length(&x->v, o.queue_full, &x->queue, &x->nqueue)) {
+        if (res[i].failed) {
             fprintf(stderr, "gpuprof: out of memory during the analysis\n");
             rc = 3;
             goto out;
         }
+        for (unsigned s = 0; s < GP_KSTATES; s++) {
+            kt.ns[s] += res[i].kt.ns[s];
+            kt.seen[s] |= res[i].kt.seen[s];
+        }
+    }
+    /* stragglers: ranks with GPU work, scored against each other */
+    size_t nsg = 0;
+    for (size_t i = 0; i < n; i++) nsg += res[i].tb.valid;
+    if (nsg >= 2) {
+        int *rk = gp_xcalloc(nsg, sizeof *rk);
+        int64_t *cm = gp_xcalloc(nsg, sizeof *cm), *id = gp_xcalloc(nsg, sizeof *id);
+        sg = gp_xcalloc(nsg, sizeof *sg);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (res[i].tb.valid) {
+                rk[k] = res[i].v.rank;
+                cm[k] = res[i].tb.compute_ns;
+                id[k++] = res[i].tb.idle_ns;
+            }
+        int e = gp_stragglers(rk, cm, id, nsg, o.straggler_z, sg);
+        free(rk);
+        free(cm);
+        free(id);
+        if (e) {
+            fprintf(stderr, "gpuprof: out of memory during the analysis\n");
+            rc = 3;
+            goto out;
+        }
+    } else {
+        nsg = 0;
     }
     if (o.json)
-        rc = json_report(res, n, &kt, &o);
+        rc = json_report(res, n, &kt, sg, nsg, &o);
     else
-        text_report(res, n, &kt, &o);
+        text_report(res, n, &kt, sg, nsg, &o);
 out:
     for (size_t i = 0; i < n; i++) {
         gp_hview_free(&views[i]);
         free(res[i].top);
         free(res[i].idle);
         free(res[i].queue);
+        free(res[i].bw);
+        free(res[i].steps);
     }
+    free(sg);
     free(views);
     free(res);
     free(ranks);

@@ -60,6 +60,73 @@ void gp_sort_i64(int64_t *v, size_t n)
     free(tmp);
 }
 
+static int cmp_pair_key(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* insertion sort: stable, for small inputs */
+static void pairs_insertion(int64_t *p, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        int64_t k = p[2 * i], v = p[2 * i + 1];
+        size_t j = i;
+        while (j > 0 && p[2 * (j - 1)] > k) {
+            p[2 * j] = p[2 * (j - 1)];
+            p[2 * j + 1] = p[2 * (j - 1) + 1];
+            j--;
+        }
+        p[2 * j] = k;
+        p[2 * j + 1] = v;
+    }
+}
+
+void gp_sort_pairs_i64(int64_t *p, size_t n)
+{
+    if (n < 64) {
+        pairs_insertion(p, n);
+        return;
+    }
+    uint64_t *tmp = malloc(2 * n * sizeof *tmp);
+    size_t *cnt = malloc(65536 * sizeof *cnt);
+    if (!tmp || !cnt) { /* glibc's qsort is a merge sort: stable when it can allocate */
+        free(tmp);
+        free(cnt);
+        qsort(p, n, 2 * sizeof *p, cmp_pair_key);
+        return;
+    }
+    uint64_t *src = (uint64_t *)p, *dst = tmp;
+    uint64_t lo = UINT64_MAX, hi = 0; /* range of the biased keys: skip constant digits */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = src[2 * i] ^ (1ull << 63);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    for (int shift = 0; shift < 64; shift += 16) {
+        if (((lo ^ hi) >> shift) == 0) break; /* higher digits equal for all keys */
+        memset(cnt, 0, 65536 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[((src[2 * i] ^ (1ull << 63)) >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t i = 0; i < 65536; i++) {
+            size_t c = cnt[i];
+            cnt[i] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t d = cnt[((src[2 * i] ^ (1ull << 63)) >> shift) & 0xffff]++;
+            dst[2 * d] = src[2 * i];
+            dst[2 * d + 1] = src[2 * i + 1];
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != (uint64_t *)p) memcpy(p, src, 2 * n * sizeof *p);
+    free(tmp);
+    free(cnt);
+}
+
 void gp_sort_f64(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_f64);

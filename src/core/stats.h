@@ -29,5 +29,9 @@ double gp_quantile_sorted_f64(const double *v, size_t n, double q);
 /* In-place ascending sorts (radix for i64, introsort for f64). */
 void gp_sort_i64(int64_t *v, size_t n);
 void gp_sort_f64(double *v, size_t n);
+/* Stable ascending sort of n (key, value) pairs stored as p[2i], p[2i+1], by
+ * key only (pairs with equal keys keep their order): LSD radix for large n.
+ * Used for (start, end) intervals and (time, index) rows. */
+void gp_sort_pairs_i64(int64_t *p, size_t n);
 
 #endif

@@ -1,0 +1,29 @@
+/* analysis/timeline_stats.c: CPU/GPU timeline statistics derived from the
+ * merged activity intervals of analysis/activity.c. */
+#include "analysis/timeline_stats.h"
+#include "analysis/activity.h"
+#include "analysis/calltree.h"
+#include "core/error.h"
+#include <string.h>
+
+int gp_timeline_stats_compute(const gp_trace *t, gp_timeline_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    /* CPU activity is the work a host thread does: operators and the
+     * runtime/driver calls; annotations (ProfilerStep#N spans a whole step)
+     * and Python frames would make every step "CPU active" */
+    unsigned cpu = GP_KIND_BIT(GP_K_CPU_OP) | GP_KIND_BIT(GP_K_RUNTIME) | GP_KIND_BIT(GP_K_DRIVER);
+    gp_activity a;
+    if (gp_activity_compute_masks(t, cpu, gp_kind_mask_gpu_work(), &a)) return GP_ENOMEM;
+    out->span_ns = a.span_ns;
+    out->cpu_active_ns = a.cpu_active_ns;
+    out->gpu_active_ns = a.gpu_active_ns;
+    out->overlap_ns = a.overlap_ns;
+    out->cpu_only_ns = a.cpu_active_ns - a.overlap_ns;
+    out->gpu_only_ns = a.gpu_active_ns - a.overlap_ns;
+    out->idle_ns = a.span_ns - (a.cpu_active_ns + a.gpu_active_ns - a.overlap_ns);
+    out->cpu_slices = a.cpu_slices;
+    out->gpu_slices = a.gpu_slices;
+    out->gpu_valid = a.gpu_valid;
+    return 0;
+}

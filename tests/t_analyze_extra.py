@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""t_analyze_extra.py: the analyze keys beyond HTA's (stragglers, timeline_stats,
+steps, memory_bandwidth) end to end: a hand-built 4-rank folder where rank 2 is
+slow must flag rank 2 and only it; sampled_2rank orders its two ranks without
+flagging either; on every shared trace the timeline and step figures add up
+and the bandwidth equals bytes / time."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("GPUPROF_BIN", "gpuprof")
+SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+TRACES = os.environ.get("GPUPROF_TRACES", os.path.join(SRC, "..", "shared", "traces"))
+fails = []
+
+
+def check(cond, what):
+    if not cond:
+        fails.append(what)
+
+
+def analyze(*args):
+    p = subprocess.run([BIN, "analyze", "--json", *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: analyze {args}: exit {p.returncode}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def rank_trace(rank, kernel_us):
+    """Two ProfilerSteps; per step 10 launches of a gemm of kernel_us, 100 us apart."""
+    ev, corr = [], 0
+    for step in range(2):
+        t0 = step * 2000
+        ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}",
+                   "pid": 1, "tid": 1, "ts": t0, "dur": 2000})
+        for k in range(10):
+            corr += 1
+            ts = t0 + 10 + 150 * k
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": ts, "dur": 5, "args": {"correlation": corr}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                       "ts": ts + 20, "dur": kernel_us,
+                       "args": {"stream": 7, "correlation": corr, "device": 0}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 0,
+                   "tid": 8, "ts": t0 + 1600, "dur": 300, "args": {"stream": 8, "device": 0}})
+    return {"distributedInfo": {"rank": rank, "world_size": 4}, "traceEvents": ev}
+
+
+def four_ranks():
+    with tempfile.TemporaryDirectory() as d:
+        for r, us in enumerate([100, 102, 140, 99]):
+            with open(os.path.join(d, f"rank{r}.json"), "w") as f:
+                json.dump(rank_trace(r, us), f)
+        j = analyze(d)
+        sg = {x["rank"]: x for x in j["stragglers"]}
+        check(sorted(sg) == [0, 1, 2, 3], f"4 ranks: stragglers rows {sorted(sg)}")
+        check(sg[2]["straggler"] and sg[2]["outlier"], "4 ranks: rank 2 not flagged")
+        check(sg[2]["by_compute"] == 1, "4 ranks: rank 2 not first by compute")
+        check(all(not sg[r]["outlier"] for r in (0, 1, 3)), "4 ranks: a normal rank flagged")
+        check(sg[2]["compute_us"] == 2 * 10 * 140, f"4 ranks: rank 2 compute {sg[2]['compute_us']}")
+        # a huge threshold flags nobody
+        j2 = analyze("--straggler-z", "1000", d)
+        check(not any(x["outlier"] for x in j2["stragglers"]), "--straggler-z 1000 still flags")
+        st = [s for s in j["steps"] if s["rank"] == 2]
+        # 10 gemms by launch + the nccl kernel (no launch) by its own start
+        check(len(st) == 2 and all(s["kernels"] == 11 for s in st), f"4 ranks: steps {st}")
+        check(all(s["gpu_busy_us"] == 1400 + 300 for s in st), f"4 ranks: step busy {st}")
+        check(all(s["compute_us"] == 1400 for s in st), f"4 ranks: step compute {st}")
+
+
+def sampled_2rank():
+    path = os.path.join(TRACES, "sampled_2rank")
+    if not os.path.isdir(path):
+        print(f"note: {path} missing, 2-rank check skipped")
+        return
+    j = analyze(path)
+    sg = sorted(j["stragglers"], key=lambda x: x["by_compute"])
+    check(len(sg) == 2, "sampled_2rank: 2 straggler rows")
+    tb = {x["rank"]: x for x in j["temporal_breakdown"]}
+    check(sg[0]["compute_us"] >= sg[1]["compute_us"], "sampled_2rank: order by compute")
+    check(all(abs(tb[x["rank"]]["compute_us"] - x["compute_us"]) < 1e-6 for x in sg),
+          "sampled_2rank: compute differs from temporal_breakdown")
+    # two ranks: robust z is +-0.6745, never an outlier
+    check(all(not x["outlier"] and abs(abs(x["compute_z"]) - 0.6745) < 1e-9 for x in sg),
+          f"sampled_2rank: z {sg}")
+
+
+def invariants():
+    if not os.path.isdir(TRACES):
+        print(f"note: {TRACES} missing, invariant checks skipped")
+        return
+    for d in sorted(os.listdir(TRACES)):
+        path = os.path.join(TRACES, d)
+        if not os.path.isdir(path):
+            continue
+        j = analyze(path)
+        for t in j["timeline_stats"]:
+            if t["gpu_active_us"] is None:
+                parts = t["cpu_active_us"] + t["idle_us"]
+            else:
+                parts = t["cpu_only_us"] + t["gpu_only_us"] + t["overlap_us"] + t["idle_us"]
+                check(t["overlap_us"] <= min(t["cpu_active_us"], t["gpu_active_us"]) + 1e-6,
+                      f"{d}: overlap > activity")
+            check(abs(parts - t["span_us"]) < 1e-3, f"{d}: timeline parts {parts} != span {t}")
+        for s in j["steps"]:
+            if s["gpu_span_us"] is not None:
+                check(abs(s["gpu_busy_us"] + s["gpu_idle_us"] - s["gpu_span_us"]) < 1e-3,
+                      f"{d}: step busy+idle != span {s}")
+                check(s["compute_us"] <= s["gpu_busy_us"] + 1e-6, f"{d}: step compute > busy")
+        for w in j["memory_bandwidth"]:
+            check(w["sized"] <= w["count"], f"{d}: sized > count")
+            if w["gbps"] is not None:
+                check(w["gbps_max"] >= w["gbps_p50"] > 0, f"{d}: bandwidth distribution {w}")
+        kinds = {w["kind"] for w in j["memory_bandwidth"]}
+        check(kinds <= {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "Memset", "unknown"},
+              f"{d}: kinds {kinds}")
+
+
+def main():
+    four_ranks()
+    sampled_2rank()
+    invariants()
+    df = os.path.join(TRACES, "df_index_resolver")
+    if os.path.isdir(df):  # figures checked by hand against the trace (see docs/analyze.md)
+        j = analyze(df)
+        dtod = [w for w in j["memory_bandwidth"] if w["kind"] == "DtoD"][0]
+        check(dtod["count"] == 2040 and dtod["bytes"] == 5892787600, f"df: DtoD {dtod}")
+        check(abs(dtod["gbps"] - dtod["bytes"] / (dtod["time_us"] * 1000)) < 1e-9, "df: gbps")
+        check(len(j["steps"]) == 5, f"df: {len(j['steps'])} steps")
+    for f in fails:
+        print("FAIL", f)
+    print("ok" if not fails else f"{len(fails)} failure(s)")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
