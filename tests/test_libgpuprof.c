@@ -283,11 +283,13 @@ TEST(memory_tracker_and_leaks)
     remove(lp);
 }
 
+static volatile double dsink;
 static void spin(void *arg)
 {
-    volatile double s = 0;
+    double s = 0;
     long n = *(long *)arg;
-    for (long i = 0; i < n; i++) s += (double)i * 0.5;
+    for (long i = 0; i < n; i++) s += (double)i * 0.5 / (double)(i + 1);
+    dsink = s;
 }
 
 TEST(measure_and_compare)

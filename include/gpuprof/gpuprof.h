@@ -86,13 +86,22 @@ static inline void gp_scope_end_(gp_profiler **pp)
 {
     if (*pp) gp_range_end(*pp);
 }
+/* The enabled flag is the first member of every profiler (an int read with a
+ * relaxed atomic load), so that the macros below skip a disabled profiler
+ * without any call. */
+static inline gp_profiler *gp_scope_enter_(gp_profiler *p, const char *name)
+{
+    return __atomic_load_n((const int *)(const void *)p, __ATOMIC_RELAXED)
+               ? gp_scope_begin_(p, name)
+               : (gp_profiler *)0;
+}
 #define GP_CAT2_(a, b) a##b
 #define GP_CAT_(a, b)  GP_CAT2_(a, b)
 /* GP_SCOPE(p, "name"): a range that ends itself when the enclosing block is
  * left (uses the GCC/Clang cleanup attribute). */
 #define GP_SCOPE(p, name)                                                                          \
     gp_profiler *GP_CAT_(gp_scope_, __LINE__) __attribute__((cleanup(gp_scope_end_), unused)) =    \
-        gp_scope_begin_((p), (name))
+        gp_scope_enter_((p), (name))
 /* GP_FUNC(p): a scope named after the enclosing function (the seed's
  * decorator, placed as the first statement of the function). */
 #define GP_FUNC(p) GP_SCOPE(p, __func__)
@@ -100,7 +109,7 @@ static inline void gp_scope_end_(gp_profiler **pp)
  * as a range named after the call text, e.g. GP_TIME_CALL(p, sort(v, n)). */
 #define GP_TIME_CALL(p, call)                                                                      \
     do {                                                                                           \
-        gp_profiler *gp_tc_p_ = gp_scope_begin_((p), #call);                                       \
+        gp_profiler *gp_tc_p_ = gp_scope_enter_((p), #call);                                       \
         call;                                                                                      \
         if (gp_tc_p_) gp_range_end(gp_tc_p_);                                                      \
     } while (0)

@@ -8,6 +8,7 @@
 #include "trace/trace.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -132,6 +133,10 @@ struct gp_profiler {
     void *cl;
     char err[256];
 };
+
+/* gp_scope_enter_ in the public header reads the flag at offset 0 as an int */
+_Static_assert(offsetof(struct gp_profiler, enabled) == 0, "enabled must be first");
+_Static_assert(sizeof(atomic_int) == sizeof(int), "atomic_int must be an int");
 
 /* Current raw timestamp for p (TSC ticks or monotonic ns). */
 static inline uint64_t gp_rec_now(const gp_profiler *p)
