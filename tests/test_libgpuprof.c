@@ -535,6 +535,35 @@ TEST(opencl_kernel_timers_pocl)
 #endif
 }
 
+TEST(opencl_queue_without_profiling)
+{
+#ifndef GP_HAVE_OPENCL
+    SKIP("built without OpenCL");
+#else
+    cl_env e = {0};
+    char why[200];
+    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueueWithProperties(e.ctx, e.dev, NULL, &err);
+    ASSERT_EQ_INT(err, CL_SUCCESS);
+    gp_profiler *p = gp_profiler_create(NULL);
+    cl_event ev;
+    ASSERT_EQ_INT(clEnqueueNDRangeKernel(q, e.k, 1, NULL, &e.n, NULL, 0, NULL, &ev), CL_SUCCESS);
+    ASSERT_EQ_INT(gp_cl_event(p, "noprof", ev), 0);
+    clReleaseEvent(ev);
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0); /* resolved by dropping it */
+    ASSERT_CONTAINS(gp_last_error(p), "CL_QUEUE_PROFILING_ENABLE");
+    gp_kernel_row *k;
+    size_t n;
+    ASSERT_EQ_INT(gp_kernel_stats(p, &k, &n), 0);
+    ASSERT_EQ_INT(n, 0);
+    gp_kernel_rows_free(k, n);
+    gp_profiler_destroy(p);
+    clReleaseCommandQueue(q);
+    cl_teardown(&e);
+#endif
+}
+
 TEST(reset_discards)
 {
     gp_profiler *p = gp_profiler_create(NULL);
@@ -579,4 +608,4 @@ TEST(many_events_cross_chunks)
 TEST_MAIN(ranges_nest_and_time, scope_func_and_call_macros, enable_disable, attributes_and_exports,
           counters_and_observations, memory_tracker_and_leaks, measure_and_compare,
           bottlenecks_by_self_time, default_profiler, cuda_timer_or_skip, opencl_kernel_timers_pocl,
-          reset_discards, many_events_cross_chunks)
+          opencl_queue_without_profiling, reset_discards, many_events_cross_chunks)

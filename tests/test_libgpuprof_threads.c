@@ -114,4 +114,35 @@ TEST(eight_threads_exact_counts)
     gp_profiler_destroy(p);
 }
 
-TEST_MAIN(eight_threads_concurrent_drain, eight_threads_exact_counts)
+/* In a build without a back-end (the TSan build of tests/t_tsan.sh has
+ * neither), its calls answer GP_EUNSUPPORTED with a message. */
+TEST(missing_backends_unsupported)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    int checked = 0;
+#ifndef GP_HAVE_CUDA
+    ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), GP_EUNSUPPORTED);
+    ASSERT_CONTAINS(gp_last_error(p), "without the CUDA toolkit");
+    ASSERT_EQ_INT(gp_cuda_end(p, "k", NULL), GP_EUNSUPPORTED);
+    checked++;
+#endif
+#ifndef GP_HAVE_OPENCL
+    ASSERT_EQ_INT(gp_cl_event(p, "k", NULL), GP_EUNSUPPORTED);
+    ASSERT_CONTAINS(gp_last_error(p), "without OpenCL");
+    ASSERT_EQ_INT(gp_mem_set_cl_device(p, NULL), GP_EUNSUPPORTED);
+    checked++;
+#endif
+    gp_mem_pool pool;
+    if (!checked) {
+        gp_profiler_destroy(p);
+        SKIP("this build has both the CUDA and the OpenCL back-ends");
+    }
+#if !defined(GP_HAVE_CUDA) && !defined(GP_HAVE_OPENCL)
+    ASSERT_EQ_INT(gp_mem_pool_info(p, &pool), GP_ENODEV);
+#endif
+    (void)pool;
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    gp_profiler_destroy(p);
+}
+
+TEST_MAIN(eight_threads_concurrent_drain, eight_threads_exact_counts, missing_backends_unsupported)
