@@ -6,6 +6,9 @@
 #include "test.h"
 #include <gpuprof/monitor.h>
 #include <unistd.h>
+#ifdef GP_HAVE_SQLITE
+#include <sqlite3.h>
+#endif
 
 typedef struct rec {
     int n, raised, cleared;
@@ -344,5 +347,49 @@ TEST(config_yaml)
     ASSERT_EQ_INT(gp_mon_config_set(&c, "nope", "1", err, sizeof err), GP_ENOTFOUND);
 }
 
+TEST(session_report_in_sqlite)
+{
+#ifndef GP_HAVE_SQLITE
+    SKIP("built without SQLite");
+#else
+    char dir[] = "/tmp/gpuprof-db-XXXXXX";
+    ASSERT(mkdtemp(dir));
+    gp_mon_config c;
+    gp_mon_config_defaults(&c);
+    c.enable_gpu_monitoring = c.enable_opencl_monitoring = 0; /* host only */
+    snprintf(c.output_dir, sizeof c.output_dir, "%s/out", dir);
+    snprintf(c.store_path, sizeof c.store_path, "%s/runs.db", dir);
+    gp_monitor *m = gp_monitor_create(&c);
+    ASSERT_EQ_INT(gp_monitor_session_start(m, "s1", "stored"), 0);
+    gp_monitor_sample_now(m);
+    ASSERT_EQ_INT(gp_monitor_track_inference(m, "s1", 12.5), 0);
+    ASSERT_EQ_INT(gp_monitor_session_stop(m, "s1"), 0);
+    char *rep = gp_monitor_session_report(m, "s1");
+    ASSERT(rep);
+    gp_monitor_destroy(m);
+    sqlite3 *db;
+    ASSERT_EQ_INT(sqlite3_open(c.store_path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    ASSERT_EQ_INT(sqlite3_prepare_v2(db,
+                                     "SELECT name, description, stop_wall_ns > start_wall_ns, "
+                                     "report FROM monitor_sessions",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+    ASSERT_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+    ASSERT_EQ_STR((const char *)sqlite3_column_text(st, 0), "s1");
+    ASSERT_EQ_STR((const char *)sqlite3_column_text(st, 1), "stored");
+    ASSERT_EQ_INT(sqlite3_column_int(st, 2), 1);
+    ASSERT_EQ_STR((const char *)sqlite3_column_text(st, 3), rep);
+    ASSERT_CONTAINS(rep, "\"inference_count\":1");
+    ASSERT_EQ_INT(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    free(rep);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ_INT(system(cmd), 0);
+#endif
+}
+
 TEST_MAIN(temperature_hysteresis, memory_and_utilization_alerts, event_log_jsonl,
-          sessions_retention_and_report, config_yaml)
+          sessions_retention_and_report, config_yaml, session_report_in_sqlite)

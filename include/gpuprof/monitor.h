@@ -130,6 +130,7 @@ typedef struct gp_mon_config {
     int max_snapshots, max_profiling_sessions, history_size;
     char output_dir[512];
     int export_json_reports;
+    char store_path[512];   /* SQLite file that also keeps session reports; empty: none */
     char nvml_library[512]; /* empty: libnvidia-ml.so.1 then libnvidia-ml.so */
     char nvidia_smi[512];   /* empty: nvidia-smi from PATH */
     char sysfs_root[512];   /* "/" normally; a fake tree in tests */

@@ -30,7 +30,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpuprof monitor [options]\n"
                "  Live view of every device. On a terminal: a full-screen view (q or Ctrl-C\n"
                "  quits); piped: one JSON object per device and tick (or CSV with --csv).\n"
-               "  --interval S     seconds between samples (default 1; 0.01 .. 3600)\n"
+               "  --interval S     seconds between samples (default: the configuration's\n"
+               "                   metrics_update_interval_seconds, 1; 0.01 .. 3600)\n"
                "  --count N        stop after N ticks (default: until interrupted)\n"
                "  --json | --csv   force line output (also on a terminal)\n"
                "  --gpus-only      leave out OpenCL and host devices\n"
@@ -298,6 +299,8 @@ int gp_cmd_monitor(int argc, char **argv)
     }
     gp_mon_config cfg;
     if (gp_cli_mon_config(&mo, &cfg)) return 2;
+    /* the view refreshes every metrics_update_interval_seconds unless --interval */
+    cfg.monitoring_interval_seconds = cfg.metrics_update_interval_seconds;
     if (interval) {
         char err[256];
         if (gp_mon_config_set(&cfg, "monitoring_interval_seconds", interval, err, sizeof err)) {

@@ -68,6 +68,7 @@ static const key_def keys[] = {
     K_INT(history_size, 2, 1000000),
     K_STR(output_dir),
     K_BOOL(export_json_reports),
+    K_STR(store_path),
     K_STR(nvml_library),
     K_STR(nvidia_smi),
     K_STR(sysfs_root),

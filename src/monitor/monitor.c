@@ -8,6 +8,7 @@
 #include "monitor/backend.h"
 #include "monitor/registry.h"
 #include "monitor/session.h"
+#include "monitor/session_store.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -241,6 +242,19 @@ static int session_stop_locked(gp_monitor *m, const char *name)
             emit(m, GP_EV_DATA_GENERATED, "report of session %s written", name);
         else
             emit(m, GP_EV_DATA_GENERATED, "report not written: %.200s", err.msg);
+    }
+    gp_session_info si;
+    if (m->cfg.store_path[0] && gp_sessions_info(m->sessions, name, &si) == 0) {
+        gp_sbuf b = {0};
+        gp_sessions_report(m->sessions, name, m->alerts, &b);
+        int src = gp_session_store_put(m->cfg.store_path, name, si.description, si.start_wall_ns,
+                                       si.stop_wall_ns, gp_sbuf_cstr(&b), &err);
+        gp_sbuf_free(&b);
+        if (src == 0)
+            emit(m, GP_EV_DATA_GENERATED, "session %s stored in the database", name);
+        else
+            emit(m, GP_EV_DATA_GENERATED, "session not stored: %.200s", err.msg);
+        if (!rc) rc = src;
     }
     return rc;
 }

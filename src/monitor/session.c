@@ -263,6 +263,14 @@ static void fill_info(const session *x, gp_session_info *o)
     o->inferences = x->lat_ms.n;
 }
 
+int gp_sessions_info(const gp_sessions *s, const char *name, gp_session_info *out)
+{
+    const session *x = find(s, name);
+    if (!x) return GP_ENOTFOUND;
+    fill_info(x, out);
+    return 0;
+}
+
 size_t gp_sessions_list(const gp_sessions *s, gp_session_info *out, size_t max)
 {
     for (size_t k = 0; k < s->v.n && k < max; k++) fill_info(s->v.v[k], &out[k]);

@@ -30,6 +30,8 @@ int gp_sessions_snapshot(gp_sessions *s, const char *name, const char *reason, i
 int gp_sessions_track(gp_sessions *s, const char *name, double ms);
 /* Number of active sessions. */
 size_t gp_sessions_active(const gp_sessions *s);
+/* Copies the description of the newest session called name; GP_ENOTFOUND. */
+int gp_sessions_info(const gp_sessions *s, const char *name, gp_session_info *out);
 /* Copies up to max session descriptions, oldest first; returns the count. */
 size_t gp_sessions_list(const gp_sessions *s, gp_session_info *out, size_t max);
 /* Writes session name's JSON report into b (alert counters from a, may be
