@@ -1,6 +1,7 @@
 /* analysis/calltree.c: slice nesting per track and the merged call tree
  * (flame graph data) from traces or folded stacks. */
 #include "analysis/calltree.h"
+#include "core/stats.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,7 @@ int gp_ftree_init(gp_ftree *f, const char *unit)
     f->unit = unit;
     f->names = gp_strtab_create();
     if (!f->names) return GP_ENOMEM;
+    f->owns_names = 1;
     gp_fnode root = {gp_strtab_intern(f->names, "all", 3),
                      GP_NO_INDEX,
                      GP_NO_INDEX,
@@ -134,37 +136,70 @@ int gp_ftree_init(gp_ftree *f, const char *unit)
 
 void gp_ftree_fini(gp_ftree *f)
 {
-    gp_strtab_destroy(f->names);
+    if (f->owns_names) gp_strtab_destroy(f->names);
     GP_VEC_FREE(f->nodes);
-    gp_u64map_free(&f->index);
+    free(f->slots);
+    f->slots = NULL;
+    f->cap = f->used = 0;
     f->names = NULL;
 }
 
-/* The index maps a hashed (parent, name, kind) key to a chain of candidate
- * nodes; collisions of the 64-bit hash are resolved by probing key+1, ... */
+static int index_grow(gp_ftree *f)
+{
+    size_t nc = f->cap ? f->cap * 2 : 1024;
+    uint64_t *ns = calloc(nc, sizeof *ns);
+    if (!ns) return GP_ENOMEM;
+    for (size_t i = 0; i < f->cap; i++) {
+        uint64_t v = f->slots[i];
+        if (!v) continue;
+        size_t j = (uint32_t)v & (nc - 1); /* the tag holds the hash's low bits */
+        while (ns[j]) j = (j + 1) & (nc - 1);
+        ns[j] = v;
+    }
+    free(f->slots);
+    f->slots = ns;
+    f->cap = nc;
+    return 0;
+}
+
+/* The child of parent with string id `id` and kind, created when absent. One
+ * probe sequence over a single array; the 32-bit tag avoids touching nodes
+ * that merely share a slot. */
+static uint32_t child_id(gp_ftree *f, uint32_t parent, uint32_t id, int kind)
+{
+    if ((f->used + 1) * 4 > f->cap * 3 && index_grow(f)) return GP_NO_INDEX;
+    uint64_t h = node_key(parent, id, kind);
+    uint32_t tag = (uint32_t)h;
+    size_t j = tag & (f->cap - 1);
+    for (;; j = (j + 1) & (f->cap - 1)) {
+        uint64_t v = f->slots[j];
+        if (!v) break;
+        if ((uint32_t)v != tag) continue;
+        const gp_fnode *c = &f->nodes.v[(v >> 32) - 1];
+        if (c->parent == parent && c->name == id && c->kind == kind)
+            return (uint32_t)((v >> 32) - 1);
+    }
+    uint32_t idx = (uint32_t)f->nodes.n;
+    gp_fnode nd = {id,
+                   parent,
+                   GP_NO_INDEX,
+                   f->nodes.v[parent].first_child,
+                   f->nodes.v[parent].depth + 1,
+                   (uint8_t)kind,
+                   0,
+                   0};
+    if (GP_VEC_PUSH(f->nodes, nd)) return GP_NO_INDEX;
+    f->nodes.v[parent].first_child = idx;
+    f->slots[j] = ((uint64_t)idx + 1) << 32 | tag;
+    f->used++;
+    return idx;
+}
+
 uint32_t gp_ftree_child(gp_ftree *f, uint32_t parent, const char *name, size_t n, int kind)
 {
     uint32_t id = gp_strtab_intern(f->names, name, n);
     if (id == UINT32_MAX) return GP_NO_INDEX;
-    uint64_t key = node_key(parent, id, kind);
-    for (;;) {
-        uint64_t *slot = gp_u64map_slot(&f->index, key, UINT64_MAX);
-        if (!slot) return GP_NO_INDEX;
-        if (*slot == UINT64_MAX) {
-            uint32_t idx = (uint32_t)f->nodes.n;
-            gp_fnode nd = {
-                id, parent, GP_NO_INDEX, GP_NO_INDEX, f->nodes.v[parent].depth + 1, (uint8_t)kind,
-                0,  0};
-            nd.next_sibling = f->nodes.v[parent].first_child;
-            if (GP_VEC_PUSH(f->nodes, nd)) return GP_NO_INDEX;
-            f->nodes.v[parent].first_child = idx;
-            *slot = idx;
-            return idx;
-        }
-        const gp_fnode *c = &f->nodes.v[*slot];
-        if (c->parent == parent && c->name == id && c->kind == kind) return (uint32_t)*slot;
-        key++;
-    }
+    return child_id(f, parent, id, kind);
 }
 
 void gp_ftree_finish(gp_ftree *f)
@@ -256,10 +291,17 @@ done:
     return rc;
 }
 
+typedef struct frame_ref {
+    const char *s;
+    size_t len;
+    uint32_t node;
+} frame_ref;
+
 int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err)
 {
     const char *p = data, *lim = data + n;
     size_t line = 0;
+    GP_VEC(frame_ref) prev = {0};
     while (p < lim) {
         const char *eol = memchr(p, '\n', (size_t)(lim - p));
         if (!eol) eol = lim;
@@ -275,14 +317,15 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
         const char *c = e;
         while (c > p && c[-1] != ' ' && c[-1] != '\t') c--;
         if (c == p || c == e)
-            return gp_err_set(err, GP_EPARSE, "%s:%zu: expected 'frame;frame;... COUNT'", name,
-                              line);
+            return free(prev.v), gp_err_set(err, GP_EPARSE,
+                                            "%s:%zu: expected 'frame;frame;... COUNT'", name, line);
         int64_t cnt = 0, frac_num = 0, frac_den = 1;
         const char *q = c;
         int digits = 0;
         while (q < e && *q >= '0' && *q <= '9') {
             if (cnt > (INT64_MAX - 9) / 10)
-                return gp_err_set(err, GP_EPARSE, "%s:%zu: count too large", name, line);
+                return free(prev.v),
+                       gp_err_set(err, GP_EPARSE, "%s:%zu: count too large", name, line);
             cnt = cnt * 10 + (*q++ - '0');
             digits++;
         }
@@ -298,68 +341,93 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
             }
         }
         if (q != e || !digits)
-            return gp_err_set(err, GP_EPARSE, "%s:%zu: the count '%.*s' is not a number", name,
+            return free(prev.v),
+                   gp_err_set(err, GP_EPARSE, "%s:%zu: the count '%.*s' is not a number", name,
                               line, (int)(e - c), c);
         if (frac_num * 2 >= frac_den) cnt++;
         const char *se = c;
         while (se > p && (se[-1] == ' ' || se[-1] == '\t')) se--;
+        /* frames shared with the previous line reuse its nodes (folded files
+         * are usually sorted, so most of a stack repeats) */
         uint32_t nd = 0;
+        size_t depth = 0;
+        int same = 1;
         const char *s = p;
         while (s < se) {
             const char *semi = memchr(s, ';', (size_t)(se - s));
             if (!semi) semi = se;
             if (semi > s) {
-                nd = gp_ftree_child(f, nd, s, (size_t)(semi - s), GP_FK_CPU);
-                if (nd == GP_NO_INDEX) return gp_err_set(err, GP_ENOMEM, "out of memory");
+                size_t len = (size_t)(semi - s);
+                if (same && depth < prev.n && prev.v[depth].len == len &&
+                    !memcmp(prev.v[depth].s, s, len)) {
+                    nd = prev.v[depth].node;
+                } else {
+                    same = 0;
+                    nd = gp_ftree_child(f, nd, s, len, GP_FK_CPU);
+                    if (nd == GP_NO_INDEX) {
+                        GP_VEC_FREE(prev);
+                        return gp_err_set(err, GP_ENOMEM, "out of memory");
+                    }
+                    prev.n = depth;
+                    frame_ref fr = {s, len, nd};
+                    if (GP_VEC_PUSH(prev, fr)) {
+                        GP_VEC_FREE(prev);
+                        return gp_err_set(err, GP_ENOMEM, "out of memory");
+                    }
+                }
+                depth++;
             }
             s = semi + 1;
         }
+        if (same) prev.n = depth;
         f->nodes.v[nd].self += cnt;
         p = eol + 1;
     }
+    GP_VEC_FREE(prev);
     return 0;
 }
 
 /* Iterative DFS over `in`, mapping each node to the node of `out` that
- * receives its weight. */
-int gp_ftree_prune(const gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
+ * receives its weight. out shares in's names, so nodes are found by id. */
+int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
 {
-    if (gp_ftree_init(out, in->unit)) return GP_ENOMEM;
+    memset(out, 0, sizeof *out);
+    out->unit = in->unit;
+    out->names = in->names;
+    out->owns_names = 0;
     out->clipped = in->clipped;
     out->gpu_attached = in->gpu_attached;
     out->gpu_unattributed = in->gpu_unattributed;
+    uint32_t group = gp_strtab_intern(in->names, "[small GPU work]", 16);
+    gp_fnode root = in->nodes.v[0];
+    root.first_child = root.next_sibling = GP_NO_INDEX;
+    root.total = 0;
     uint32_t *map = malloc(in->nodes.n * sizeof *map);
     GP_VEC(uint32_t) stack = {0};
     int rc = GP_ENOMEM;
-    if (!map) goto done;
+    if (!map || group == UINT32_MAX || GP_VEC_PUSH(out->nodes, root)) goto done;
     map[0] = 0;
-    out->nodes.v[0].self = in->nodes.v[0].self;
     for (uint32_t c = in->nodes.v[0].first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
         if (GP_VEC_PUSH(stack, c)) goto done;
     while (stack.n) {
         uint32_t i = stack.v[--stack.n];
         const gp_fnode *nd = &in->nodes.v[i];
         uint32_t pm = map[nd->parent];
-        int keep = nd->total >= o->min_total && (!o->max_depth || nd->depth <= o->max_depth);
-        int64_t w = nd->self;
-        if (!keep) {
+        if (nd->total < o->min_total || (o->max_depth && nd->depth > o->max_depth)) {
             /* the whole subtree's weight goes to the kept ancestor */
             out->nodes.v[pm].self += nd->total;
             continue;
         }
-        uint32_t m;
         if (nd->kind == GP_FK_GPU && o->group_gpu_below > 0 && nd->total < o->group_gpu_below) {
-            m = gp_ftree_child(out, pm, "[small GPU work]", 16, GP_FK_GROUP);
-            if (m == GP_NO_INDEX) goto done;
-            w = nd->total;
-            out->nodes.v[m].self += w;
+            uint32_t g = child_id(out, pm, group, GP_FK_GROUP);
+            if (g == GP_NO_INDEX) goto done;
+            out->nodes.v[g].self += nd->total;
             continue;
         }
-        const char *nm = gp_strtab_get(in->names, nd->name);
-        m = gp_ftree_child(out, pm, nm, gp_strtab_len(in->names, nd->name), nd->kind);
+        uint32_t m = child_id(out, pm, nd->name, nd->kind);
         if (m == GP_NO_INDEX) goto done;
         map[i] = m;
-        out->nodes.v[m].self += w;
+        out->nodes.v[m].self += nd->self;
         for (uint32_t c = nd->first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
             if (GP_VEC_PUSH(stack, c)) goto done;
     }
@@ -370,6 +438,21 @@ done:
     GP_VEC_FREE(stack);
     if (rc) gp_ftree_fini(out);
     return rc;
+}
+
+int64_t gp_ftree_threshold_for(const gp_ftree *f, size_t max_nodes)
+{
+    size_t n = f->nodes.n - 1;
+    if (n <= max_nodes) return 0;
+    int64_t *v = malloc(n * sizeof *v);
+    if (!v) return f->nodes.v[0].total; /* keep the root only rather than fail */
+    for (size_t i = 0; i < n; i++) v[i] = f->nodes.v[i + 1].total;
+    gp_sort_i64(v, n);
+    /* v[n - max_nodes - 1] is the largest total that must go; one above it
+     * keeps at most max_nodes frames */
+    int64_t thr = v[n - max_nodes - 1] + 1;
+    free(v);
+    return thr;
 }
 
 static int cmp_child(const void *a, const void *b, void *ctx)

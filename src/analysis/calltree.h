@@ -65,10 +65,12 @@ typedef struct gp_fnode {
 
 typedef struct gp_ftree {
     gp_strtab *names;
+    int owns_names;         /* 0 when names is shared with the tree this one was pruned from */
     GP_VEC(gp_fnode) nodes; /* node 0 is the root; a child's index > its parent's */
-    gp_u64map index;        /* (parent, name, kind) -> child */
-    const char *unit;       /* "ns" or "samples" (static) */
-    uint64_t clipped;       /* slices clipped while nesting */
+    uint64_t *slots;        /* (parent, name, kind) index: (node + 1) << 32 | hash tag */
+    size_t cap, used;
+    const char *unit;                        /* "ns" or "samples" (static) */
+    uint64_t clipped;                        /* slices clipped while nesting */
     uint64_t gpu_attached, gpu_unattributed; /* GPU slices under a launch / not */
 } gp_ftree;
 
@@ -107,8 +109,13 @@ typedef struct gp_ftree_prune_opts {
 
 /* Builds in *out (initialised here) a copy of finished tree `in` with the
  * pruning applied; weight is never lost (it moves to the ancestor kept).
- * Returns 0 or GP_ENOMEM. out is finished. */
-int gp_ftree_prune(const gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out);
+ * out shares in's name table (in must outlive out; a group name may be
+ * added to it). Returns 0 or GP_ENOMEM. out is finished. */
+int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out);
+
+/* The smallest total weight such that at most max_nodes frames have a total
+ * at least that large (0 when the tree has no more than max_nodes frames). */
+int64_t gp_ftree_threshold_for(const gp_ftree *f, size_t max_nodes);
 
 /* Sorts every node's children by name (flamegraph.pl order). */
 int gp_ftree_sort_children(gp_ftree *f);

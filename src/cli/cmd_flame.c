@@ -218,25 +218,22 @@ int gp_cmd_flame(int argc, char **argv)
     }
     gp_ftree_finish(&tree);
     gp_ftree_prune_opts po = {min_dur, (uint32_t)max_depth, group};
-    /* the page stays responsive: frames under a millionth of the total (and
-     * more, up to 400k frames) are folded into their parent */
+    /* the page stays responsive: at most 300k frames, the smallest folded
+     * into their parent */
     char note[256] = "";
     if (kind == O_HTML) {
-        int64_t floor_w = tree.nodes.v[0].total / 1000000;
-        if (floor_w > po.min_total) po.min_total = floor_w;
+        int64_t thr = gp_ftree_threshold_for(&tree, 300000);
+        if (thr > po.min_total) po.min_total = thr;
     }
-    gp_ftree pr;
-    for (;;) {
-        if (gp_ftree_prune(&tree, &po, &pr)) {
-            fprintf(stderr, "gpuprof: out of memory\n");
-            rc = 3;
-            goto done;
-        }
-        if (kind != O_HTML || pr.nodes.n <= 400000 || po.min_total <= 0) break;
-        gp_ftree_fini(&pr);
-        po.min_total *= 4;
+    gp_ftree prt, *use = &tree;
+    int pruned = po.min_total || po.max_depth || po.group_gpu_below;
+    if (pruned && gp_ftree_prune(&tree, &po, &prt)) {
+        fprintf(stderr, "gpuprof: out of memory\n");
+        rc = 3;
+        goto done;
     }
-    if (kind == O_HTML && po.min_total > min_dur && pr.nodes.n < tree.nodes.n) {
+    if (pruned) use = &prt;
+    if (kind == O_HTML && po.min_total > min_dur && use->nodes.n < tree.nodes.n) {
         char w[64];
         if (!strcmp(tree.unit, "ns"))
             gp_fmt_dur_auto(w, sizeof w, (double)po.min_total);
@@ -245,10 +242,10 @@ int gp_cmd_flame(int argc, char **argv)
         snprintf(note, sizeof note,
                  "%zu frames with a total below %s are folded into their parent to keep the page "
                  "fast (see --min-duration).",
-                 tree.nodes.n - pr.nodes.n, w);
+                 tree.nodes.n - use->nodes.n, w);
     }
-    if (gp_ftree_sort_children(&pr)) {
-        gp_ftree_fini(&pr);
+    if (gp_ftree_sort_children(use)) {
+        if (pruned) gp_ftree_fini(&prt);
         fprintf(stderr, "gpuprof: out of memory\n");
         rc = 3;
         goto done;
@@ -258,18 +255,18 @@ int gp_cmd_flame(int argc, char **argv)
     case O_HTML: {
         char t[512];
         snprintf(t, sizeof t, "Flame graph: %s", base_name(argv[optind]));
-        gp_flame_html(&pr, title ? title : t, note[0] ? note : NULL, &b);
+        gp_flame_html(use, title ? title : t, note[0] ? note : NULL, &b);
         break;
     }
     case O_FOLDED:
-        gp_flame_folded(&pr, &b);
+        gp_flame_folded(use, &b);
         break;
     case O_JSON:
-        gp_flame_json(&pr, &b);
+        gp_flame_json(use, &b);
         break;
     case O_SPEEDSCOPE:
         if (folded || min_dur || max_depth || group)
-            rc = gp_speedscope_tree(&pr, base_name(argv[optind]), &b);
+            rc = gp_speedscope_tree(use, base_name(argv[optind]), &b);
         else
             rc = gp_speedscope_trace((const gp_trace *const *)traces, ntraces, &b);
         if (rc) {
@@ -283,10 +280,10 @@ int gp_cmd_flame(int argc, char **argv)
         rc = 1;
     }
     if (!rc && strcmp(out, "-"))
-        fprintf(stderr, "gpuprof: wrote %s (%zu frames, total %lld %s)\n", out, pr.nodes.n - 1,
-                (long long)pr.nodes.v[0].total, pr.unit);
+        fprintf(stderr, "gpuprof: wrote %s (%zu frames, total %lld %s)\n", out, use->nodes.n - 1,
+                (long long)use->nodes.v[0].total, use->unit);
     gp_sbuf_free(&b);
-    gp_ftree_fini(&pr);
+    if (pruned) gp_ftree_fini(&prt);
 done:
     gp_ftree_fini(&tree);
     if (traces) gp_cli_free_traces(traces, ntraces);
