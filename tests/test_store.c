@@ -217,7 +217,18 @@ TEST(store_sigkill_prefix)
         }
     }
     ASSERT(pid > 0);
-    usleep(700 * 1000);
+    /* kill it once it has committed something (a loaded machine may start it slowly) */
+    for (int i = 0; i < 200; i++) {
+        gp_store_run_row *rows = NULL;
+        size_t nr = 0;
+        gp_err e2 = {0};
+        int64_t ev = 0;
+        if (gp_store_runs(path, &rows, &nr, &e2) == 0 && nr == 1) ev = rows[0].events;
+        gp_store_runs_free(rows, nr);
+        if (ev > 1000) break;
+        usleep(50 * 1000);
+    }
+    usleep(300 * 1000);
     int64_t killed_at = gp_clock_mono_ns();
     kill(pid, SIGKILL);
     int status;

@@ -41,3 +41,32 @@ foreach(tgt gpuprof_cl_layer cl_record_prog)
     endforeach()
   endif()
 endforeach()
+
+# CUPTI/NVTX injection: only with the CUDA toolkit (headers); libcupti is
+# dlopen'ed at run time so nothing GPU-specific is linked.
+if(GP_HAVE_CUDA AND SQLITE3_LIB)
+  add_library(gpuprof_cuda_inject SHARED ${CMAKE_SOURCE_DIR}/src/record/inject/cuda_inject.c
+              ${CMAKE_SOURCE_DIR}/src/record/cuda/cupti_conv.c ${GP_STORE_SOURCES})
+  target_include_directories(gpuprof_cuda_inject PRIVATE ${CMAKE_SOURCE_DIR}/include
+                             ${CMAKE_SOURCE_DIR}/src ${SQLITE3_INC})
+  target_include_directories(gpuprof_cuda_inject SYSTEM PRIVATE ${CUDA_INC})
+  target_link_libraries(gpuprof_cuda_inject PRIVATE ${SQLITE3_LIB} Threads::Threads
+                        ${CMAKE_DL_LIBS})
+  set_target_properties(gpuprof_cuda_inject PROPERTIES C_VISIBILITY_PRESET hidden
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  install(TARGETS gpuprof_cuda_inject LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+  add_executable(nvtx_prog ${CMAKE_SOURCE_DIR}/tests/progs/nvtx_prog.c)
+  target_include_directories(nvtx_prog SYSTEM PRIVATE ${CUDA_INC})
+  target_link_libraries(nvtx_prog PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(nvtx_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  foreach(tgt gpuprof_cuda_inject nvtx_prog)
+    foreach(prop COMPILE_OPTIONS LINK_OPTIONS)
+      get_target_property(opts ${tgt} ${prop})
+      if(opts)
+        list(FILTER opts EXCLUDE REGEX "sanitize")
+        set_property(TARGET ${tgt} PROPERTY ${prop} ${opts})
+      endif()
+    endforeach()
+  endforeach()
+endif()

@@ -95,8 +95,9 @@ static int open_db(const char *path, int create, sqlite3 **out, gp_err *err)
     }
     sqlite3_busy_timeout(db, 10000);
     char *msg = NULL;
-    if (sqlite3_exec(db, "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) !=
-        SQLITE_OK) {
+    if (sqlite3_exec(db,
+                     "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
         gp_err_set(err, GP_EIO, "%s: not a gpuprof store (%s)", path, msg ? msg : "?");
         sqlite3_free(msg);
         sqlite3_close(db);
@@ -325,6 +326,7 @@ struct gp_store_writer {
     uint32_t strs_sent; /* strings handed to the writer thread */
     GP_VEC(wtrack) tracks;
     size_t tracks_sent;
+    GP_VEC(uint32_t) renamed; /* sent tracks whose name changed since */
     gp_u64map track_of;
     GP_VEC(wdev) devs;
     size_t devs_sent;
@@ -464,9 +466,24 @@ static int write_events(gp_store_writer *w)
 /* Writes one batch (strings, tracks, devices, events, counts) in one
  * transaction. Called by the writer thread without the mutex held; the
  * metadata slices were copied under the mutex. */
+static int write_track(gp_store_writer *w, const wtrack *t, int64_t id)
+{
+    sqlite3_stmt *st = w->st_track;
+    sqlite3_bind_int64(st, 1, w->proc);
+    sqlite3_bind_int64(st, 2, id);
+    sqlite3_bind_int(st, 3, t->type);
+    sqlite3_bind_int64(st, 4, t->id);
+    bind_opt(st, 5, t->device);
+    if (t->name)
+        sqlite3_bind_text(st, 6, t->name, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 6);
+    return step_reset(st);
+}
+
 static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint32_t nstr,
-                       wtrack *tr, size_t tr_first, size_t ntr, wdev *dv, size_t ndv,
-                       uint64_t written, uint64_t dropped)
+                       wtrack *tr, size_t tr_first, size_t ntr, wtrack *ren, const uint32_t *ren_id,
+                       size_t nren, wdev *dv, size_t ndv, uint64_t written, uint64_t dropped)
 {
     int rc = 0;
     if (sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return GP_EIO;
@@ -477,20 +494,8 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
         if (sqlite3_step(w->st_str) != SQLITE_DONE) rc = GP_EIO;
         sqlite3_reset(w->st_str);
     }
-    for (size_t i = 0; i < ntr && !rc; i++) {
-        sqlite3_stmt *st = w->st_track;
-        sqlite3_bind_int64(st, 1, w->proc);
-        sqlite3_bind_int64(st, 2, (int64_t)(tr_first + i));
-        sqlite3_bind_int(st, 3, tr[i].type);
-        sqlite3_bind_int64(st, 4, tr[i].id);
-        bind_opt(st, 5, tr[i].device);
-        if (tr[i].name)
-            sqlite3_bind_text(st, 6, tr[i].name, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(st, 6);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = GP_EIO;
-        sqlite3_reset(st);
-    }
+    for (size_t i = 0; i < ntr && !rc; i++) rc = write_track(w, &tr[i], (int64_t)(tr_first + i));
+    for (size_t i = 0; i < nren && !rc; i++) rc = write_track(w, &ren[i], ren_id[i]);
     for (size_t i = 0; i < ndv && !rc; i++) {
         sqlite3_bind_int64(w->st_dev, 1, w->proc);
         sqlite3_bind_text(w->st_dev, 2, dv[i].kind, -1, SQLITE_STATIC);
@@ -553,6 +558,16 @@ static void *writer_main(void *arg)
             tr[i].name = tr[i].name ? gp_xstrdup(tr[i].name) : NULL;
         }
         w->tracks_sent += nt;
+        /* renamed tracks are written again (INSERT OR REPLACE) */
+        size_t nren = w->renamed.n;
+        wtrack *ren = nren ? gp_xmalloc(nren * sizeof *ren) : NULL;
+        uint32_t *ren_id = nren ? gp_xmalloc(nren * sizeof *ren_id) : NULL;
+        for (size_t i = 0; i < nren; i++) {
+            ren_id[i] = w->renamed.v[i];
+            ren[i] = w->tracks.v[ren_id[i]];
+            ren[i].name = ren[i].name ? gp_xstrdup(ren[i].name) : NULL;
+        }
+        w->renamed.n = 0;
         size_t d0 = w->devs_sent, nd = w->devs.n - d0;
         wdev *dv = nd ? gp_xmalloc(nd * sizeof *dv) : NULL;
         for (size_t i = 0; i < nd; i++) {
@@ -564,8 +579,12 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&w->mu);
 
         int rc = 0;
-        if (ns || nt || nd || w->batch.n || stop || req)
-            rc = write_batch(w, strs, s0, ns, tr, t0, nt, dv, nd, written, dropped);
+        if (ns || nt || nd || nren || w->batch.n || stop || req)
+            rc = write_batch(w, strs, s0, ns, tr, t0, nt, ren, ren_id, nren, dv, nd, written,
+                             dropped);
+        for (size_t i = 0; i < nren; i++) free(ren[i].name);
+        free(ren);
+        free(ren_id);
         for (uint32_t i = 0; i < ns; i++) free(strs[i]);
         free(strs);
         for (size_t i = 0; i < nt; i++) free(tr[i].name);
@@ -645,6 +664,7 @@ static void writer_free(gp_store_writer *w)
     gp_strtab_destroy(w->strs);
     for (size_t i = 0; i < w->tracks.n; i++) free(w->tracks.v[i].name);
     GP_VEC_FREE(w->tracks);
+    GP_VEC_FREE(w->renamed);
     for (size_t i = 0; i < w->devs.n; i++) {
         free(w->devs.v[i].kind);
         free(w->devs.v[i].name);
@@ -740,6 +760,12 @@ uint32_t gp_store_writer_track(gp_store_writer *w, int type, int64_t id, int32_t
     uint64_t *slot = gp_u64map_slot(&w->track_of, key, UINT64_MAX);
     if (slot && *slot != UINT64_MAX) {
         out = (uint32_t)*slot;
+        wtrack *t = &w->tracks.v[out];
+        if (name && (!t->name || strcmp(t->name, name))) { /* renamed (NVTX thread names) */
+            free(t->name);
+            t->name = gp_xstrdup(name);
+            if (out < w->tracks_sent) GP_VEC_PUSH(w->renamed, out);
+        }
     } else {
         wtrack t = {type, id, device, name ? gp_xstrdup(name) : NULL};
         out = (uint32_t)w->tracks.n;
