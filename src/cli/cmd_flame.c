@@ -60,10 +60,17 @@ long long gp_cli_parse_dur(const char *opt, const char *val)
 static int is_folded(const char *path, gp_err *err)
 {
     struct stat st;
-    if (stat(path, &st) != 0) return gp_err_set(err, GP_ENOTFOUND, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return 0;
+    /* not a plain file (a folder, a "store.db:ID" run): the trace loader decides */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     FILE *f = fopen(path, "rb");
     if (!f) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    char head[16] = {0};
+    size_t got = fread(head, 1, sizeof head, f);
+    if (got == sizeof head && !memcmp(head, "SQLite format 3", 16)) {
+        fclose(f);
+        return 0; /* a recorded-run store */
+    }
+    rewind(f);
     int c;
     do c = fgetc(f);
     while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
