@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Analyze benchmark (issue 3): `gpuprof analyze` (import + every analysis)
 # against the import alone (`gpuprof summary`) on the >= 1 GB tiled trace of
-# bench/ingest.sh: wall time and peak RSS, default and --compat hta modes.
+# bench/ingest.sh: wall time, CPU time (user + system) and peak RSS, default
+# and --compat hta modes. The machine is shared: each figure is the best of
+# GPUPROF_BENCH_RUNS runs (RSS: the largest), and the load average is noted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
@@ -10,7 +12,7 @@ TRACES=${GPUPROF_TRACES:-../shared/traces}
 SRC="$TRACES/df_index_resolver/df_index_resolver.json.gz"
 BIG=bench/work/tiled.json
 OUT=bench/results/analyze.txt
-RUNS=${GPUPROF_BENCH_RUNS:-3}
+RUNS=${GPUPROF_BENCH_RUNS:-5}
 if [ ! -f "$SRC" ]; then echo "analyze: SKIP: $SRC not found"; exit 0; fi
 mkdir -p bench/work bench/results
 if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt 1000000000 ]; then
@@ -18,28 +20,36 @@ if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt 1000000000 ]; then
 fi
 size=$(stat -c %s "$BIG")
 cat "$BIG" >/dev/null # warm the page cache
-measure() { # prints "best_seconds max_rss_kb"
-  for i in $(seq "$RUNS"); do /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1; done |
-    awk 'NR==1||$1<t{t=$1} $2>m{m=$2} END{print t, m}'
+measure() { # prints "best_wall_seconds best_cpu_seconds max_rss_kb"
+  for i in $(seq "$RUNS"); do /usr/bin/time -f "%e %U %S %M" "$@" 2>&1 >/dev/null | tail -n 1; done |
+    awk '{c=$2+$3} NR==1||$1<t{t=$1} NR==1||c<u{u=c} $4>m{m=$4} END{print t, u, m}'
 }
-read -r t_imp r_imp < <(measure "$GP" summary "$BIG")
-read -r t_def r_def < <(measure "$GP" analyze --json "$BIG")
-read -r t_hta r_hta < <(measure "$GP" analyze --compat hta --json "$BIG")
-python3 - "$size" "$t_imp" "$r_imp" "$t_def" "$r_def" "$t_hta" "$r_hta" "$OUT" "$(git rev-parse --short HEAD)" <<'PY'
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+read -r t_imp c_imp r_imp < <(measure "$GP" summary "$BIG")
+read -r t_def c_def r_def < <(measure "$GP" analyze --json "$BIG")
+read -r t_hta c_hta r_hta < <(measure "$GP" analyze --compat hta --json "$BIG")
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$size" "$t_imp" "$r_imp" "$t_def" "$r_def" "$t_hta" "$r_hta" "$OUT" "$(git rev-parse --short HEAD)" \
+  "$c_imp" "$c_def" "$c_hta" "$RUNS" "$load0" "$load1" <<'PY'
 import sys, time, os
-size, t_imp, r_imp, t_def, r_def, t_hta, r_hta, out, rev = sys.argv[1:]
+size, t_imp, r_imp, t_def, r_def, t_hta, r_hta, out, rev, c_imp, c_def, c_hta, runs, load0, load1 = sys.argv[1:]
 size = int(size)
 t_imp, t_def, t_hta = float(t_imp), float(t_def), float(t_hta)
+c_imp, c_def, c_hta = float(c_imp), float(c_def), float(c_hta)
 r_imp, r_def, r_hta = (int(x) * 1024 for x in (r_imp, r_def, r_hta))
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-row = lambda name, t, r: "  %-28s: %6.2f s = %.2fx import, peak RSS %5.0f MB = %.3f x JSON" % (name, t, t / t_imp, r / 1e6, r / size)
+row = lambda name, t, c, r: "  %-28s: %6.2f s = %.2fx import (CPU %5.2f s = %.2fx), peak RSS %5.0f MB = %.3f x JSON" % (
+    name, t, t / t_imp, c, c / c_imp, r / 1e6, r / size)
 lines = [
     "analyze benchmark (bench/analyze.sh) %s, git %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev),
-    "machine: %d cores, %s (shared with other jobs while measured)" % (os.cpu_count(), cpu),
+    "machine: %d cores, %s (shared with other jobs while measured; load average %s before, %s after)" % (
+        os.cpu_count(), cpu, load0, load1),
+    "each figure: best of %s runs (wall and CPU = user + system time); peak RSS: largest of the runs" % runs,
     "tiled trace: %.1f MB plain JSON (df_index_resolver tiled)" % (size / 1e6),
-    "  import alone (summary)      : %6.2f s, peak RSS %5.0f MB = %.3f x JSON" % (t_imp, r_imp / 1e6, r_imp / size),
-    row("analyze (default)", t_def, r_def),
-    row("analyze --compat hta", t_hta, r_hta),
+    "  import alone (summary)      : %6.2f s              (CPU %5.2f s        ), peak RSS %5.0f MB = %.3f x JSON" % (
+        t_imp, c_imp, r_imp / 1e6, r_imp / size),
+    row("analyze (default)", t_def, c_def, r_def),
+    row("analyze --compat hta", t_hta, c_hta, r_hta),
     "  goals: time <= 1.5x import: %s / %s; RSS <= 0.5x JSON: %s / %s" % (
         "met" if t_def <= 1.5 * t_imp else "NOT met", "met" if t_hta <= 1.5 * t_imp else "NOT met",
         "met" if r_def <= 0.5 * size else "NOT met", "met" if r_hta <= 0.5 * size else "NOT met"),

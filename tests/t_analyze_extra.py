@@ -2,8 +2,9 @@
 """t_analyze_extra.py: the analyze keys beyond HTA's (stragglers, timeline_stats,
 steps, memory_bandwidth) end to end: a hand-built 4-rank folder where rank 2 is
 slow must flag rank 2 and only it; sampled_2rank orders its two ranks without
-flagging either; on every shared trace the timeline and step figures add up
-and the bandwidth equals bytes / time."""
+flagging either; timeline and copy figures equal a reference computed here from
+the JSON; on every shared trace the timeline and step figures add up and the
+bandwidth equals bytes / time."""
 import json
 import os
 import subprocess
@@ -118,8 +119,79 @@ def invariants():
               f"{d}: kinds {kinds}")
 
 
+def load(path):
+    import glob
+    import gzip
+    from decimal import Decimal
+    f = [x for x in glob.glob(os.path.join(path, "*.json*")) if "expected" not in x][0]
+    raw = gzip.open(f).read() if f.endswith(".gz") else open(f, "rb").read()
+    return f, json.loads(raw, parse_float=Decimal)  # exact ns digits
+
+
+def union(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def reference():
+    """timeline_stats and memory_bandwidth recomputed here from the JSON."""
+    from decimal import Decimal
+    ns = lambda x: int((Decimal(x) * 1000).to_integral_value())
+    for d in ("ns_resolution", "nccl_data", "legacy_inference", "sampled_2rank"):
+        path = os.path.join(TRACES, d)
+        if not os.path.isdir(path):
+            continue
+        f, j = load(path)
+        cpu, gpu, copies = [], [], {}
+        for e in j["traceEvents"]:
+            if e.get("ph") != "X" or "dur" not in e:
+                continue
+            a = ns(e["ts"])
+            b = a + ns(e["dur"])
+            cat = e.get("cat")
+            if cat in ("gpu_memcpy", "gpu_memset", "Memcpy", "Memset"):
+                nm = e["name"]
+                kind = "Memset" if "Memset" in cat or "emset" in nm else next(
+                    (k for k in ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP") if k in nm), "unknown")
+                c = copies.setdefault(kind, [0, 0, 0])
+                c[0] += 1
+                c[1] += int(e.get("args", {}).get("bytes", 0))
+                c[2] += b - a
+            if b <= a:
+                continue
+            if cat in ("cpu_op", "cuda_runtime", "cuda_driver", "Operator", "Runtime"):
+                cpu.append((a, b))
+            if cat in ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"):
+                gpu.append((a, b))
+        C, G = union(cpu), union(gpu)
+        ov, i, k = 0, 0, 0
+        while i < len(C) and k < len(G):
+            ov += max(0, min(C[i][1], G[k][1]) - max(C[i][0], G[k][0]))
+            if C[i][1] < G[k][1]:
+                i += 1
+            else:
+                k += 1
+        r = analyze(f)
+        t = r["timeline_stats"][0]
+        want = (sum(b - a for a, b in C), sum(b - a for a, b in G), ov)
+        got = tuple(round(t[k] * 1000) for k in ("cpu_active_us", "gpu_active_us", "overlap_us"))
+        check(want == got, f"{d}: timeline cpu/gpu/overlap ns {got}, reference {want}")
+        bw = {w["kind"]: w for w in r["memory_bandwidth"]}
+        check(sorted(bw) == sorted(copies), f"{d}: copy kinds {sorted(bw)} vs {sorted(copies)}")
+        for kind, (cnt, byt, tns) in copies.items():
+            w = bw.get(kind, {})
+            check(w.get("count") == cnt and w.get("bytes") == byt and
+                  round(w.get("time_us", -1) * 1000) == tns, f"{d}: {kind} {w} vs {cnt} {byt} {tns}")
+
+
 def main():
     four_ranks()
+    reference()
     sampled_2rank()
     invariants()
     df = os.path.join(TRACES, "df_index_resolver")

@@ -54,24 +54,50 @@ int64_t gp_intervals_overlap(const int64_t *a, size_t na, const int64_t *b, size
     return sum;
 }
 
-static int64_t *collect(const gp_trace *t, unsigned mask, size_t *n)
+/* The union of the slices of the kinds in mask (dur > 0), merged chunk by
+ * chunk as they are collected (the union of the chunks' unions is the
+ * union): memory stays at one chunk plus the merged intervals instead of
+ * every slice, and the small sorts stay in cache. *count: slices counted.
+ * Returns the merged pairs (caller frees; *n of them) or NULL on OOM. */
+static int64_t *collect_merged(const gp_trace *t, unsigned mask, size_t *n, uint64_t *count)
 {
-    size_t cnt = 0;
-    for (size_t i = 0; i < t->slices.n; i++)
-        if ((mask & GP_KIND_BIT(gp_slice_kind(t, &t->slices.v[i]))) && t->slices.v[i].dur > 0)
-            cnt++;
-    int64_t *iv = malloc((cnt ? cnt : 1) * 2 * sizeof *iv);
-    if (!iv) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < t->slices.n; i++) {
-        const gp_slice *s = &t->slices.v[i];
-        if (!(mask & GP_KIND_BIT(gp_slice_kind(t, s))) || s->dur <= 0) continue;
-        iv[2 * k] = s->ts;
-        iv[2 * k + 1] = s->ts + s->dur;
-        k++;
+    enum { CHUNK = 1 << 16 };
+    int64_t *ch = malloc(2 * CHUNK * sizeof *ch), *acc = NULL;
+    size_t nch = 0, nacc = 0, cap = 0;
+    *count = 0;
+    if (!ch) return NULL;
+    for (size_t i = 0;; i++) {
+        int end = i == t->slices.n;
+        if (!end) {
+            const gp_slice *s = &t->slices.v[i];
+            if (!(mask & GP_KIND_BIT(gp_slice_kind(t, s))) || s->dur <= 0) continue;
+            ch[2 * nch] = s->ts;
+            ch[2 * nch + 1] = s->ts + s->dur;
+            nch++;
+            (*count)++;
+        }
+        if (nch == CHUNK || (end && nch)) {
+            size_t m = gp_intervals_merge(ch, nch);
+            if (nacc + m > cap) {
+                cap = 2 * (nacc + m);
+                int64_t *a = realloc(acc, 2 * cap * sizeof *a);
+                if (!a) {
+                    free(acc);
+                    free(ch);
+                    return NULL;
+                }
+                acc = a;
+            }
+            memcpy(acc + 2 * nacc, ch, 2 * m * sizeof *ch);
+            nacc += m;
+            nch = 0;
+        }
+        if (end) break;
     }
-    *n = cnt;
-    return iv;
+    free(ch);
+    if (!acc && !(acc = malloc(2 * sizeof *acc))) return NULL;
+    *n = gp_intervals_merge(acc, nacc);
+    return acc;
 }
 
 int gp_activity_compute(const gp_trace *t, gp_activity *out)
@@ -84,18 +110,14 @@ int gp_activity_compute_masks(const gp_trace *t, unsigned cpu_mask, unsigned gpu
 {
     memset(out, 0, sizeof *out);
     out->span_ns = t->t_end - t->t_begin;
-    size_t nc, ng;
-    int64_t *c = collect(t, cpu_mask, &nc);
-    int64_t *g = c ? collect(t, gpu_mask, &ng) : NULL;
+    size_t nc = 0, ng = 0;
+    int64_t *c = collect_merged(t, cpu_mask, &nc, &out->cpu_slices);
+    int64_t *g = c ? collect_merged(t, gpu_mask, &ng, &out->gpu_slices) : NULL;
     if (!c || !g) {
         free(c);
         return GP_ENOMEM;
     }
-    out->cpu_slices = nc;
-    out->gpu_slices = ng;
-    out->gpu_valid = ng > 0;
-    nc = gp_intervals_merge(c, nc);
-    ng = gp_intervals_merge(g, ng);
+    out->gpu_valid = out->gpu_slices > 0;
     for (size_t i = 0; i < nc; i++) out->cpu_active_ns += c[2 * i + 1] - c[2 * i];
     for (size_t i = 0; i < ng; i++) out->gpu_active_ns += g[2 * i + 1] - g[2 * i];
     out->overlap_ns = gp_intervals_overlap(c, nc, g, ng);

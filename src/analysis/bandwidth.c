@@ -12,9 +12,9 @@ int gp_bandwidth_compute(const gp_hview *v, gp_bw_row **rows, size_t *nrows)
     gp_bw_row acc[NKINDS];
     memset(acc, 0, sizeof acc);
     size_t ncopy = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const gp_hev *e = &v->ev[i];
-        if (e->stream == -1 || (e->kind != GP_K_MEMCPY && e->kind != GP_K_MEMSET)) continue;
+    for (size_t i = 0; i < v->ngpu; i++) { /* GPU events by start */
+        const gp_hev *e = &v->ev[v->gpu[i]];
+        if (e->kind != GP_K_MEMCPY && e->kind != GP_K_MEMSET) continue;
         const gp_slice *s = &t->slices.v[e->slice];
         if (s->gpu == GP_NO_INDEX) continue;
         ncopy++;
@@ -31,9 +31,9 @@ int gp_bandwidth_compute(const gp_hview *v, gp_bw_row **rows, size_t *nrows)
         return GP_ENOMEM;
     }
     size_t nr = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const gp_hev *e = &v->ev[i];
-        if (e->stream == -1 || (e->kind != GP_K_MEMCPY && e->kind != GP_K_MEMSET)) continue;
+    for (size_t i = 0; i < v->ngpu; i++) { /* GPU events by start */
+        const gp_hev *e = &v->ev[v->gpu[i]];
+        if (e->kind != GP_K_MEMCPY && e->kind != GP_K_MEMSET) continue;
         const gp_slice *s = &t->slices.v[e->slice];
         if (s->gpu == GP_NO_INDEX) continue;
         const gp_gpu_info *g = &t->gpu_info.v[s->gpu];

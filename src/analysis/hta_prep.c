@@ -5,9 +5,11 @@
 #include "core/hash.h"
 #include "core/stats.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const ktype_names[GP_KT__COUNT] = {"COMPUTATION", "COMMUNICATION", "MEMORY",
                                                       "OTHER"};
@@ -304,7 +306,11 @@ static int build_index(gp_hview *v)
     size_t ng = 0, cnt[4] = {0};
     v->peer = malloc((v->n ? v->n : 1) * sizeof *v->peer);
     if (!v->peer) goto done;
-    /* correlation -> (last host + 1) | (last GPU + 1) << 32 */
+    /* correlation -> (last host + 1) | (last GPU + 1) << 32; while every id
+     * has at most one event per side the peers are set as the second side
+     * arrives, and a second pass (for "last" semantics) is needed only
+     * otherwise */
+    for (size_t i = 0; i < v->n; i++) v->peer[i] = GP_NO_INDEX;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream != -1) {
@@ -321,8 +327,13 @@ static int build_index(gp_hview *v)
         if (old) v->corr_multi = 1;
         *p = gpu ? (*p & 0xffffffffu) | (uint64_t)(i + 1) << 32
                  : (*p & ~(uint64_t)0xffffffffu) | (uint64_t)(i + 1);
+        uint64_t other = gpu ? *p & 0xffffffffu : *p >> 32;
+        if (other) {
+            v->peer[i] = (uint32_t)(other - 1);
+            v->peer[other - 1] = (uint32_t)i;
+        }
     }
-    for (size_t i = 0; i < v->n; i++) {
+    for (size_t i = 0; v->corr_multi && i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         uint64_t x = 0;
         v->peer[i] = GP_NO_INDEX;
@@ -386,19 +397,61 @@ done:
     return rc;
 }
 
+/* Work on the views of several ranks, one thread per core (stage 0: build,
+ * stage 1: the step filter when asked, then the index). */
+typedef struct prep_job {
+    gp_trace *const *traces;
+    gp_hview *views;
+    size_t n, first, stride;
+    int stage, compat, filter, failed;
+} prep_job;
+
+static void *prep_main(void *arg)
+{
+    prep_job *j = arg;
+    for (size_t i = j->first; i < j->n; i += j->stride) {
+        gp_hview *v = &j->views[i];
+        if (j->stage == 0)
+            j->failed |= build_one(j->traces[i], j->compat, v) != 0;
+        else
+            j->failed |= (j->filter && step_filter(v)) || build_index(v);
+    }
+    return NULL;
+}
+
+static int prep_stage(gp_trace *const *traces, gp_hview *views, size_t n, int stage, int compat,
+                      int filter)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = cores > 1 ? (size_t)cores : 1;
+    if (nth > n) nth = n;
+    if (nth > 64) nth = 64;
+    prep_job jobs[64];
+    pthread_t th[64];
+    int started[64] = {0}, failed = 0;
+    for (size_t k = 0; k < nth; k++) {
+        jobs[k] = (prep_job){traces, views, n, k, nth, stage, compat, filter, 0};
+        started[k] = k > 0 && pthread_create(&th[k], NULL, prep_main, &jobs[k]) == 0;
+    }
+    if (nth) prep_main(&jobs[0]);
+    for (size_t k = 1; k < nth; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            prep_main(&jobs[k]);
+    }
+    for (size_t k = 0; k < nth; k++) failed |= jobs[k].failed;
+    return failed ? GP_ENOMEM : 0;
+}
+
 int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
                    gp_hview *views, gp_err *err)
 {
     memset(views, 0, n * sizeof *views);
-    for (size_t i = 0; i < n; i++) {
-        views[i].rank = ranks[i];
-        if (build_one(traces[i], o->compat, &views[i])) goto oom;
-    }
-    if (o->compat && count_steps(views, n) >= 2)
-        for (size_t i = 0; i < n; i++)
-            if (step_filter(&views[i])) goto oom;
-    for (size_t i = 0; i < n; i++)
-        if (build_index(&views[i])) goto oom;
+    for (size_t i = 0; i < n; i++) views[i].rank = ranks[i];
+    if (prep_stage(traces, views, n, 0, o->compat, 0)) goto oom;
+    int filter = o->compat && count_steps(views, n) >= 2;
+    if (prep_stage(traces, views, n, 1, o->compat, filter)) goto oom;
     return 0;
 oom:
     for (size_t i = 0; i < n; i++) gp_hview_free(&views[i]);

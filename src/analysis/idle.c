@@ -1,57 +1,75 @@
-/* analysis/idle.c: per-stream idle time breakdown. */
+/* analysis/idle.c: per-stream idle time breakdown, from the view's GPU
+ * events by start and their correlation peers (no sorting or hashing here). */
 #include "analysis/idle.h"
 #include "core/hash.h"
+#include "core/stats.h"
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct item {
-    int64_t stream, ts, end, host_ts; /* host_ts: start of the launching host event, or INT64_MIN */
-    size_t order;
-} item;
-
-static int cmp_item(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return (x->order > y->order) - (x->order < y->order);
-}
-
 int gp_idle_breakdown(const gp_hview *v, int64_t thr, gp_idle_row **rows, size_t *nrows)
 {
-    gp_u64map host = {0}; /* correlation -> index of the (last) host event */
-    for (size_t i = 0; i < v->n; i++) {
-        const gp_hev *e = &v->ev[i];
-        if (e->stream == -1 && e->corr != -1)
-            if (gp_u64map_put(&host, (uint64_t)e->corr, i)) goto oom0;
-    }
-    item *it = malloc((v->n ? v->n : 1) * sizeof *it);
-    if (!it) goto oom0;
-    size_t m = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const gp_hev *e = &v->ev[i];
-        if (e->stream == -1 || e->ktype == GP_KT_OTHER) continue;
-        uint64_t h;
-        int64_t hts = INT64_MIN;
-        if (e->corr != -1 && gp_u64map_get(&host, (uint64_t)e->corr, &h)) hts = v->ev[h].ts;
-        it[m++] = (item){e->stream, e->ts, e->ts + e->dur, hts, i};
-    }
-    gp_u64map_free(&host);
-    if (m) qsort(it, m, sizeof *it, cmp_item);
+    *rows = NULL;
+    *nrows = 0;
+    /* dense stream numbers (first seen first) */
+    gp_u64map sid = {0};
+    GP_VEC(int64_t) streams = {0};
+    uint32_t *dense = malloc((v->ngpu ? v->ngpu : 1) * sizeof *dense);
+    size_t *start = NULL, *fill = NULL;
+    uint32_t *by = NULL;
     GP_VEC(gp_idle_row) out = {0};
-    for (size_t a = 0; a < m;) {
-        size_t b = a;
-        int linked = 0;
-        while (b < m && it[b].stream == it[a].stream) linked |= it[b++].host_ts != INT64_MIN;
-        if (v->compat && !linked) {
-            a = b;
+    int rc = GP_ENOMEM;
+    if (!dense) goto done;
+    int64_t last_stream = INT64_MIN;
+    uint64_t last_id = 0;
+    size_t m = 0;
+    for (size_t g = 0; g < v->ngpu; g++) {
+        const gp_hev *e = &v->ev[v->gpu[g]];
+        if (e->ktype == GP_KT_OTHER) {
+            dense[g] = UINT32_MAX;
             continue;
         }
-        gp_idle_row r = {it[a].stream, 0, 0, 0, 0};
+        if (e->stream != last_stream) { /* consecutive events share streams often */
+            uint64_t *p = gp_u64map_slot(&sid, (uint64_t)e->stream, streams.n);
+            if (!p) goto done;
+            if (*p == streams.n && GP_VEC_PUSH(streams, e->stream)) goto done;
+            last_stream = e->stream;
+            last_id = *p;
+        }
+        dense[g] = (uint32_t)last_id;
+        m++;
+    }
+    size_t ns = streams.n;
+    /* events of each stream in start order (a stable counting partition) */
+    start = calloc(ns + 1, sizeof *start);
+    fill = malloc((ns ? ns : 1) * sizeof *fill);
+    by = malloc((m ? m : 1) * sizeof *by);
+    if (!start || !fill || !by) goto done;
+    for (size_t g = 0; g < v->ngpu; g++)
+        if (dense[g] != UINT32_MAX) start[dense[g] + 1]++;
+    for (size_t s = 0; s < ns; s++) start[s + 1] += start[s];
+    memcpy(fill, start, ns * sizeof *fill);
+    for (size_t g = 0; g < v->ngpu; g++)
+        if (dense[g] != UINT32_MAX) by[fill[dense[g]]++] = v->gpu[g];
+    /* streams in ascending id order: (id, dense) pairs sorted by id */
+    int64_t *order = malloc((ns ? ns : 1) * 2 * sizeof *order);
+    if (!order) goto done;
+    for (size_t s = 0; s < ns; s++) {
+        order[2 * s] = streams.v[s];
+        order[2 * s + 1] = (int64_t)s;
+    }
+    gp_sort_pairs_i64(order, ns);
+    for (size_t k = 0; k < ns; k++) {
+        size_t s = (size_t)order[2 * k + 1], a = start[s], b = start[s + 1];
+        int linked = 0;
+        for (size_t i = a; i < b && !linked; i++) linked = v->peer[by[i]] != GP_NO_INDEX;
+        if (v->compat && !linked) continue;
+        gp_idle_row r = {streams.v[s], 0, 0, 0, 0};
         for (size_t i = a + 1; i < b; i++) {
-            int64_t prev_end = it[i - 1].end, gap = it[i].ts - prev_end;
+            const gp_hev *p = &v->ev[by[i - 1]], *e = &v->ev[by[i]];
+            int64_t prev_end = p->ts + p->dur, gap = e->ts - prev_end;
+            uint32_t h = v->peer[by[i]];
             r.gaps++;
-            if (it[i].host_ts != INT64_MIN && it[i].host_ts > prev_end)
+            if (h != GP_NO_INDEX && v->ev[h].ts > prev_end)
                 r.host_wait_ns += gap;
             else if (gap < thr)
                 r.kernel_wait_ns += gap;
@@ -59,17 +77,22 @@ int gp_idle_breakdown(const gp_hview *v, int64_t thr, gp_idle_row **rows, size_t
                 r.other_ns += gap;
         }
         if (GP_VEC_PUSH(out, r)) {
-            free(it);
-            GP_VEC_FREE(out);
-            return GP_ENOMEM;
+            free(order);
+            goto done;
         }
-        a = b;
     }
-    free(it);
+    free(order);
     *rows = out.v;
     *nrows = out.n;
-    return 0;
-oom0:
-    gp_u64map_free(&host);
-    return GP_ENOMEM;
+    out.v = NULL;
+    rc = 0;
+done:
+    gp_u64map_free(&sid);
+    GP_VEC_FREE(streams);
+    GP_VEC_FREE(out);
+    free(dense);
+    free(start);
+    free(fill);
+    free(by);
+    return rc;
 }

@@ -20,8 +20,51 @@ static int cmp_kev(const void *a, const void *b)
     return (y->delta > x->delta) - (y->delta < x->delta); /* starts first */
 }
 
+/* The sweep of gp_ktype_time_add over the three merged lists without
+ * sorting: each list, read start, end, start, end..., is already in the
+ * (time, starts first) order when no interval is reversed, so a 3-way merge
+ * yields the order the sort would. */
+static void sweep_merge(const gp_hview *v, gp_ktype_time *acc)
+{
+    const int64_t *iv[3];
+    size_t m[3], p[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        iv[k] = gp_hview_merged(v, 1u << k, &m[k]);
+        m[k] *= 2;
+    }
+    int run = 0, have = 0;
+    int64_t prev = 0;
+    for (;;) {
+        int best = -1, bd = 0;
+        int64_t bt = 0;
+        for (int k = 0; k < 3; k++) {
+            if (p[k] >= m[k]) continue;
+            int64_t t = iv[k][p[k]];
+            int d = p[k] % 2 ? -(1 << k) : 1 << k;
+            if (best < 0 || t < bt || (t == bt && d > bd)) {
+                best = k;
+                bt = t;
+                bd = d;
+            }
+        }
+        if (best < 0) break;
+        p[best]++;
+        if (have && run > 0 && run < GP_KSTATES) {
+            acc->seen[run] = 1;
+            acc->ns[run] += bt - prev;
+        }
+        run += bd;
+        prev = bt;
+        have = 1;
+    }
+}
+
 int gp_ktype_time_add(const gp_hview *v, gp_ktype_time *acc)
 {
+    if (!v->reversed && v->merged[0]) {
+        sweep_merge(v, acc);
+        return 0;
+    }
     kev *ev = NULL;
     size_t n = 0, cap = 0;
     for (int k = 0; k < 3; k++) {
@@ -74,6 +117,8 @@ typedef struct agg {
     double m2, mean; /* Welford */
 } agg;
 
+typedef GP_VEC(agg) agg_vec;
+
 static int cmp_agg(const void *a, const void *b)
 {
     const agg *x = a, *y = b;
@@ -96,28 +141,38 @@ static void fill(gp_topk *r, const agg *a, uint8_t type)
 int gp_top_kernels(const gp_hview *v, int num_kernels, double ratio, gp_topk **rows, size_t *nrows)
 {
     GP_VEC(gp_topk) out = {0};
-    for (int k = 0; k < 3; k++) {
-        gp_u64map idx = {0};
-        GP_VEC(agg) g = {0};
-        for (size_t i = 0; i < v->n; i++) {
-            const gp_hev *e = &v->ev[i];
-            if (e->stream == -1 || e->ktype != k) continue;
-            uint64_t *slot = gp_u64map_slot(&idx, e->name, g.n);
-            if (!slot) goto oom;
-            if (*slot == g.n) {
-                agg a = {e->name, 0, 0, INT64_MAX, INT64_MIN, 0, 0};
-                if (GP_VEC_PUSH(g, a)) goto oom;
+    /* one pass groups the three types by name id (ids are dense): slot[k][name]
+     * is the row + 1 of that name in groups[k] */
+    uint32_t nstr = gp_strtab_count(v->t->strings);
+    uint32_t *slot = calloc(3 * (size_t)(nstr ? nstr : 1), sizeof *slot);
+    agg_vec groups[3] = {{0}, {0}, {0}};
+    if (!slot) return GP_ENOMEM;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream == -1 || e->ktype > 2) continue;
+        uint32_t *sl = &slot[(size_t)e->ktype * nstr + e->name];
+        if (!*sl) {
+            agg a = {e->name, 0, 0, INT64_MAX, INT64_MIN, 0, 0};
+            if (GP_VEC_PUSH(groups[e->ktype], a)) {
+                for (int k = 0; k < 3; k++) GP_VEC_FREE(groups[k]);
+                free(slot);
+                return GP_ENOMEM;
             }
-            agg *a = &g.v[*slot];
-            a->count++;
-            a->sum += e->dur;
-            if (e->dur < a->min) a->min = e->dur;
-            if (e->dur > a->max) a->max = e->dur;
-            double d = (double)e->dur - a->mean;
-            a->mean += d / (double)a->count;
-            a->m2 += d * ((double)e->dur - a->mean);
+            *sl = (uint32_t)groups[e->ktype].n;
         }
-        gp_u64map_free(&idx);
+        agg *a = &groups[e->ktype].v[*sl - 1];
+        a->count++;
+        a->sum += e->dur;
+        if (e->dur < a->min) a->min = e->dur;
+        if (e->dur > a->max) a->max = e->dur;
+        double d = (double)e->dur - a->mean;
+        a->mean += d / (double)a->count;
+        a->m2 += d * ((double)e->dur - a->mean);
+    }
+    free(slot);
+    for (int k = 0; k < 3; k++) {
+        agg_vec g = groups[k];
+        groups[k].v = NULL;
         if (g.n) qsort(g.v, g.n, sizeof *g.v, cmp_agg);
         if (g.n <= (size_t)num_kernels) {
             for (size_t i = 0; i < g.n; i++) {
@@ -181,10 +236,9 @@ int gp_top_kernels(const gp_hview *v, int num_kernels, double ratio, gp_topk **r
         }
         GP_VEC_FREE(g);
         continue;
-    oom:
-        gp_u64map_free(&idx);
     oom2:
         GP_VEC_FREE(g);
+        for (int j = k + 1; j < 3; j++) GP_VEC_FREE(groups[j]);
         GP_VEC_FREE(out);
         return GP_ENOMEM;
     }

@@ -18,10 +18,72 @@ int gp_launch_name_in(const char *name, gp_launch_set s)
     return 0;
 }
 
+static void count(gp_launch_stats *out, const gp_launch_opts *o, const gp_hev *c, const gp_hev *g,
+                  int64_t *vc, int64_t *vg, int64_t *vd)
+{
+    int64_t delay = g->ts - (c->ts + c->dur);
+    size_t k = out->launches++;
+    if (c->dur <= o->runtime_cutoff_ns && g->dur < c->dur) out->short_kernels++;
+    if (c->dur > o->runtime_cutoff_ns) out->runtime_outliers++;
+    if (delay > o->launch_delay_cutoff_ns) out->launch_delay_outliers++;
+    vc[k] = c->dur;
+    vg[k] = g->dur;
+    vd[k] = delay;
+}
+
+/* Without duplicated correlation ids (and no launch call lacking one) each
+ * GPU event pairs with at most one host event: its correlation peer. */
+static int launch_fast(const gp_hview *v, gp_launch_set s, const gp_launch_opts *o,
+                       gp_launch_stats *out, int *fallback)
+{
+    const gp_trace *t = v->t;
+    uint32_t nstr = gp_strtab_count(t->strings);
+    uint8_t *isl = malloc(nstr ? nstr : 1); /* per name id: 0/1, 0xff unknown */
+    if (!isl) return GP_ENOMEM;
+    memset(isl, 0xff, nstr);
+    size_t np = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (isl[e->name] == 0xff)
+            isl[e->name] = (uint8_t)gp_launch_name_in(gp_trace_s(t, e->name), s);
+        if (!isl[e->name]) continue;
+        if (e->corr == -1) { /* joins every uncorrelated event: the general path */
+            *fallback = 1;
+            free(isl);
+            return 0;
+        }
+        np += v->peer[i] != GP_NO_INDEX;
+    }
+    int64_t *buf = malloc((np ? np : 1) * 3 * sizeof *buf);
+    if (!buf) {
+        free(isl);
+        return GP_ENOMEM;
+    }
+    int64_t *vc = buf, *vg = buf + np, *vd = buf + 2 * np;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *g = &v->ev[i];
+        uint32_t h = v->peer[i];
+        if (g->stream == -1 || h == GP_NO_INDEX) continue;
+        if (!isl[g->name] && !isl[v->ev[h].name]) continue;
+        count(out, o, &v->ev[h], g, vc, vg, vd);
+    }
+    gp_stats_i64(vc, out->launches, &out->cpu_ns);
+    gp_stats_i64(vg, out->launches, &out->gpu_ns);
+    gp_stats_i64(vd, out->launches, &out->delay_ns);
+    free(buf);
+    free(isl);
+    return 0;
+}
+
 int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *o,
                       gp_launch_stats *out)
 {
     memset(out, 0, sizeof *out);
+    if (!v->corr_multi && v->peer) {
+        int fallback = 0, rc = launch_fast(v, s, o, out, &fallback);
+        if (rc || !fallback) return rc;
+        memset(out, 0, sizeof *out);
+    }
     /* names are interned: decide per distinct string id once */
     gp_u64map isl = {0}, corrs = {0}, gpu_first = {0};
     int64_t *cpu = NULL, *gpu = NULL, *dl = NULL;

@@ -662,7 +662,7 @@ static void analyze_rank(rank_res *x, const opts *o)
         gp_launch_compute(&x->v, GP_LAUNCH_HTA, &o->lo, &x->ls[0]) ||
         gp_launch_compute(&x->v, GP_LAUNCH_OTHER, &o->lo, &x->ls[1]) ||
         gp_queue_length(&x->v, o->queue_full, &x->queue, &x->nqueue) ||
-        gp_bandwidth_compute(&x->v, &x->bw, &x->nbw) || gp_timeline_stats_compute(x->v.t, &x->tl) ||
+        gp_bandwidth_compute(&x->v, &x->bw, &x->nbw) ||
         gp_steps_compute(&x->v, &x->steps, &x->nsteps))
         x->failed = 1;
 }
@@ -707,6 +707,23 @@ static void analyze_all(rank_res *res, size_t n, const opts *o)
     free(w);
     free(th);
     free(started);
+}
+
+/* The timeline statistics read the traces, not the views: they run in a
+ * thread of their own while the views are built and analyzed. */
+typedef struct tl_job {
+    rank_res *res;
+    gp_trace **traces;
+    size_t n;
+    int failed;
+} tl_job;
+
+static void *tl_main(void *arg)
+{
+    tl_job *j = arg;
+    for (size_t i = 0; i < j->n; i++)
+        if (gp_timeline_stats_compute(j->traces[i], &j->res[i].tl)) j->failed = 1;
+    return NULL;
 }
 
 int gp_cmd_analyze(int argc, char **argv)
@@ -832,15 +849,22 @@ int gp_cmd_analyze(int argc, char **argv)
     gp_ktype_time kt;
     memset(&kt, 0, sizeof kt);
     gp_straggler_row *sg = NULL;
+    tl_job tj = {res, traces, n, 0};
+    pthread_t tl_th;
+    int tl_started =
+        sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&tl_th, NULL, tl_main, &tj) == 0;
+    if (!tl_started) tl_main(&tj);
     if (gp_hta_prepare(traces, ranks, n, &ho, views, &err)) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         rc = 3;
+        if (tl_started) pthread_join(tl_th, NULL);
         goto out;
     }
     for (size_t i = 0; i < n; i++) res[i].v = views[i];
     analyze_all(res, n, &o);
+    if (tl_started) pthread_join(tl_th, NULL);
     for (size_t i = 0; i < n; i++) {
-        if (res[i].failed) {
+        if (res[i].failed || tj.failed) {
             fprintf(stderr, "gpuprof: out of memory during the analysis\n");
             rc = 3;
             goto out;

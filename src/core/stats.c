@@ -84,6 +84,9 @@ static void pairs_insertion(int64_t *p, size_t n)
 
 void gp_sort_pairs_i64(int64_t *p, size_t n)
 {
+    size_t run = 1;
+    while (run < n && p[2 * (run - 1)] <= p[2 * run]) run++;
+    if (run >= n) return; /* already in order (common: one thread's events) */
     if (n < 64) {
         pairs_insertion(p, n);
         return;
