@@ -119,6 +119,40 @@ if r.returncode == 0:
     check(sum(1 for e in xs if e["name"] in ("scale", "add_one")) == 2 * ITERS, "export kernels")
     check(sum(1 for e in evs if e.get("ph") == "s") >= 2 * ITERS, "export flows")
 
+# 2a. children started by CMD are recorded too; signals sent to gpuprof reach CMD
+db4 = os.path.join(tmp, "children.db")
+r = subprocess.run([BIN, "run", "-o", db4, "-q", "--no-summary", "--", "sh", "-c",
+                    "'%s' 2 4096 & '%s' 3 4096; wait" % (PROG, PROG)], capture_output=True,
+                   text=True)
+check(r.returncode == 0, "run of a shell starting two programs: %s" % r.stderr)
+con = sqlite3.connect(db4)
+per = sorted(x[0] for x in con.execute("SELECT count(*) FROM kernels GROUP BY proc"))
+con.close()
+check(per == [4, 6], "kernels per child process: %r" % per)
+p = subprocess.Popen([BIN, "run", "-o", db4, "-q", "--no-summary", "--", "sleep", "30"])
+time.sleep(0.5)
+p.send_signal(signal.SIGTERM)
+p.wait(timeout=10)
+check(p.returncode == 128 + signal.SIGTERM, "SIGTERM forwarded: exit %d" % p.returncode)
+st = sqlite3.connect(db4).execute("SELECT exit_status FROM runs ORDER BY id DESC").fetchone()[0]
+check(st == -signal.SIGTERM, "run exit status after SIGTERM: %r" % st)
+
+# 2b. --sample-interval: the device monitor sampled into counters during the run
+db3 = os.path.join(tmp, "sampled.db")
+r = subprocess.run([BIN, "run", "-o", db3, "--sample-interval", "20", "--no-summary", "--", PROG,
+                    "3", "65536", "50"], capture_output=True, text=True)
+check(r.returncode == 0, "run with --sample-interval: %s" % r.stderr)
+con = sqlite3.connect(db3)
+nk = con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+src = sorted(x[0] for x in con.execute("SELECT source FROM processes"))
+cnt = con.execute("SELECT count(*), count(DISTINCT name) FROM counters").fetchone()
+con.close()
+check(nk == 6, "kernels with sampling on: %d" % nk)
+check(src == ["opencl", "sampler"], "processes: %r" % src)
+check(cnt[0] >= 3 * cnt[1] and cnt[1] > 0, "device samples: %r (>= 3 per series in 150 ms)" % (cnt,))
+r = subprocess.run([BIN, "summary", "--json", db3], capture_output=True, text=True)
+check(r.returncode == 0, "summary of a sampled run")
+
 # 3. SIGKILL mid-run: a gap-free prefix, recent up to the last commit
 db2 = os.path.join(tmp, "kill.db")
 # the program's output goes to a file: a pipe nobody reads would block it
