@@ -100,9 +100,12 @@ static int dev_slot(cl_device_id d)
  * (mu held; q has profiling enabled). */
 static void calibrate(int slot, cl_command_queue q)
 {
-    dinfo *di = &L.devs[slot];
-    if (di->have_offset || !L.next->clEnqueueMarkerWithWaitList) return;
-    int64_t best = INT64_MAX;
+    pthread_mutex_lock(&L.mu);
+    int done = L.devs[slot].have_offset;
+    pthread_mutex_unlock(&L.mu);
+    if (done || !L.next->clEnqueueMarkerWithWaitList) return;
+    /* without mu: completion callbacks of other commands take it */
+    int64_t best = INT64_MAX, offset = 0;
     for (int k = 0; k < 5; k++) {
         cl_event ev = NULL;
         int64_t a = gp_clock_mono_ns();
@@ -117,15 +120,21 @@ static void calibrate(int slot, cl_command_queue q)
         if (rc != CL_SUCCESS) return;
         if (b - a < best) {
             best = b - a;
-            di->offset = a + (b - a) / 2 - (int64_t)queued;
-            di->have_offset = 1;
-            di->method = 2;
+            offset = a + (b - a) / 2 - (int64_t)queued;
         }
     }
+    pthread_mutex_lock(&L.mu);
+    dinfo *di = &L.devs[slot];
+    if (!di->have_offset) {
+        di->offset = offset;
+        di->have_offset = 1;
+        di->method = 2;
+    }
+    pthread_mutex_unlock(&L.mu);
     if (getenv("GPUPROF_CL_DEBUG"))
         fprintf(stderr,
                 "gpuprof cl layer: device %d clock offset %lld ns (marker bracket %lld ns)\n", slot,
-                (long long)di->offset, (long long)best);
+                (long long)offset, (long long)best);
 }
 
 static qinfo *queue_find(cl_command_queue q)
@@ -149,7 +158,6 @@ static qinfo *queue_add(cl_command_queue q, cl_device_id d)
     qi->q = q;
     qi->id = ++L.next_queue;
     qi->dev = dev_slot(d);
-    calibrate(qi->dev, q);
     char label[64];
     snprintf(label, sizeof label, "OpenCL queue %lld", (long long)qi->id);
     qi->track = gp_store_writer_track(L.w, GP_STORE_TRACK_QUEUE, qi->id, qi->dev, label);
@@ -175,9 +183,9 @@ static int queue_get(cl_command_queue q, qinfo *out)
 /* ---- commands ---- */
 
 typedef struct pending {
-    gp_store_ev dev;  /* the device-side record, times filled on completion */
-    int64_t host_t0;  /* start of the enqueue call (last-resort clock alignment) */
-    int own;          /* the layer created the event: release it */
+    gp_store_ev dev; /* the device-side record, times filled on completion */
+    int64_t host_t0; /* start of the enqueue call (last-resort clock alignment) */
+    int own;         /* the layer created the event: release it */
     int dev_slot;
 } pending;
 
@@ -191,8 +199,10 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
     int ok = status == CL_COMPLETE;
     for (int i = 0; i < 4 && ok; i++)
         ok = L.next->clGetEventProfilingInfo(ev, what[i], sizeof t[i], &t[i], NULL) == CL_SUCCESS;
-    if (ok && !atomic_load(&L.stopping)) {
-        pthread_mutex_lock(&L.mu);
+    /* under mu: layer_exit clears L.w under mu before stopping the writer,
+     * so a late callback never touches a stopped writer */
+    pthread_mutex_lock(&L.mu);
+    if (ok && L.w && !atomic_load(&L.stopping)) {
         dinfo *di = &L.devs[p->dev_slot];
         if (!di->have_offset) { /* last resort: QUEUED is set when the enqueue call starts */
             di->offset = p->host_t0 - (int64_t)t[0];
@@ -200,15 +210,15 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
             di->method = 3;
         }
         int64_t off = di->offset;
-        pthread_mutex_unlock(&L.mu);
         p->dev.queued = (int64_t)t[0] + off;
         p->dev.submit = (int64_t)t[1] + off;
         p->dev.ts = (int64_t)t[2] + off;
         p->dev.dur = t[3] >= t[2] ? (int64_t)(t[3] - t[2]) : 0;
         gp_store_writer_put(L.w, &p->dev, 1);
-    } else if (!atomic_load(&L.stopping)) {
+    } else if (L.w && !atomic_load(&L.stopping)) {
         gp_store_writer_add_dropped(L.w, 1); /* failed command or no profiling data */
     }
+    pthread_mutex_unlock(&L.mu);
     /* ours, or the application's reference taken at enqueue */
     L.next->clReleaseEvent(ev);
     free(p);
@@ -440,6 +450,17 @@ static cl_int CL_API_CALL l_EnqueueFillBuffer(cl_command_queue q, cl_mem b, cons
 
 /* ---- queues: profiling forced on ---- */
 
+/* Registers a queue the layer created (with profiling) and measures its
+ * device's clock offset when not known yet. */
+static void register_queue(cl_command_queue q, cl_device_id d)
+{
+    pthread_mutex_lock(&L.mu);
+    qinfo *qi = queue_add(q, d);
+    int slot = qi ? qi->dev : -1;
+    pthread_mutex_unlock(&L.mu);
+    if (slot >= 0) calibrate(slot, q);
+}
+
 static cl_command_queue CL_API_CALL l_CreateCommandQueueWithProperties(
     cl_context ctx, cl_device_id d, const cl_queue_properties *props, cl_int *err)
 {
@@ -461,11 +482,7 @@ static cl_command_queue CL_API_CALL l_CreateCommandQueueWithProperties(
     }
     p[n] = 0;
     cl_command_queue q = L.next->clCreateCommandQueueWithProperties(ctx, d, p, err);
-    if (q && L.w) {
-        pthread_mutex_lock(&L.mu);
-        queue_add(q, d);
-        pthread_mutex_unlock(&L.mu);
-    }
+    if (q && L.w) register_queue(q, d);
     return q;
 }
 
@@ -475,11 +492,7 @@ static cl_command_queue CL_API_CALL l_CreateCommandQueue(cl_context ctx, cl_devi
 {
     cl_command_queue q =
         L.next->clCreateCommandQueue(ctx, d, props | CL_QUEUE_PROFILING_ENABLE, err);
-    if (q && L.w) {
-        pthread_mutex_lock(&L.mu);
-        queue_add(q, d);
-        pthread_mutex_unlock(&L.mu);
-    }
+    if (q && L.w) register_queue(q, d);
     return q;
 }
 
@@ -556,11 +569,13 @@ static void layer_exit(void)
     pthread_mutex_unlock(&L.mu);
     for (size_t i = 0; i < nq; i++) L.next->clFinish(qs[i]);
     for (int i = 0; i < 2000 && atomic_load(&L.inflight) > 0; i++) usleep(1000);
+    pthread_mutex_lock(&L.mu);
     atomic_store(&L.stopping, 1);
     long left = atomic_load(&L.inflight);
     if (left > 0) gp_store_writer_add_dropped(L.w, (uint64_t)left);
     gp_store_writer *w = L.w;
     L.w = NULL;
+    pthread_mutex_unlock(&L.mu);
     int rc = gp_store_writer_stop(w);
     if (rc) fprintf(stderr, "gpuprof cl layer: writing the store failed: %s\n", gp_strerror(rc));
 }
