@@ -64,6 +64,12 @@ static int64_t opt_ts(uint64_t t)
     return t == 0 || t == (uint64_t)-1 ? GP_NONE : (int64_t)t;
 }
 
+/* CUPTI correlation ids start at 1; 0 means none */
+static int64_t corr_of(uint32_t c)
+{
+    return c ? (int64_t)c : GP_NONE;
+}
+
 static int64_t dur_of(uint64_t start, uint64_t end)
 {
     return end > start ? (int64_t)(end - start) : 0;
@@ -114,7 +120,7 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
         e->dur = dur_of(k->start, k->end);
         e->queued = opt_ts(k->queued);
         e->submit = opt_ts(k->submitted);
-        e->corr = k->correlationId;
+        e->corr = corr_of(k->correlationId);
         e->device = (int32_t)k->deviceId;
         e->context = (int32_t)k->contextId;
         e->stream = k->streamId;
@@ -138,7 +144,7 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
         e->track = s->stream_track(s->ud, m->deviceId, m->streamId);
         e->ts = (int64_t)m->start;
         e->dur = dur_of(m->start, m->end);
-        e->corr = m->correlationId;
+        e->corr = corr_of(m->correlationId);
         e->device = (int32_t)m->deviceId;
         e->context = (int32_t)m->contextId;
         e->stream = m->streamId;
@@ -159,7 +165,7 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
         e->track = s->stream_track(s->ud, m->deviceId, m->streamId);
         e->ts = (int64_t)m->start;
         e->dur = dur_of(m->start, m->end);
-        e->corr = m->correlationId;
+        e->corr = corr_of(m->correlationId);
         e->device = (int32_t)m->deviceId;
         e->context = (int32_t)m->contextId;
         e->stream = m->streamId;
@@ -184,7 +190,7 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
         e->track = s->thread_track(s->ud, a->threadId);
         e->ts = (int64_t)a->start;
         e->dur = dur_of(a->start, a->end);
-        e->corr = a->correlationId;
+        e->corr = corr_of(a->correlationId);
         return 1;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -197,7 +203,7 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
         e->track = s->stream_track(s->ud, UINT32_MAX, y->streamId);
         e->ts = (int64_t)y->start;
         e->dur = dur_of(y->start, y->end);
-        e->corr = y->correlationId;
+        e->corr = corr_of(y->correlationId);
         return 1;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
@@ -213,7 +219,7 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
                        ? -(int64_t)m->bytes
                        : (int64_t)m->bytes;
         e->device = (int32_t)m->deviceId;
-        e->corr = m->correlationId;
+        e->corr = corr_of(m->correlationId);
         return 1;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
