@@ -20,15 +20,22 @@ if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt 1000000000 ]; then
 fi
 size=$(stat -c %s "$BIG")
 cat "$BIG" >/dev/null # warm the page cache
-measure() { # prints "best_wall_seconds best_cpu_seconds max_rss_kb"
-  for i in $(seq "$RUNS"); do /usr/bin/time -f "%e %U %S %M" "$@" 2>&1 >/dev/null | tail -n 1; done |
-    awk '{c=$2+$3} NR==1||$1<t{t=$1} NR==1||c<u{u=c} $4>m{m=$4} END{print t, u, m}'
-}
+# the three commands take turns, so that a change of load on the shared
+# machine hits them alike; per command: best wall, best CPU, largest RSS
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+once() { /usr/bin/time -f "%e %U %S %M" "${@:2}" 2>&1 >/dev/null | tail -n 1 >>"$TMP/$1"; }
+best() { awk '{c=$2+$3} NR==1||$1<t{t=$1} NR==1||c<u{u=c} $4>m{m=$4} END{print t, u, m}' "$TMP/$1"; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-read -r t_imp c_imp r_imp < <(measure "$GP" summary "$BIG")
-read -r t_def c_def r_def < <(measure "$GP" analyze --json "$BIG")
-read -r t_hta c_hta r_hta < <(measure "$GP" analyze --compat hta --json "$BIG")
+for i in $(seq "$RUNS"); do
+  once imp "$GP" summary "$BIG"
+  once def "$GP" analyze --json "$BIG"
+  once hta "$GP" analyze --compat hta --json "$BIG"
+done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
+read -r t_imp c_imp r_imp < <(best imp)
+read -r t_def c_def r_def < <(best def)
+read -r t_hta c_hta r_hta < <(best hta)
 python3 - "$size" "$t_imp" "$r_imp" "$t_def" "$r_def" "$t_hta" "$r_hta" "$OUT" "$(git rev-parse --short HEAD)" \
   "$c_imp" "$c_def" "$c_hta" "$RUNS" "$load0" "$load1" <<'PY'
 import sys, time, os

@@ -390,6 +390,112 @@ TEST(sort_pairs_stable)
     free(p);
 }
 
+/* The fast paths (shared index) against the general ones they replace:
+ * launch and queue with corr_multi forced (hash joins), the kernel-type sweep
+ * with reversed forced (sort), the cached merged lists against merging the
+ * collected intervals. */
+static void check_paths(gp_hview *v)
+{
+    gp_launch_opts lo = {50000, 100000};
+    for (int set = 0; set < 2; set++) {
+        gp_launch_stats a, b;
+        ASSERT_EQ_INT(gp_launch_compute(v, (gp_launch_set)set, &lo, &a), 0);
+        int m = v->corr_multi;
+        v->corr_multi = 1;
+        ASSERT_EQ_INT(gp_launch_compute(v, (gp_launch_set)set, &lo, &b), 0);
+        v->corr_multi = m;
+        ASSERT_EQ_INT(a.launches, b.launches);
+        ASSERT_EQ_INT(a.short_kernels, b.short_kernels);
+        ASSERT_EQ_INT(a.runtime_outliers, b.runtime_outliers);
+        ASSERT_EQ_INT(a.launch_delay_outliers, b.launch_delay_outliers);
+        ASSERT_EQ_INT(a.cpu_ns.sum, b.cpu_ns.sum);
+        ASSERT_EQ_INT(a.gpu_ns.max, b.gpu_ns.max);
+        ASSERT_NEAR(a.delay_ns.p50, b.delay_ns.p50, 0);
+    }
+    gp_queue_row *qa, *qb;
+    size_t na, nb;
+    ASSERT_EQ_INT(gp_queue_length(v, 1024, &qa, &na), 0);
+    int m = v->corr_multi;
+    v->corr_multi = 1;
+    ASSERT_EQ_INT(gp_queue_length(v, 1024, &qb, &nb), 0);
+    v->corr_multi = m;
+    ASSERT_EQ_INT(na, nb);
+    for (size_t i = 0; i < na && i < nb; i++) {
+        ASSERT_EQ_INT(qa[i].stream, qb[i].stream);
+        ASSERT_EQ_INT(qa[i].max, qb[i].max);
+        ASSERT_EQ_INT(qa[i].launches, qb[i].launches);
+        ASSERT_NEAR(qa[i].mean, qb[i].mean, 1e-9 * (1 + qb[i].mean));
+    }
+    free(qa);
+    free(qb);
+    gp_ktype_time ka, kb;
+    memset(&ka, 0, sizeof ka);
+    memset(&kb, 0, sizeof kb);
+    ASSERT_EQ_INT(gp_ktype_time_add(v, &ka), 0);
+    int r = v->reversed;
+    v->reversed = 1;
+    ASSERT_EQ_INT(gp_ktype_time_add(v, &kb), 0);
+    v->reversed = r;
+    for (int s = 0; s < GP_KSTATES; s++) {
+        ASSERT_EQ_INT(ka.ns[s], kb.ns[s]);
+        ASSERT_EQ_INT(ka.seen[s], kb.seen[s]);
+    }
+    static const unsigned masks[4] = {~0u, 1u, 2u, 4u};
+    for (int k = 0; k < 4; k++) {
+        size_t nc = 0, nm = 0;
+        const int64_t *c = gp_hview_merged(v, masks[k], &nc);
+        int64_t *iv = malloc((v->n ? v->n : 1) * 2 * sizeof *iv);
+        ASSERT(iv);
+        for (size_t i = 0; i < v->n; i++)
+            if (v->ev[i].stream != -1 && (masks[k] >> v->ev[i].ktype & 1u)) {
+                iv[2 * nm] = v->ev[i].ts;
+                iv[2 * nm + 1] = v->ev[i].ts + v->ev[i].dur;
+                nm++;
+            }
+        nm = gp_hta_merge(iv, nm);
+        ASSERT_EQ_INT(nc, nm);
+        for (size_t i = 0; i < 2 * nm && i < 2 * nc; i++) ASSERT_EQ_INT(c[i], iv[i]);
+        free(iv);
+    }
+}
+
+TEST(fast_paths_equal_general)
+{
+    gp_trace *t = load(trace_json);
+    ASSERT(t);
+    gp_hview v;
+    for (int compat = 0; compat < 2; compat++) {
+        view(t, compat, &v);
+        check_paths(&v);
+        gp_hview_free(&v);
+    }
+    gp_trace_destroy(t);
+    const char *dir = gp_test_traces_dir();
+    if (!dir) SKIP("shared traces not found (GPUPROF_TRACES)");
+    static const char *const files[] = {
+        "nccl_data/nccl_data.json.gz", "ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+        "amd_mi250/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "triton_example/triton_example.json.gz"};
+    int found = 0;
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[8400];
+        int w = snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        if (w < 0 || (size_t)w >= sizeof path) continue;
+        gp_err err = {0};
+        gp_trace *rt = NULL;
+        if (gp_import_json_file(path, NULL, &rt, &err)) continue;
+        found++;
+        for (int compat = 0; compat < 2; compat++) {
+            view(rt, compat, &v);
+            check_paths(&v);
+            gp_hview_free(&v);
+        }
+        gp_trace_destroy(rt);
+    }
+    if (found < 4) fprintf(stderr, "note: %d of 4 shared trace files found\n", found);
+    if (!found) SKIP("none of the shared trace files found");
+}
+
 TEST_MAIN(kernel_type_names, compat_filter_and_breakdowns, default_mode_keeps_everything,
           compat_rounding, stream_argument_on_cpu_op, steps_by_launch, memory_bandwidth,
-          timeline_stats, stragglers_robust_z, sort_pairs_stable)
+          timeline_stats, stragglers_robust_z, sort_pairs_stable, fast_paths_equal_general)

@@ -143,6 +143,8 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
 {
     v->t = t;
     v->compat = compat;
+    v->corr_lo = INT64_MAX;
+    v->corr_hi = INT64_MIN;
     v->ev = malloc((t->slices.n ? t->slices.n : 1) * sizeof *v->ev);
     /* kernel type by name id, classified once per distinct name (0xff: not yet) */
     uint32_t nstr = gp_strtab_count(t->strings);
@@ -188,11 +190,64 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
             if (kt_of[s->name] == 0xff) kt_of[s->name] = (uint8_t)ktype_of(t, s, 1);
             e.ktype = kt_of[s->name];
         }
+        if (e.corr < v->corr_lo) v->corr_lo = e.corr;
+        if (e.corr > v->corr_hi) v->corr_hi = e.corr;
         v->ev[n++] = e;
     }
     free(kt_of);
     v->n = n;
     return 0;
+}
+
+/* correlation id -> uint32: an array indexed by id - lo when the ids are
+ * dense enough (Kineto numbers them 1, 2, 3, ... and writes events roughly
+ * in that order, so the accesses are nearly sequential; 4 bytes per id in
+ * range), else a hash map. */
+typedef struct corrtab {
+    int64_t lo;
+    uint64_t n;
+    uint32_t *a;
+    gp_u64map m;
+} corrtab;
+
+static int ct_init(corrtab *c, const gp_hview *v)
+{
+    memset(c, 0, sizeof *c);
+    if (v->corr_lo > v->corr_hi) return 0;
+    uint64_t range = (uint64_t)v->corr_hi - (uint64_t)v->corr_lo + 1;
+    if (range == 0 || range > 4 * (uint64_t)v->n + 4096) return 0;
+    c->a = calloc(range, sizeof *c->a);
+    c->lo = v->corr_lo;
+    c->n = range;
+    return c->a ? 0 : GP_ENOMEM;
+}
+
+/* every id of the view is in the array's range */
+static int ct_put(corrtab *c, int64_t k, uint32_t val)
+{
+    if (c->a) {
+        c->a[(uint64_t)k - (uint64_t)c->lo] = val;
+        return 0;
+    }
+    return gp_u64map_put(&c->m, (uint64_t)k, val);
+}
+
+static uint32_t ct_get(const corrtab *c, int64_t k)
+{
+    uint64_t x = 0;
+    if (c->a) {
+        uint64_t i = (uint64_t)k - (uint64_t)c->lo;
+        return i < c->n ? c->a[i] : 0;
+    }
+    gp_u64map_get(&c->m, (uint64_t)k, &x);
+    return (uint32_t)x;
+}
+
+static void ct_free(corrtab *c)
+{
+    free(c->a);
+    gp_u64map_free(&c->m);
+    memset(c, 0, sizeof *c);
 }
 
 /* HTA's _filter_irrelevant_gpu_kernels: host events before the last
@@ -201,22 +256,28 @@ static int step_filter(gp_hview *v)
 {
     int64_t last = INT64_MIN, first = INT64_MAX;
     size_t ncpu = 0;
+    uint32_t nstr = gp_strtab_count(v->t->strings);
+    uint8_t *isstep = malloc(nstr ? nstr : 1); /* per name id: 0/1, 0xff unknown */
+    if (!isstep) return GP_ENOMEM;
+    memset(isstep, 0xff, nstr);
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream != -1) continue;
         ncpu++;
         if (e->ts < first) first = e->ts;
-        if (starts(gp_trace_s(v->t, e->name), "ProfilerStep") && e->ts > last) last = e->ts;
+        if (isstep[e->name] == 0xff)
+            isstep[e->name] = (uint8_t)starts(gp_trace_s(v->t, e->name), "ProfilerStep");
+        if (isstep[e->name] && e->ts > last) last = e->ts;
     }
+    free(isstep);
     if (!ncpu) return 0;
     if (last == INT64_MIN) last = first;
-    gp_u64map cnt = {0};
+    corrtab cnt;
+    if (ct_init(&cnt, v)) return GP_ENOMEM;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream != -1 || e->ts >= last) continue;
-        uint64_t *c = gp_u64map_slot(&cnt, (uint64_t)e->corr, 0);
-        if (!c) goto oom;
-        (*c)++;
+        if (ct_put(&cnt, e->corr, ct_get(&cnt, e->corr) + 1)) goto oom;
     }
     size_t m = 0;
     uint64_t maxc = 0;
@@ -225,8 +286,7 @@ static int step_filter(gp_hview *v)
         if (e->stream == -1) {
             if (e->ts < last) m++;
         } else {
-            uint64_t c = 0;
-            gp_u64map_get(&cnt, (uint64_t)e->corr, &c);
+            uint64_t c = ct_get(&cnt, e->corr);
             m += c;
             if (c > maxc) maxc = c;
         }
@@ -238,21 +298,17 @@ static int step_filter(gp_hview *v)
     m = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        uint64_t c = 0;
-        if (e->stream == -1)
-            c = e->ts < last;
-        else
-            gp_u64map_get(&cnt, (uint64_t)e->corr, &c);
+        uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, e->corr);
         while (c--) out[m++] = *e;
     }
     if (out != v->ev) free(v->ev);
     v->ev = out;
     v->n = m;
     v->step_filtered = 1;
-    gp_u64map_free(&cnt);
+    ct_free(&cnt);
     return 0;
 oom:
-    gp_u64map_free(&cnt);
+    ct_free(&cnt);
     return GP_ENOMEM;
 }
 
@@ -298,42 +354,26 @@ static void merge_push(int64_t *iv, size_t *c, int64_t a, int64_t b)
 
 /* The shared index: GPU events by start, correlation peers, merged
  * intervals per kernel type (see gp_hview). */
-static int build_index(gp_hview *v)
+/* Correlation peers, general case: correlation -> (last host + 1) | (last
+ * GPU + 1) << 32 in a hash map, then each event takes the last event of the
+ * other side. Sets corr_multi. */
+static int peers_general(gp_hview *v)
 {
-    int rc = GP_ENOMEM;
     gp_u64map m = {0};
-    int64_t *pairs = NULL;
-    size_t ng = 0, cnt[4] = {0};
-    v->peer = malloc((v->n ? v->n : 1) * sizeof *v->peer);
-    if (!v->peer) goto done;
-    /* correlation -> (last host + 1) | (last GPU + 1) << 32; while every id
-     * has at most one event per side the peers are set as the second side
-     * arrives, and a second pass (for "last" semantics) is needed only
-     * otherwise */
-    for (size_t i = 0; i < v->n; i++) v->peer[i] = GP_NO_INDEX;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->stream != -1) {
-            ng++;
-            cnt[0]++;
-            if (e->ktype < 3) cnt[e->ktype + 1]++;
-            if (e->dur < 0) v->reversed = 1;
-        }
         if (e->corr == -1) continue;
         uint64_t *p = gp_u64map_slot(&m, (uint64_t)e->corr, 0);
-        if (!p) goto done;
+        if (!p) {
+            gp_u64map_free(&m);
+            return GP_ENOMEM;
+        }
         int gpu = e->stream != -1;
-        uint64_t old = gpu ? *p >> 32 : *p & 0xffffffffu;
-        if (old) v->corr_multi = 1;
+        if (gpu ? *p >> 32 : *p & 0xffffffffu) v->corr_multi = 1;
         *p = gpu ? (*p & 0xffffffffu) | (uint64_t)(i + 1) << 32
                  : (*p & ~(uint64_t)0xffffffffu) | (uint64_t)(i + 1);
-        uint64_t other = gpu ? *p & 0xffffffffu : *p >> 32;
-        if (other) {
-            v->peer[i] = (uint32_t)(other - 1);
-            v->peer[other - 1] = (uint32_t)i;
-        }
     }
-    for (size_t i = 0; v->corr_multi && i < v->n; i++) {
+    for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         uint64_t x = 0;
         v->peer[i] = GP_NO_INDEX;
@@ -342,17 +382,63 @@ static int build_index(gp_hview *v)
         if (o) v->peer[i] = (uint32_t)(o - 1);
     }
     gp_u64map_free(&m);
-    /* GPU events by start (stable) */
+    return 0;
+}
+
+/* Correlation peers when the ids are dense: one uint32 per id (the first
+ * event seen + 1); the second event of the other side pairs with it. A
+ * second event of the same side, or a third event, means duplicated ids:
+ * the general path then does the work. */
+static int peers_dense(gp_hview *v)
+{
+    corrtab m;
+    if (ct_init(&m, v)) return GP_ENOMEM;
+    if (!m.a) return peers_general(v);
+    int multi = 0;
+    for (size_t i = 0; i < v->n; i++) v->peer[i] = GP_NO_INDEX;
+    for (size_t i = 0; i < v->n && !multi; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->corr == -1) continue;
+        uint32_t *p = &m.a[(uint64_t)e->corr - (uint64_t)m.lo];
+        if (!*p) {
+            *p = (uint32_t)(i + 1);
+            continue;
+        }
+        uint32_t j = *p - 1;
+        if ((v->ev[j].stream == -1) == (e->stream == -1) || v->peer[j] != GP_NO_INDEX) {
+            multi = 1;
+        } else {
+            v->peer[i] = j;
+            v->peer[j] = (uint32_t)i;
+        }
+    }
+    ct_free(&m);
+    return multi ? peers_general(v) : 0;
+}
+
+static int build_index(gp_hview *v)
+{
+    int rc = GP_ENOMEM;
+    int64_t *pairs = NULL;
+    size_t ng = 0, cnt[4] = {0};
+    for (size_t i = 0; i < v->n; i++) ng += v->ev[i].stream != -1;
+    v->peer = malloc((v->n ? v->n : 1) * sizeof *v->peer);
     v->gpu = malloc((ng ? ng : 1) * sizeof *v->gpu);
     pairs = malloc((ng ? ng : 1) * 2 * sizeof *pairs);
-    if (!v->gpu || !pairs) goto done;
-    size_t k = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (v->ev[i].stream != -1) {
-            pairs[2 * k] = v->ev[i].ts;
-            pairs[2 * k + 1] = (int64_t)i;
-            k++;
-        }
+    if (!v->peer || !v->gpu || !pairs) goto done;
+    if (peers_dense(v)) goto done;
+    /* GPU events (start, index), by start (stable) */
+    ng = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (e->stream == -1) continue;
+        pairs[2 * ng] = e->ts;
+        pairs[2 * ng + 1] = (int64_t)i;
+        ng++;
+        cnt[0]++;
+        if (e->ktype < 3) cnt[e->ktype + 1]++;
+        if (e->dur < 0) v->reversed = 1;
+    }
     gp_sort_pairs_i64(pairs, ng);
     for (size_t i = 0; i < ng; i++) v->gpu[i] = (uint32_t)pairs[2 * i + 1];
     v->ngpu = ng;
@@ -392,7 +478,6 @@ static int build_index(gp_hview *v)
     }
     rc = 0;
 done:
-    gp_u64map_free(&m);
     free(pairs);
     return rc;
 }

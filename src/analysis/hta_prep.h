@@ -47,15 +47,16 @@ typedef struct gp_hview {
     size_t n;
     /* Shared index, built once by gp_hta_prepare so that the analyses do not
      * each sort and hash the events again (all owned by the view): */
-    uint32_t *gpu;     /* indices of GPU events (stream != -1) by start; ties in source order */
+    uint32_t *gpu; /* indices of GPU events (stream != -1) by start; ties in source order */
     size_t ngpu;
-    uint32_t *peer;    /* per event (corr != -1): the last event of the other side (host for a
-                        * GPU event, GPU for a host event) with its correlation id, or
-                        * GP_NO_INDEX */
-    int corr_multi;    /* some correlation id has several host or several GPU events */
-    int reversed;      /* some GPU event ends before it starts (compat rounding) */
-    int64_t *merged[4]; /* merged intervals {start,end} of GPU events: [0] all, [1]
-                         * COMPUTATION, [2] COMMUNICATION, [3] MEMORY */
+    uint32_t *peer; /* per event (corr != -1): the last event of the other side (host for a
+                     * GPU event, GPU for a host event) with its correlation id, or
+                     * GP_NO_INDEX */
+    int corr_multi; /* some correlation id has several host or several GPU events */
+    int64_t corr_lo, corr_hi; /* range of the events' correlation ids (-1 included) */
+    int reversed;             /* some GPU event ends before it starts (compat rounding) */
+    int64_t *merged[4];       /* merged intervals {start,end} of GPU events: [0] all, [1]
+                               * COMPUTATION, [2] COMMUNICATION, [3] MEMORY */
     size_t nmerged[4];
 } gp_hview;
 

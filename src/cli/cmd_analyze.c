@@ -13,12 +13,14 @@
 #include "analysis/temporal.h"
 #include "analysis/timeline_stats.h"
 #include "cli/cli.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "core/table.h"
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +53,7 @@ typedef struct rank_res {
     gp_step_row *steps;
     size_t nsteps;
     gp_ktype_time kt; /* this rank's share, summed over ranks afterwards */
-    int failed;       /* out of memory */
+    int failed[3];    /* out of memory, per group of analyses (analyze_group) */
 } rank_res;
 
 static void usage(FILE *f)
@@ -475,9 +477,15 @@ static void text_extra(const rank_res *x)
         printf(", idle %s\n", gp_fmt_dur_auto(c, sizeof c, (double)t->idle_ns));
     }
     if (x->nbw) {
-        printf("\nmemory bandwidth per copy kind (GB/s)\n");
-        static const char *const h[] = {"kind", "count", "bytes", "time",
-                                        "GB/s", "mean",  "p50",   "max"};
+        printf("\nmemory bandwidth per copy kind (GB/s: total bytes / total time; per copy: "
+               "mean, p50, max)\n");
+        double mt = 0;
+        for (size_t k = 0; k < x->nbw; k++)
+            if ((double)x->bw[k].time_ns > mt) mt = (double)x->bw[k].time_ns;
+        gp_unit ut = gp_unit_pick(mt);
+        char ht[32];
+        snprintf(ht, sizeof ht, "time (%s)", ut.name);
+        const char *h[] = {"kind", "count", "bytes", ht, "GB/s", "mean", "p50", "max"};
         gp_table *tb = gp_table_create(8, h, "lrrrrrrr");
         for (size_t k = 0; k < x->nbw; k++) {
             const gp_bw_row *w = &x->bw[k];
@@ -490,29 +498,44 @@ static void text_extra(const rank_res *x)
             gp_table_rowf(tb, "%s\t%llu\t%s\t%s\t%s\t%s\t%s\t%s",
                           gp_copy_kind_name((gp_copy_kind)w->kind), (unsigned long long)w->count,
                           w->sized ? gp_fmt_bytes(a, sizeof a, (double)w->bytes) : "N/A",
-                          gp_fmt_dur_auto(c, sizeof c, (double)w->time_ns), g[0], g[1], g[2], g[3]);
+                          gp_fmt_dur(c, sizeof c, (double)w->time_ns, ut), g[0], g[1], g[2], g[3]);
         }
         gp_table_print(tb, stdout, 0);
         gp_table_destroy(tb);
     }
     if (x->nsteps) {
         printf("\nsteps (ProfilerStep#N; GPU work by launch)\n");
-        static const char *const h[] = {"step",     "span",    "GPU span", "GPU busy",
-                                        "GPU idle", "compute", "kernels"};
+        /* one unit per column, named in the header */
+        double mx[5] = {0, 0, 0, 0, 0};
+        for (size_t k = 0; k < x->nsteps; k++) {
+            const gp_step_row *s = &x->steps[k];
+            const int64_t v[5] = {s->span_ns, s->gpu_span_ns, s->gpu_busy_ns, s->gpu_idle_ns,
+                                  s->compute_ns};
+            for (int j = 0; j < 5; j++)
+                if ((double)v[j] > mx[j]) mx[j] = (double)v[j];
+        }
+        static const char *const nm[5] = {"span", "GPU span", "GPU busy", "GPU idle", "compute"};
+        gp_unit u[5];
+        char hb[5][32];
+        const char *h[7] = {"step", hb[0], hb[1], hb[2], hb[3], hb[4], "kernels"};
+        for (int j = 0; j < 5; j++) {
+            u[j] = gp_unit_pick(mx[j]);
+            snprintf(hb[j], sizeof hb[j], "%s (%s)", nm[j], u[j].name);
+        }
         gp_table *tb = gp_table_create(7, h, "rrrrrrr");
         for (size_t k = 0; k < x->nsteps; k++) {
             const gp_step_row *s = &x->steps[k];
             if (!s->gpu_valid) {
                 gp_table_rowf(tb, "%lld\t%s\tN/A\tN/A\tN/A\tN/A\t0", (long long)s->step,
-                              gp_fmt_dur_auto(a, sizeof a, (double)s->span_ns));
+                              gp_fmt_dur(a, sizeof a, (double)s->span_ns, u[0]));
                 continue;
             }
             gp_table_rowf(tb, "%lld\t%s\t%s\t%s\t%s\t%s\t%llu", (long long)s->step,
-                          gp_fmt_dur_auto(a, sizeof a, (double)s->span_ns),
-                          gp_fmt_dur_auto(c, sizeof c, (double)s->gpu_span_ns),
-                          gp_fmt_dur_auto(d, sizeof d, (double)s->gpu_busy_ns),
-                          gp_fmt_dur_auto(e, sizeof e, (double)s->gpu_idle_ns),
-                          gp_fmt_dur_auto(f, sizeof f, (double)s->compute_ns),
+                          gp_fmt_dur(a, sizeof a, (double)s->span_ns, u[0]),
+                          gp_fmt_dur(c, sizeof c, (double)s->gpu_span_ns, u[1]),
+                          gp_fmt_dur(d, sizeof d, (double)s->gpu_busy_ns, u[2]),
+                          gp_fmt_dur(e, sizeof e, (double)s->gpu_idle_ns, u[3]),
+                          gp_fmt_dur(f, sizeof f, (double)s->compute_ns, u[4]),
                           (unsigned long long)s->kernels);
         }
         gp_table_print(tb, stdout, 0);
@@ -526,15 +549,24 @@ static void text_stragglers(const gp_straggler_row *sg, size_t nsg, const opts *
     char a[64], c[64];
     printf("\nranks by GPU compute time (robust z-scores; outlier when |z| > %.2f)\n",
            o->straggler_z);
-    static const char *const h[] = {"rank", "compute", "z", "idle", "z", "flag"};
+    double mc = 0, mi = 0;
+    for (size_t i = 0; i < nsg; i++) {
+        if ((double)sg[i].compute_ns > mc) mc = (double)sg[i].compute_ns;
+        if ((double)sg[i].idle_ns > mi) mi = (double)sg[i].idle_ns;
+    }
+    gp_unit uc = gp_unit_pick(mc), ui = gp_unit_pick(mi);
+    char hc[32], hi[32];
+    snprintf(hc, sizeof hc, "compute (%s)", uc.name);
+    snprintf(hi, sizeof hi, "idle (%s)", ui.name);
+    const char *h[] = {"rank", hc, "z", hi, "z", "flag"};
     gp_table *tb = gp_table_create(6, h, "rrrrrl");
     for (int pos = 1; pos <= (int)nsg; pos++)
         for (size_t i = 0; i < nsg; i++) {
             const gp_straggler_row *g = &sg[i];
             if (g->by_compute != pos) continue;
             gp_table_rowf(tb, "%d\t%s\t%.2f\t%s\t%.2f\t%s", g->rank,
-                          gp_fmt_dur_auto(a, sizeof a, (double)g->compute_ns), g->compute_z,
-                          gp_fmt_dur_auto(c, sizeof c, (double)g->idle_ns), g->idle_z,
+                          gp_fmt_dur(a, sizeof a, (double)g->compute_ns, uc), g->compute_z,
+                          gp_fmt_dur(c, sizeof c, (double)g->idle_ns, ui), g->idle_z,
                           g->straggler ? "STRAGGLER"
                           : g->outlier ? "outlier"
                                        : "");
@@ -651,60 +683,71 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
     return 0;
 }
 
-/* Every analysis of one rank; sets x->failed on out of memory. */
-static void analyze_rank(rank_res *x, const opts *o)
+/* The analyses of one rank in NGROUPS independent groups (each writes its
+ * own fields of rank_res), so that even one rank keeps every core busy;
+ * sets x->failed[g] on out of memory. */
+#define NGROUPS 3
+
+static void analyze_group(rank_res *x, int g, const opts *o)
 {
-    memset(&x->kt, 0, sizeof x->kt);
-    if (gp_temporal_compute(&x->v, &x->tb) ||
-        gp_comm_comp_overlap(&x->v, &x->ov_pct, &x->ov_valid) || gp_ktype_time_add(&x->v, &x->kt) ||
-        gp_top_kernels(&x->v, (int)o->top, o->ratio, &x->top, &x->ntop) ||
-        gp_idle_breakdown(&x->v, o->kernel_wait_ns, &x->idle, &x->nidle) ||
-        gp_launch_compute(&x->v, GP_LAUNCH_HTA, &o->lo, &x->ls[0]) ||
-        gp_launch_compute(&x->v, GP_LAUNCH_OTHER, &o->lo, &x->ls[1]) ||
-        gp_queue_length(&x->v, o->queue_full, &x->queue, &x->nqueue) ||
-        gp_bandwidth_compute(&x->v, &x->bw, &x->nbw) ||
-        gp_steps_compute(&x->v, &x->steps, &x->nsteps))
-        x->failed = 1;
+    int bad = 0;
+    switch (g) {
+    case 0:
+        memset(&x->kt, 0, sizeof x->kt);
+        bad = gp_temporal_compute(&x->v, &x->tb) ||
+              gp_comm_comp_overlap(&x->v, &x->ov_pct, &x->ov_valid) ||
+              gp_ktype_time_add(&x->v, &x->kt) ||
+              gp_top_kernels(&x->v, (int)o->top, o->ratio, &x->top, &x->ntop) ||
+              gp_idle_breakdown(&x->v, o->kernel_wait_ns, &x->idle, &x->nidle) ||
+              gp_bandwidth_compute(&x->v, &x->bw, &x->nbw);
+        break;
+    case 1:
+        bad = gp_launch_compute(&x->v, GP_LAUNCH_HTA, &o->lo, &x->ls[0]) ||
+              gp_launch_compute(&x->v, GP_LAUNCH_OTHER, &o->lo, &x->ls[1]);
+        break;
+    default:
+        bad = gp_queue_length(&x->v, o->queue_full, &x->queue, &x->nqueue) ||
+              gp_steps_compute(&x->v, &x->steps, &x->nsteps);
+        break;
+    }
+    x->failed[g] = bad;
 }
 
 typedef struct worker {
     rank_res *res;
-    size_t n, first, stride;
+    size_t ntasks; /* ranks x NGROUPS */
+    atomic_size_t *next;
     const opts *o;
 } worker;
 
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    for (size_t i = w->first; i < w->n; i += w->stride) analyze_rank(&w->res[i], w->o);
+    for (size_t k; (k = atomic_fetch_add(w->next, 1)) < w->ntasks;)
+        analyze_group(&w->res[k / NGROUPS], (int)(k % NGROUPS), w->o);
     return NULL;
 }
 
-/* Analyzes the ranks in parallel, one thread per core (at most one per rank). */
+/* Analyzes the ranks, one thread per core taking (rank, group) tasks. */
 static void analyze_all(rank_res *res, size_t n, const opts *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = cores > 0 ? (size_t)cores : 1;
-    if (nth > n) nth = n;
+    size_t nth = cores > 0 ? (size_t)cores : 1, ntasks = n * NGROUPS;
+    if (nth > ntasks) nth = ntasks;
+    atomic_size_t next;
+    atomic_init(&next, 0);
+    worker w = {res, ntasks, &next, o};
     if (nth <= 1) {
-        for (size_t i = 0; i < n; i++) analyze_rank(&res[i], o);
+        worker_main(&w);
         return;
     }
-    worker *w = gp_xcalloc(nth, sizeof *w);
     pthread_t *th = gp_xcalloc(nth, sizeof *th);
     int *started = gp_xcalloc(nth, sizeof *started);
-    for (size_t k = 0; k < nth; k++) {
-        w[k] = (worker){res, n, k, nth, o};
-        started[k] = k > 0 && pthread_create(&th[k], NULL, worker_main, &w[k]) == 0;
-    }
-    worker_main(&w[0]);
-    for (size_t k = 1; k < nth; k++) {
-        if (started[k])
-            pthread_join(th[k], NULL);
-        else
-            worker_main(&w[k]); /* no thread: do its share here */
-    }
-    free(w);
+    for (size_t k = 1; k < nth; k++)
+        started[k] = pthread_create(&th[k], NULL, worker_main, &w) == 0;
+    worker_main(&w); /* the tasks of threads that failed to start are left to this one */
+    for (size_t k = 1; k < nth; k++)
+        if (started[k]) pthread_join(th[k], NULL);
     free(th);
     free(started);
 }
@@ -716,13 +759,17 @@ typedef struct tl_job {
     gp_trace **traces;
     size_t n;
     int failed;
+    int64_t ns, cpu_ns; /* wall and CPU time the thread took */
 } tl_job;
 
 static void *tl_main(void *arg)
 {
     tl_job *j = arg;
+    int64_t t0 = gp_clock_mono_ns(), c0 = gp_clock_thread_cpu_ns();
     for (size_t i = 0; i < j->n; i++)
         if (gp_timeline_stats_compute(j->traces[i], &j->res[i].tl)) j->failed = 1;
+    j->ns = gp_clock_mono_ns() - t0;
+    j->cpu_ns = gp_clock_thread_cpu_ns() - c0;
     return NULL;
 }
 
@@ -814,8 +861,13 @@ int gp_cmd_analyze(int argc, char **argv)
     }
     gp_trace **traces;
     size_t n;
+    int64_t tm[6], cpu[6];
+    tm[0] = gp_clock_mono_ns();
+    cpu[0] = gp_clock_thread_cpu_ns();
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
+    tm[1] = gp_clock_mono_ns();
+    cpu[1] = gp_clock_thread_cpu_ns();
     /* a folder may hold other JSON files (expected results, configs): a
      * file without any trace event is no rank */
     size_t kept = 0;
@@ -849,7 +901,7 @@ int gp_cmd_analyze(int argc, char **argv)
     gp_ktype_time kt;
     memset(&kt, 0, sizeof kt);
     gp_straggler_row *sg = NULL;
-    tl_job tj = {res, traces, n, 0};
+    tl_job tj = {res, traces, n, 0, 0, 0};
     pthread_t tl_th;
     int tl_started =
         sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&tl_th, NULL, tl_main, &tj) == 0;
@@ -860,11 +912,17 @@ int gp_cmd_analyze(int argc, char **argv)
         if (tl_started) pthread_join(tl_th, NULL);
         goto out;
     }
+    tm[2] = gp_clock_mono_ns();
+    cpu[2] = gp_clock_thread_cpu_ns();
     for (size_t i = 0; i < n; i++) res[i].v = views[i];
     analyze_all(res, n, &o);
+    tm[3] = gp_clock_mono_ns();
+    cpu[3] = gp_clock_thread_cpu_ns();
     if (tl_started) pthread_join(tl_th, NULL);
+    tm[4] = gp_clock_mono_ns();
+    cpu[4] = gp_clock_thread_cpu_ns();
     for (size_t i = 0; i < n; i++) {
-        if (res[i].failed || tj.failed) {
+        if (res[i].failed[0] || res[i].failed[1] || res[i].failed[2] || tj.failed) {
             fprintf(stderr, "gpuprof: out of memory during the analysis\n");
             rc = 3;
             goto out;
@@ -904,6 +962,18 @@ int gp_cmd_analyze(int argc, char **argv)
         rc = json_report(res, n, &kt, sg, nsg, &o);
     else
         text_report(res, n, &kt, sg, nsg, &o);
+    tm[5] = gp_clock_mono_ns();
+    cpu[5] = gp_clock_thread_cpu_ns();
+    if (getenv("GPUPROF_ANALYZE_TIMES")) { /* for bench/: where the time goes */
+        static const char *const ph[5] = {"load", "views", "analyses", "wait for timeline",
+                                          "output"};
+        fprintf(stderr, "analyze times, wall / CPU of the main thread (ms):");
+        for (int k = 0; k < 5; k++)
+            fprintf(stderr, " %s %.1f / %.1f,", ph[k], (double)(tm[k + 1] - tm[k]) / 1e6,
+                    (double)(cpu[k + 1] - cpu[k]) / 1e6);
+        fprintf(stderr, " timeline thread %.1f / %.1f\n", (double)tj.ns / 1e6,
+                (double)tj.cpu_ns / 1e6);
+    }
 out:
     for (size_t i = 0; i < n; i++) {
         gp_hview_free(&views[i]);
