@@ -5,6 +5,7 @@
 #include "analysis/compare.h"
 #include "analysis/mannwhitney.h"
 #include "core/hash.h"
+#include "core/stats.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,13 @@ static int is_step_name(const char *s, size_t n)
     return 1;
 }
 
+const char *gp_compare_op_name(const char *name, size_t *len)
+{
+    if (!is_step_name(name, *len)) return name;
+    *len = sizeof "ProfilerStep#*" - 1;
+    return "ProfilerStep#*";
+}
+
 /* Pass 1 for one trace: assigns every slice of a compared group an op index. */
 static int assign_ops(cmp_work *w, gp_comparison *c, size_t ti, const gp_compare_opts *o)
 {
@@ -76,10 +84,7 @@ static int assign_ops(cmp_work *w, gp_comparison *c, size_t ti, const gp_compare
         if (cn == UINT32_MAX) {
             const char *nm = gp_trace_s(t, s->name);
             size_t len = gp_strtab_len(t->strings, s->name);
-            if (is_step_name(nm, len)) {
-                nm = "ProfilerStep#*";
-                len = strlen(nm);
-            }
+            nm = gp_compare_op_name(nm, &len);
             cn = gp_strtab_intern(c->names, nm, len);
             if (cn == UINT32_MAX) goto fail;
             cname[s->name] = cn;
@@ -295,7 +300,8 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
     size_t ntr = nb + nc;
     gp_trace **tr = malloc(ntr * sizeof *tr);
     cmp_work w = {0};
-    double *run_tot = NULL, *samples = NULL, *xs = NULL;
+    double *run_tot = NULL, *xs = NULL;
+    int64_t *samples = NULL;
     uint64_t *cnt = NULL;
     size_t *off = NULL;
     out->names = gp_strtab_create();
@@ -333,7 +339,8 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
         else
             out->base_span_ns += span / (double)nb;
     }
-    /* pass 3: per-instance durations, contiguous per (side, op) */
+    /* pass 3: per-instance durations, gathered once, contiguous per (side,
+     * op), each segment sorted once (radix) for the rank test */
     if (!out->by_runs) {
         size_t total = 0;
         for (size_t k = 0; k < 2 * nops; k++) {
@@ -354,9 +361,10 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
             const uint32_t *ro = w.row_of[ti];
             for (size_t i = 0; i < t->slices.n; i++)
                 if (ro[i] != UINT32_MAX)
-                    samples[fill[base_k + ro[i]]++] = (double)t->slices.v[i].dur;
+                    samples[fill[base_k + ro[i]]++] = t->slices.v[i].dur;
         }
         free(fill);
+        for (size_t k = 0; k < 2 * nops; k++) gp_sort_i64(samples + off[k], off[k + 1] - off[k]);
     } else {
         xs = malloc(ntr * sizeof *xs);
         if (!xs) goto fail;
@@ -401,8 +409,8 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
             for (size_t ti = 0; ti < ntr; ti++) xs[ti] = run_tot[ti * nops + op];
             trc = gp_mwu_test(xs, nb, xs + nb, nc, GP_MWU_AUTO, &mw);
         } else {
-            trc = gp_mwu_test(samples + off[op], cnt[op], samples + off[nops + op], cnt[nops + op],
-                              GP_MWU_AUTO, &mw);
+            trc = gp_mwu_test_sorted_i64(samples + off[op], cnt[op], samples + off[nops + op],
+                                         cnt[nops + op], GP_MWU_AUTO, &mw);
         }
         if (trc) goto fail;
         r->p = r->p_adj = mw.p;

@@ -97,6 +97,11 @@ typedef struct gp_comparison {
     size_t nmem;
 } gp_comparison;
 
+/* The name under which compare and history match an operation across runs:
+ * "ProfilerStep#N" becomes "ProfilerStep#*" (steps compared as samples); any
+ * other name is returned as is. *len is the name's length, updated. */
+const char *gp_compare_op_name(const char *name, size_t *len);
+
 /* Compares runs base[0..nb) with cur[0..nc) (each >= 1 trace). Returns 0,
  * GP_EINVAL (no run on a side, or GP_CMP_RUNS with < 2 runs on a side) or
  * GP_ENOMEM. Free *out with gp_comparison_free. */

@@ -4,7 +4,9 @@
 #include "analysis/mannwhitney.h"
 #include <gpuprof/common.h>
 #include <math.h>
+#include "core/stats.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define EXACT_MAX_CELLS 40000u
 
@@ -46,43 +48,36 @@ double gp_mwu_exact_sf(size_t m, size_t n, double u)
     return p > 1 ? 1 : p < 0 ? 0 : p;
 }
 
-typedef struct tagged {
-    double v;
-    int from_x;
-} tagged;
-
-static int cmp_tagged(const void *a, const void *b)
-{
-    double x = ((const tagged *)a)->v, y = ((const tagged *)b)->v;
-    return x < y ? -1 : x > y;
-}
-
-int gp_mwu_test(const double *x, size_t n1, const double *y, size_t n2, gp_mwu_method method,
-                gp_mwu *out)
-{
-    out->valid = 0;
-    out->exact = 0;
-    out->u1 = out->z = out->p = out->effect = NAN;
-    if (n1 == 0 || n2 == 0) return 0;
-    size_t n = n1 + n2;
-    tagged *a = malloc(n * sizeof *a);
-    if (!a) return GP_ENOMEM;
-    for (size_t i = 0; i < n1; i++) a[i] = (tagged){x[i], 1};
-    for (size_t i = 0; i < n2; i++) a[n1 + i] = (tagged){y[i], 0};
-    qsort(a, n, sizeof *a, cmp_tagged);
-    /* average ranks over runs of equal values; tie term sum(t^3 - t) */
-    double r1 = 0, tie_term = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && a[j].v == a[i].v) j++;
-        double t = (double)(j - i);
-        double rank = ((double)i + 1 + (double)j) / 2.0; /* mean of ranks i+1..j */
-        for (size_t k = i; k < j; k++)
-            if (a[k].from_x) r1 += rank;
-        if (j - i > 1) tie_term += t * t * t - t;
-        i = j;
+/* Rank sum of x and tie term sum(t^3 - t) from two ascending arrays, by one
+ * merge: each run of equal values (from either side) gets the mean of its
+ * ranks. Generated for double and int64 samples. */
+#define GP_MWU_RANKS(NAME, T)                                                                      \
+    static void NAME(const T *x, size_t n1, const T *y, size_t n2, double *r1_out,                 \
+                     double *tie_out)                                                              \
+    {                                                                                              \
+        double r1 = 0, tie_term = 0;                                                               \
+        size_t i = 0, j = 0, pos = 0;                                                              \
+        while (i < n1 || j < n2) {                                                                 \
+            T v = i < n1 && (j >= n2 || x[i] <= y[j]) ? x[i] : y[j];                               \
+            size_t tx = 0, ty = 0;                                                                 \
+            while (i < n1 && x[i] == v) i++, tx++;                                                 \
+            while (j < n2 && y[j] == v) j++, ty++;                                                 \
+            double t = (double)(tx + ty);                                                          \
+            r1 += (double)tx * ((double)pos + (t + 1) / 2.0); /* mean of ranks pos+1..pos+t */     \
+            if (tx + ty > 1) tie_term += t * t * t - t;                                            \
+            pos += tx + ty;                                                                        \
+        }                                                                                          \
+        *r1_out = r1;                                                                              \
+        *tie_out = tie_term;                                                                       \
     }
-    free(a);
+GP_MWU_RANKS(ranks_f64, double)
+GP_MWU_RANKS(ranks_i64, int64_t)
+
+/* p-value and effect from the rank sum of the first sample. */
+static void mwu_finish(size_t n1, size_t n2, double r1, double tie_term, gp_mwu_method method,
+                       gp_mwu *out)
+{
+    size_t n = n1 + n2;
     double dn1 = (double)n1, dn2 = (double)n2, dn = (double)n;
     double u1 = r1 - dn1 * (dn1 + 1) / 2;
     double u2 = dn1 * dn2 - u1;
@@ -110,5 +105,49 @@ int gp_mwu_test(const double *x, size_t n1, const double *y, size_t n2, gp_mwu_m
         }
     }
     out->p = p > 1 ? 1 : p < 0 ? 0 : p;
+}
+
+static void mwu_reset(gp_mwu *out)
+{
+    out->valid = 0;
+    out->exact = 0;
+    out->u1 = out->z = out->p = out->effect = NAN;
+}
+
+int gp_mwu_test_sorted(const double *x, size_t n1, const double *y, size_t n2, gp_mwu_method method,
+                       gp_mwu *out)
+{
+    mwu_reset(out);
+    if (n1 == 0 || n2 == 0) return 0;
+    double r1, tie;
+    ranks_f64(x, n1, y, n2, &r1, &tie);
+    mwu_finish(n1, n2, r1, tie, method, out);
     return 0;
+}
+
+int gp_mwu_test_sorted_i64(const int64_t *x, size_t n1, const int64_t *y, size_t n2,
+                           gp_mwu_method method, gp_mwu *out)
+{
+    mwu_reset(out);
+    if (n1 == 0 || n2 == 0) return 0;
+    double r1, tie;
+    ranks_i64(x, n1, y, n2, &r1, &tie);
+    mwu_finish(n1, n2, r1, tie, method, out);
+    return 0;
+}
+
+int gp_mwu_test(const double *x, size_t n1, const double *y, size_t n2, gp_mwu_method method,
+                gp_mwu *out)
+{
+    mwu_reset(out);
+    if (n1 == 0 || n2 == 0) return 0;
+    double *a = malloc((n1 + n2) * sizeof *a);
+    if (!a) return GP_ENOMEM;
+    memcpy(a, x, n1 * sizeof *a);
+    memcpy(a + n1, y, n2 * sizeof *a);
+    gp_sort_f64(a, n1);
+    gp_sort_f64(a + n1, n2);
+    int rc = gp_mwu_test_sorted(a, n1, a + n1, n2, method, out);
+    free(a);
+    return rc;
 }

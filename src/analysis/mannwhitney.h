@@ -5,6 +5,7 @@
 #ifndef GP_ANALYSIS_MANNWHITNEY_H
 #define GP_ANALYSIS_MANNWHITNEY_H
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum gp_mwu_method {
     GP_MWU_AUTO = 0,   /* exact when a side has <= 8 values and there are no ties */
@@ -27,6 +28,14 @@ typedef struct gp_mwu {
  * or GP_ENOMEM with *out invalid. */
 int gp_mwu_test(const double *x, size_t n1, const double *y, size_t n2, gp_mwu_method method,
                 gp_mwu *out);
+
+/* The same test on samples already sorted ascending (O(n1 + n2): one merge,
+ * no copy). Returns 0 (it allocates nothing). */
+int gp_mwu_test_sorted(const double *x, size_t n1, const double *y, size_t n2, gp_mwu_method method,
+                       gp_mwu *out);
+/* The same on ascending integer samples (durations in ns). Returns 0. */
+int gp_mwu_test_sorted_i64(const int64_t *x, size_t n1, const int64_t *y, size_t n2,
+                           gp_mwu_method method, gp_mwu *out);
 
 /* P(U >= u) under the null hypothesis for sample sizes m and n without ties,
  * computed exactly (frequencies of the Gaussian binomial coefficient).

@@ -19,6 +19,7 @@ GP_CMD_FN(gp_cmd_summary);
 GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
 GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
 GP_CMD_FN(gp_cmd_advise);  /* cmd_advise.c (issue 8) */
+GP_CMD_FN(gp_cmd_history); /* cmd_history.c (issue 8) */
 GP_CMD_FN(gp_cmd_devices); /* cmd_devices.c (issue 6) */
 GP_CMD_FN(gp_cmd_health);  /* cmd_devices.c (issue 6) */
 GP_CMD_FN(gp_cmd_monitor); /* cmd_monitor.c (issue 6) */

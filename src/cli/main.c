@@ -10,6 +10,7 @@ static const gp_command commands[] = {
     {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues", gp_cmd_analyze},
     {"compare", "compare baseline and current runs; CI gate for regressions", gp_cmd_compare},
     {"advise", "optimization advice from a trace (rule engine)", gp_cmd_advise},
+    {"history", "one operation's figures over the runs of a store, with steps", gp_cmd_history},
     {"flame", "flame graph (HTML, folded, speedscope) of a trace or folded stacks", gp_cmd_flame},
     {"timeline", "CPU/GPU timeline: Perfetto JSON or an HTML viewer", gp_cmd_timeline},
     {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},

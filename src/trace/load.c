@@ -95,6 +95,7 @@ typedef struct job {
     gp_err *errs;
     size_t next;
     int progress;
+    int split; /* threads each import may split a large plain file over */
     pthread_mutex_t mu;
 } job;
 
@@ -115,7 +116,7 @@ static void *worker(void *arg)
             continue;
         }
 #endif
-        gp_import_opts o = {j->progress, j->n == 1 ? 0 : 1};
+        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split};
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
     }
 }
@@ -126,9 +127,12 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         threads = c > 0 ? (int)c : 1;
     }
+    /* fewer files than threads (e.g. compare's two sides on 16 cores): each
+     * import splits its file over its share of the cores */
+    int split = (size_t)threads > n ? (int)((size_t)threads / n) : 1;
     if ((size_t)threads > n) threads = (int)n;
     job j = {paths, n, traces, gp_xcalloc(n, sizeof(int)), gp_xcalloc(n, sizeof(gp_err)), 0,
-             n == 1 ? -1 : 0, PTHREAD_MUTEX_INITIALIZER};
+             n == 1 ? -1 : 0, split, PTHREAD_MUTEX_INITIALIZER};
     for (size_t i = 0; i < n; i++) traces[i] = NULL;
     pthread_t *th = gp_xcalloc((size_t)threads, sizeof *th);
     int started = 0;

@@ -1,0 +1,306 @@
+/* tests/test_history.c: `gpuprof history`: per-run figures of stored runs and
+ * step detection, on stores written with the store's writer API (one op
+ * slowing down from run 4 on; a flat history), plus the command's output. */
+#include "analysis/history.h"
+#include "core/clock.h"
+#include "store/store.h"
+#include "test.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void tmp_path(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n, "/tmp/gp_test_history_%s_%d.db", tag, (int)getpid());
+    char x[600];
+    unlink(buf);
+    snprintf(x, sizeof x, "%s-wal", buf);
+    unlink(x);
+    snprintf(x, sizeof x, "%s-shm", buf);
+    unlink(x);
+}
+
+static void rm_store(const char *path)
+{
+    char x[600];
+    unlink(path);
+    snprintf(x, sizeof x, "%s-wal", path);
+    unlink(x);
+    snprintf(x, sizeof x, "%s-shm", path);
+    unlink(x);
+}
+
+/* Deterministic noise in [-1, 1). */
+static double noise(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / (double)(1ULL << 52) - 1.0;
+}
+
+/* Writes nruns runs: kernel "gemm" (100 us), kernel "flat_kernel" (50 us)
+ * and API call "clEnqueueNDRangeKernel" (2 us), n instances each with +-3 %
+ * noise; from run step_run on (1-based; 0 = never) gemm takes slow_pct more. */
+static int write_store(const char *path, int nruns, int step_run, double slow_pct, int n)
+{
+    uint64_t seed = 12345;
+    for (int r = 1; r <= nruns; r++) {
+        gp_store *s;
+        gp_err err = {0};
+        if (gp_store_open(path, &s, &err)) return -1;
+        gp_store_run_info ri = {"prog", "host", gp_clock_wall_ns(), gp_clock_mono_ns(), 1};
+        int64_t run = gp_store_run_begin(s, &ri, &err);
+        gp_store_close(s);
+        if (run <= 0) return -1;
+        gp_store_writer_opts o = {50, 0, "test"};
+        gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+        if (!w) return -1;
+        uint32_t th = gp_store_writer_track(w, GP_STORE_TRACK_THREAD, 100, GP_NONE, NULL);
+        uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 7, 0, "queue 7");
+        uint32_t cat = gp_store_writer_str(w, "runtime");
+        uint32_t launch = gp_store_writer_str(w, "clEnqueueNDRangeKernel");
+        uint32_t gemm = gp_store_writer_str(w, "gemm");
+        uint32_t flat = gp_store_writer_str(w, "flat_kernel");
+        int64_t t = 1000000;
+        double f = step_run && r >= step_run ? 1 + slow_pct / 100 : 1;
+        for (int i = 0; i < n; i++) {
+            gp_store_ev ev[4];
+            gp_store_ev_init(&ev[0], GP_ST_API);
+            ev[0].track = th;
+            ev[0].cat = cat;
+            ev[0].name = launch;
+            ev[0].ts = t;
+            ev[0].dur = (int64_t)(2000 * (1 + 0.03 * noise(&seed)));
+            for (int k = 1; k <= 2; k++) {
+                gp_store_ev_init(&ev[k], GP_ST_KERNEL);
+                ev[k].track = q;
+                ev[k].device = 0;
+                ev[k].stream = 7;
+            }
+            ev[1].name = gemm;
+            ev[1].ts = t + 3000;
+            ev[1].dur = (int64_t)(100000 * f * (1 + 0.03 * noise(&seed)));
+            ev[2].name = flat;
+            ev[2].ts = t + 150000;
+            ev[2].dur = (int64_t)(50000 * (1 + 0.03 * noise(&seed)));
+            gp_store_writer_put(w, ev, 3);
+            t += 300000;
+        }
+        if (gp_store_writer_stop(w)) return -1;
+        if (gp_store_open(path, &s, &err)) return -1;
+        int rc = gp_store_run_end(s, run, 0, t, &err);
+        gp_store_close(s);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* Loads every run of the store into a finished history. */
+static gp_history *history_of(const char *path, const gp_history_opts *o)
+{
+    gp_store_run_row *rows;
+    size_t n;
+    gp_err err = {0};
+    if (gp_store_runs(path, &rows, &n, &err)) return NULL;
+    gp_history *h = gp_history_create(o);
+    for (size_t i = 0; h && i < n; i++) {
+        gp_trace *t;
+        if (gp_store_load(path, rows[i].id, &t, &err) || gp_history_add_run(h, t)) {
+            gp_history_destroy(h);
+            h = NULL;
+            break;
+        }
+        gp_trace_destroy(t);
+    }
+    gp_store_runs_free(rows, n);
+    if (h && gp_history_finish(h)) {
+        gp_history_destroy(h);
+        h = NULL;
+    }
+    return h;
+}
+
+static const gp_hist_op *op_named(const gp_history *h, const char *name)
+{
+    size_t n;
+    const gp_hist_op *ops = gp_history_ops(h, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(gp_history_name(h, ops[i].name), name)) return &ops[i];
+    return NULL;
+}
+
+TEST(history_step_at_run4)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "step");
+    ASSERT_EQ_INT(write_store(path, 6, 4, 20, 60), 0);
+    gp_history_opts o;
+    gp_history_opts_default(&o);
+    gp_history *h = history_of(path, &o);
+    ASSERT(h != NULL);
+    ASSERT_EQ_INT(gp_history_runs(h), 6);
+    const gp_hist_op *g = op_named(h, "gemm"), *f = op_named(h, "flat_kernel");
+    const gp_hist_op *api = op_named(h, "clEnqueueNDRangeKernel");
+    ASSERT(g && f && api);
+    ASSERT_EQ_INT(g->group, GP_G_KERNEL);
+    ASSERT_EQ_INT(api->group, GP_G_RUNTIME);
+    ASSERT_EQ_INT(g->runs_present, 6);
+    for (int r = 0; r < 6; r++) {
+        ASSERT_EQ_INT(g->pts[r].count, 60);
+        double want = r >= 3 ? 120000 : 100000;
+        ASSERT_NEAR(g->pts[r].mean_ns, want, want * 0.01);
+        ASSERT(g->pts[r].p50_ns <= g->pts[r].p95_ns);
+    }
+    ASSERT_EQ_INT(g->nsteps, 1);
+    ASSERT_EQ_INT(g->steps[0].at, 3); /* the 4th run */
+    ASSERT_NEAR(g->steps[0].change_pct, 20, 1.5);
+    ASSERT(g->steps[0].p < 1e-6);
+    ASSERT(g->steps[0].effect < 0.5);
+    ASSERT_EQ_INT(f->nsteps, 0);
+    ASSERT_EQ_INT(api->nsteps, 0);
+    /* the listing puts the op with a step first */
+    size_t n;
+    const gp_hist_op *ops = gp_history_ops(h, &n);
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_STR(gp_history_name(h, ops[0].name), "gemm");
+    gp_history_destroy(h);
+    rm_store(path);
+}
+
+TEST(history_flat_no_step)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "flat");
+    ASSERT_EQ_INT(write_store(path, 6, 0, 0, 60), 0);
+    gp_history_opts o;
+    gp_history_opts_default(&o);
+    gp_history *h = history_of(path, &o);
+    ASSERT(h != NULL);
+    size_t n;
+    const gp_hist_op *ops = gp_history_ops(h, &n);
+    ASSERT_EQ_INT(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_INT(ops[i].nsteps, 0);
+        ASSERT(ops[i].spread_pct < 5);
+    }
+    gp_history_destroy(h);
+    rm_store(path);
+}
+
+/* Fills runs of k instances around mean m[r] (+-2 %). */
+static void synth(int64_t *buf, const int64_t **runs, size_t *cnt, const double *m, size_t nr,
+                  size_t k)
+{
+    uint64_t seed = 99;
+    for (size_t r = 0; r < nr; r++) {
+        runs[r] = buf + r * k;
+        cnt[r] = k;
+        for (size_t i = 0; i < k; i++) buf[r * k + i] = (int64_t)(m[r] * (1 + 0.02 * noise(&seed)));
+        /* ascending, as the contract asks */
+        for (size_t i = 1; i < k; i++)
+            for (size_t j = i; j > 0 && buf[r * k + j - 1] > buf[r * k + j]; j--) {
+                int64_t t = buf[r * k + j];
+                buf[r * k + j] = buf[r * k + j - 1];
+                buf[r * k + j - 1] = t;
+            }
+    }
+}
+
+TEST(history_steps_rules)
+{
+    gp_history_opts o;
+    gp_history_opts_default(&o);
+    static int64_t buf[9 * 40];
+    const int64_t *runs[9];
+    size_t cnt[9];
+    gp_hist_step *st;
+    size_t ns;
+    /* two steps: up at run index 3, back down at 6 */
+    double m2[9] = {1000, 1000, 1000, 1300, 1300, 1300, 1000, 1000, 1000};
+    synth(buf, runs, cnt, m2, 9, 40);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 9, &o, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 2);
+    ASSERT_EQ_INT(st[0].at, 3);
+    ASSERT_EQ_INT(st[1].at, 6);
+    ASSERT(st[0].change_pct > 25 && st[1].change_pct < -20);
+    free(st);
+    /* a 2 % shift is below the threshold */
+    double small[6] = {1000, 1000, 1000, 1020, 1020, 1020};
+    synth(buf, runs, cnt, small, 6, 40);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 6, &o, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 0);
+    free(st);
+    /* one instance per run: 3 against 3 can never be significant */
+    double big[6] = {1000, 1000, 1000, 2000, 2000, 2000};
+    synth(buf, runs, cnt, big, 6, 1);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 6, &o, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 0);
+    free(st);
+    /* absent runs are skipped: the step lands on the next run present */
+    synth(buf, runs, cnt, big, 6, 40);
+    cnt[3] = 0;
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 6, &o, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 1);
+    ASSERT_EQ_INT(st[0].at, 4);
+    free(st);
+}
+
+/* Runs the gpuprof binary with args; returns its exit status and output. */
+static int run_cli(const char *args, char *out, size_t n)
+{
+    const char *bin = getenv("GPUPROF_BIN");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t k = fread(out, 1, n - 1, p);
+    out[k] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(history_cli)
+{
+    if (!getenv("GPUPROF_BIN")) SKIP("GPUPROF_BIN not set (run through ctest)");
+    char path[256], args[512];
+    static char out[1 << 16];
+    tmp_path(path, sizeof path, "cli");
+    ASSERT_EQ_INT(write_store(path, 6, 4, 20, 60), 0);
+    snprintf(args, sizeof args, "history --op gemm --json %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "\"name\":\"gemm\"");
+    ASSERT_CONTAINS(out, "\"steps\":[{\"run\":4,\"run_index\":3,");
+    ASSERT_CONTAINS(out, "\"runs_present\":6");
+    snprintf(args, sizeof args, "history --op gemm %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "<- step +2");
+    ASSERT_CONTAINS(out, "from run 4:");
+    snprintf(args, sizeof args, "history %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "1 with a step");
+    ASSERT_CONTAINS(out, "run 4 (+2");
+    snprintf(args, sizeof args, "history --category runtime --json %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "\"operation_count\":1");
+    ASSERT_CONTAINS(out, "\"steps\":[]");
+    snprintf(args, sizeof args, "history --op no_such_kernel %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 2);
+    ASSERT_CONTAINS(out, "no operation 'no_such_kernel'");
+    snprintf(args, sizeof args, "history --last 3 --op gemm --json %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "\"run_ids\":[4,5,6]");
+    ASSERT_CONTAINS(out, "\"steps\":[]"); /* runs 4-6 are all slow */
+    rm_store(path);
+    tmp_path(path, sizeof path, "cliflat");
+    ASSERT_EQ_INT(write_store(path, 6, 0, 0, 60), 0);
+    snprintf(args, sizeof args, "history --op gemm --json %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "\"steps\":[]");
+    snprintf(args, sizeof args, "history %s /tmp/gp_no_such_store_%d.db", path, (int)getpid());
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 2);
+    rm_store(path);
+    ASSERT_EQ_INT(run_cli("history /nonexistent/x.db", out, sizeof out), 2);
+}
+
+TEST_MAIN(history_step_at_run4, history_flat_no_step, history_steps_rules, history_cli)
