@@ -5,7 +5,7 @@ headless Chromium and checks the rendered DOM for the expected elements and
 figures, and that the page logged nothing to the console (errors included).
 A deliberately broken page checks that console errors are caught.
 Exit 77 when Chromium is not installed."""
-import json, os, re, shutil, subprocess, sys, tempfile
+import html, json, os, re, shutil, subprocess, sys, tempfile
 from decimal import Decimal
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
@@ -163,10 +163,44 @@ def main():
             check("GPU breakdowns" in dom and 'class="launch"' in dom, "analyze breakdowns present")
             if len(inputs) > 1:
                 check('id="r1"' in dom and text_of(dom, "r1-gpu") not in (None, "N/A"), "second trace section")
+            for i, inp in enumerate(inputs):
+                check_advice(dom, "r%d" % i, inp, need=("small-gpu-op",) if i == 0 else ("comm-not-overlapped",))
         print("%s: ok (%d bytes)" % (name, os.path.getsize(path)))
     if failures:
         sys.exit(1)
     print("ok")
+
+
+def check_advice(dom, p, trace, need):
+    """The report's advice section of section p shows exactly what
+    `gpuprof advise --json` finds on the trace, in its order."""
+    want = json.loads(gp("advise", "--json", trace))["traces"][0]["advice"]
+    sect = re.search(r'<section class="sect" id="%s">(.*?)</section>' % p, dom, re.S)
+    check(sect is not None, "%s: section" % p)
+    if not sect:
+        return
+    sect = sect.group(1)
+    check('id="%s-advice"' % p in sect, "%s: advice section present" % p)
+    check(text_of(sect, p + "-advice-n") == str(len(want)), "%s: advice count %r != advise's %d" % (
+        p, text_of(sect, p + "-advice-n"), len(want)))
+    blocks = sect.split('<div class="adv p-')[1:]
+    got_ids = [re.match(r'[a-z]+" data-rule="([^"]+)"', b).group(1) for b in blocks]
+    check(got_ids == [a["id"] for a in want], "%s: advice rules %r != advise's %r" % (
+        p, got_ids, [a["id"] for a in want]))
+    for r in need:
+        check(r in got_ids, "%s: rule %s fired and shown" % (p, r))
+    for b, a in zip(blocks, want):
+        def field(cls, pre=""):
+            m = re.search(r'<div class="%s">%s(.*?)</div>' % (cls, re.escape(pre)), b, re.S)
+            return html.unescape(m.group(1)) if m else None
+        check(b.startswith(a["priority"] + '"'), "%s %s: priority %s" % (p, a["id"], a["priority"]))
+        check(field("finding") == a["finding"], "%s %s: finding %r" % (p, a["id"], field("finding")))
+        check(field("est", "<b>Estimate:</b> ") == a["estimate"], "%s %s: estimate" % (p, a["id"]))
+        check(field("hint", "<b>Hint:</b> ") == a["hint"], "%s %s: hint" % (p, a["id"]))
+        rows = re.findall(r'<tr><td class="l">(.*?)</td><td>(\d+)</td>', b)
+        check([(html.unescape(n), int(c)) for n, c in rows] == [(e["name"], e["count"]) for e in a["evidence"]],
+              "%s %s: evidence rows %r" % (p, a["id"], rows[:2]))
+    print("%s: %d advice shown as advise finds them (%s)" % (p, len(want), ", ".join(got_ids)))
 
 
 def fmt_bytes(b):  # gp_fmt_bytes

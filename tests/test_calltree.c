@@ -100,4 +100,92 @@ TEST(folded_parse)
     gp_ftree_fini(&f);
 }
 
-TEST_MAIN(nesting_clips_partial_overlap, tree_attaches_gpu_under_launch, folded_parse)
+/* Adds one folded line the slow, obvious way: a hash lookup per frame. */
+static void naive_add(gp_ftree *f, const char *line)
+{
+    const char *sp = strrchr(line, ' ');
+    uint32_t nd = 0;
+    for (const char *s = line; s < sp;) {
+        const char *e = memchr(s, ';', (size_t)(sp - s));
+        if (!e) e = sp;
+        if (e > s) nd = gp_ftree_child(f, nd, s, (size_t)(e - s), GP_FK_CPU);
+        s = e + 1;
+    }
+    f->nodes.v[nd].self += atoll(sp + 1);
+}
+
+/* The sorted, hash-free folded builder gives the same tree as per-frame
+ * lookups, also when merged into a tree that already has frames, and the
+ * index still finds its frames afterwards (no duplicates). */
+TEST(folded_matches_naive_build)
+{
+    static const char *const names[] = {"a", "ab", "a b", "a!", "b", "main", "m.f1", "zz", "A"};
+    const size_t nnames = sizeof names / sizeof *names;
+    gp_sbuf in1 = {0}, in2 = {0}, line = {0};
+    gp_ftree f, ref;
+    ASSERT_EQ_INT(gp_ftree_init(&f, "samples"), 0);
+    ASSERT_EQ_INT(gp_ftree_init(&ref, "samples"), 0);
+    uint64_t rnd = 12345;
+    for (int i = 0; i < 4000; i++) {
+        gp_sbuf_reset(&line);
+        rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+        int depth = (int)(rnd >> 60) % 7;
+        for (int d = 0; d < depth; d++) {
+            rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+            if (d)
+                gp_sbuf_puts(&line, (rnd >> 20) % 13 ? ";" : ";;"); /* empty frames are skipped */
+            gp_sbuf_puts(&line, names[(rnd >> 33) % (d < 2 ? 3 : nnames)]);
+        }
+        gp_sbuf_printf(&line, " %d", (int)((rnd >> 40) % 100) + 1);
+        naive_add(&ref, gp_sbuf_cstr(&line));
+        gp_sbuf *in = i < 2500 ? &in1 : &in2;
+        gp_sbuf_add(in, line.s, line.n);
+        gp_sbuf_putc(in, '\n');
+    }
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_ftree_add_folded(&f, in1.s, in1.n, "one", &err), 0);
+    ASSERT_EQ_INT(gp_ftree_add_folded(&f, in2.s, in2.n, "two", &err), 0);
+    ASSERT_EQ_INT(f.nodes.n, ref.nodes.n);
+    /* a path that exists is found through the (lazily completed) index */
+    uint32_t nd = gp_ftree_child(&f, 0, "a", 1, GP_FK_CPU);
+    nd = gp_ftree_child(&f, nd, "ab", 2, GP_FK_CPU);
+    ASSERT(nd != GP_NO_INDEX);
+    ASSERT_EQ_INT(f.nodes.n, ref.nodes.n);
+    gp_ftree_finish(&f);
+    gp_ftree_finish(&ref);
+    ASSERT_EQ_INT(f.nodes.v[0].total, ref.nodes.v[0].total);
+    ASSERT_EQ_INT(gp_ftree_sort_children(&f), 0);
+    ASSERT_EQ_INT(gp_ftree_sort_children(&ref), 0);
+    gp_sbuf a = {0}, b = {0};
+    gp_flame_folded(&f, &a);
+    gp_flame_folded(&ref, &b);
+    ASSERT_EQ_STR(gp_sbuf_cstr(&a), gp_sbuf_cstr(&b));
+    ASSERT_CONTAINS(gp_sbuf_cstr(&a), "a b;");
+    gp_sbuf_free(&a);
+    gp_sbuf_free(&b);
+    gp_sbuf_free(&in1);
+    gp_sbuf_free(&in2);
+    gp_sbuf_free(&line);
+    gp_ftree_fini(&f);
+    gp_ftree_fini(&ref);
+}
+
+/* Children come out in byte order of their names whatever the input order. */
+TEST(folded_children_in_name_order)
+{
+    gp_ftree f;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_ftree_init(&f, "samples"), 0);
+    const char *in = "r;b 1\nr;a;y 2\nr;B 3\nr;a;x 4\nr 5\nr;a 6\n";
+    ASSERT_EQ_INT(gp_ftree_add_folded(&f, in, strlen(in), "x", &err), 0);
+    gp_ftree_finish(&f);
+    ASSERT_EQ_INT(gp_ftree_sort_children(&f), 0);
+    gp_sbuf b = {0};
+    gp_flame_folded(&f, &b);
+    ASSERT_EQ_STR(gp_sbuf_cstr(&b), "r 5\nr;B 3\nr;a 6\nr;a;x 4\nr;a;y 2\nr;b 1\n");
+    gp_sbuf_free(&b);
+    gp_ftree_fini(&f);
+}
+
+TEST_MAIN(nesting_clips_partial_overlap, tree_attaches_gpu_under_launch, folded_parse,
+          folded_matches_naive_build, folded_children_in_name_order)

@@ -131,6 +131,7 @@ int gp_ftree_init(gp_ftree *f, const char *unit)
         gp_ftree_fini(f);
         return GP_ENOMEM;
     }
+    f->indexed = 1;
     return 0;
 }
 
@@ -162,11 +163,43 @@ static int index_grow(gp_ftree *f)
     return 0;
 }
 
+/* Adds nodes [f->indexed, f->nodes.n) to the index (nodes appended by the
+ * folded-stacks builder are indexed only when a later lookup needs them). */
+static int index_sync(gp_ftree *f)
+{
+    for (; f->indexed < f->nodes.n; f->indexed++) {
+        if ((f->used + 1) * 4 > f->cap * 3 && index_grow(f)) return GP_ENOMEM;
+        const gp_fnode *nd = &f->nodes.v[f->indexed];
+        uint32_t tag = (uint32_t)node_key(nd->parent, nd->name, nd->kind);
+        size_t j = tag & (f->cap - 1);
+        while (f->slots[j]) j = (j + 1) & (f->cap - 1);
+        f->slots[j] = ((uint64_t)f->indexed + 1) << 32 | tag;
+        f->used++;
+    }
+    return 0;
+}
+
+/* The indexed child of parent with string id `id` and kind, or GP_NO_INDEX. */
+static uint32_t index_find(const gp_ftree *f, uint32_t parent, uint32_t id, int kind)
+{
+    if (!f->cap) return GP_NO_INDEX;
+    uint32_t tag = (uint32_t)node_key(parent, id, kind);
+    for (size_t j = tag & (f->cap - 1);; j = (j + 1) & (f->cap - 1)) {
+        uint64_t v = f->slots[j];
+        if (!v) return GP_NO_INDEX;
+        if ((uint32_t)v != tag) continue;
+        const gp_fnode *c = &f->nodes.v[(v >> 32) - 1];
+        if (c->parent == parent && c->name == id && c->kind == kind)
+            return (uint32_t)((v >> 32) - 1);
+    }
+}
+
 /* The child of parent with string id `id` and kind, created when absent. One
  * probe sequence over a single array; the 32-bit tag avoids touching nodes
  * that merely share a slot. */
 static uint32_t child_id(gp_ftree *f, uint32_t parent, uint32_t id, int kind)
 {
+    if (f->indexed < f->nodes.n && index_sync(f)) return GP_NO_INDEX;
     if ((f->used + 1) * 4 > f->cap * 3 && index_grow(f)) return GP_NO_INDEX;
     uint64_t h = node_key(parent, id, kind);
     uint32_t tag = (uint32_t)h;
@@ -192,6 +225,7 @@ static uint32_t child_id(gp_ftree *f, uint32_t parent, uint32_t id, int kind)
     f->nodes.v[parent].first_child = idx;
     f->slots[j] = ((uint64_t)idx + 1) << 32 | tag;
     f->used++;
+    f->indexed = f->nodes.n;
     return idx;
 }
 
@@ -291,17 +325,99 @@ done:
     return rc;
 }
 
+/* rank[id] = position of name `id` in byte order (strcmp, then id), for every
+ * name of the table; NULL on out of memory. The caller frees. */
+static int cmp_name(const void *a, const void *b, void *ctx)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(gp_strtab_get(ctx, x), gp_strtab_get(ctx, y));
+    return c ? c : (x > y) - (x < y);
+}
+
+static uint32_t *name_ranks(const gp_strtab *names)
+{
+    uint32_t n = gp_strtab_count(names);
+    uint32_t *ord = malloc((n ? n : 1) * sizeof *ord), *rank = malloc((n ? n : 1) * sizeof *rank);
+    if (!ord || !rank) {
+        free(ord);
+        free(rank);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) ord[i] = i;
+    qsort_r(ord, n, sizeof *ord, cmp_name, (void *)names);
+    for (uint32_t i = 0; i < n; i++) rank[ord[i]] = i;
+    free(ord);
+    return rank;
+}
+
+/* One parsed folded line: its frames are ids[off, off + len). */
+typedef struct fline {
+    size_t off;
+    int64_t cnt;
+    uint32_t len;
+} fline;
+
 typedef struct frame_ref {
     const char *s;
     size_t len;
-    uint32_t node;
+    uint32_t id;
 } frame_ref;
 
-int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err)
+typedef GP_VEC(uint32_t) u32vec;
+typedef GP_VEC(fline) flinevec;
+
+/* The parser's own name -> id cache in front of the string table: one probe
+ * touches one entry holding the full hash, the length and the interned copy. */
+typedef struct name_slot {
+    uint64_t h;
+    const char *s; /* the table's copy (stable), NULL when empty */
+    uint32_t len, id;
+} name_slot;
+
+typedef struct name_cache {
+    name_slot *v;
+    size_t cap, n;
+} name_cache;
+
+static uint32_t cache_intern(name_cache *c, gp_strtab *names, const char *s, size_t len)
+{
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 4096;
+        name_slot *nv = calloc(nc, sizeof *nv);
+        if (!nv) return UINT32_MAX;
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->v[i].s) continue;
+            size_t j = c->v[i].h & (nc - 1);
+            while (nv[j].s) j = (j + 1) & (nc - 1);
+            nv[j] = c->v[i];
+        }
+        free(c->v);
+        c->v = nv;
+        c->cap = nc;
+    }
+    uint64_t h = gp_hash_bytes(s, len);
+    size_t j = h & (c->cap - 1);
+    for (; c->v[j].s; j = (j + 1) & (c->cap - 1))
+        if (c->v[j].h == h && c->v[j].len == len && !memcmp(c->v[j].s, s, len)) return c->v[j].id;
+    uint32_t id = gp_strtab_intern(names, s, len);
+    if (id == UINT32_MAX || len >= UINT32_MAX) return UINT32_MAX;
+    c->v[j] = (name_slot){h, gp_strtab_get(names, id), (uint32_t)len, id};
+    c->n++;
+    return id;
+}
+
+/* Pass 1: every line's count and frame ids (interned in f->names). The
+ * previous frame seen at each depth is remembered, so repeated stack
+ * prefixes are interned without hashing. */
+static int folded_parse(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err,
+                        flinevec *lines, u32vec *ids)
 {
     const char *p = data, *lim = data + n;
     size_t line = 0;
     GP_VEC(frame_ref) prev = {0};
+    name_cache cache = {0};
+    int rc = 0;
+    if (GP_VEC_RESERVE(*ids, n / 8 + 16) || GP_VEC_RESERVE(*lines, n / 64 + 16)) goto nomem;
     while (p < lim) {
         const char *eol = memchr(p, '\n', (size_t)(lim - p));
         if (!eol) eol = lim;
@@ -316,16 +432,18 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
         /* the count is the last space-separated field */
         const char *c = e;
         while (c > p && c[-1] != ' ' && c[-1] != '\t') c--;
-        if (c == p || c == e)
-            return free(prev.v), gp_err_set(err, GP_EPARSE,
-                                            "%s:%zu: expected 'frame;frame;... COUNT'", name, line);
+        if (c == p || c == e) {
+            rc = gp_err_set(err, GP_EPARSE, "%s:%zu: expected 'frame;frame;... COUNT'", name, line);
+            goto out;
+        }
         int64_t cnt = 0, frac_num = 0, frac_den = 1;
         const char *q = c;
         int digits = 0;
         while (q < e && *q >= '0' && *q <= '9') {
-            if (cnt > (INT64_MAX - 9) / 10)
-                return free(prev.v),
-                       gp_err_set(err, GP_EPARSE, "%s:%zu: count too large", name, line);
+            if (cnt > (INT64_MAX - 9) / 10) {
+                rc = gp_err_set(err, GP_EPARSE, "%s:%zu: count too large", name, line);
+                goto out;
+            }
             cnt = cnt * 10 + (*q++ - '0');
             digits++;
         }
@@ -340,51 +458,221 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
                 digits++;
             }
         }
-        if (q != e || !digits)
-            return free(prev.v),
-                   gp_err_set(err, GP_EPARSE, "%s:%zu: the count '%.*s' is not a number", name,
-                              line, (int)(e - c), c);
+        if (q != e || !digits) {
+            rc = gp_err_set(err, GP_EPARSE, "%s:%zu: the count '%.*s' is not a number", name, line,
+                            (int)(e - c), c);
+            goto out;
+        }
         if (frac_num * 2 >= frac_den) cnt++;
         const char *se = c;
         while (se > p && (se[-1] == ' ' || se[-1] == '\t')) se--;
-        /* frames shared with the previous line reuse its nodes (folded files
-         * are usually sorted, so most of a stack repeats) */
-        uint32_t nd = 0;
+        fline fl = {ids->n, cnt, 0};
         size_t depth = 0;
-        int same = 1;
-        const char *s = p;
-        while (s < se) {
+        for (const char *s = p; s < se;) {
             const char *semi = memchr(s, ';', (size_t)(se - s));
             if (!semi) semi = se;
             if (semi > s) {
                 size_t len = (size_t)(semi - s);
-                if (same && depth < prev.n && prev.v[depth].len == len &&
+                uint32_t id;
+                if (depth < prev.n && prev.v[depth].len == len &&
                     !memcmp(prev.v[depth].s, s, len)) {
-                    nd = prev.v[depth].node;
+                    id = prev.v[depth].id;
                 } else {
-                    same = 0;
-                    nd = gp_ftree_child(f, nd, s, len, GP_FK_CPU);
-                    if (nd == GP_NO_INDEX) {
-                        GP_VEC_FREE(prev);
-                        return gp_err_set(err, GP_ENOMEM, "out of memory");
-                    }
-                    prev.n = depth;
-                    frame_ref fr = {s, len, nd};
-                    if (GP_VEC_PUSH(prev, fr)) {
-                        GP_VEC_FREE(prev);
-                        return gp_err_set(err, GP_ENOMEM, "out of memory");
-                    }
+                    id = cache_intern(&cache, f->names, s, len);
+                    if (id == UINT32_MAX) goto nomem;
+                    frame_ref fr = {s, len, id};
+                    if (depth < prev.n)
+                        prev.v[depth] = fr;
+                    else if (GP_VEC_PUSH(prev, fr))
+                        goto nomem;
                 }
+                if (GP_VEC_PUSH(*ids, id)) goto nomem;
                 depth++;
             }
             s = semi + 1;
         }
-        if (same) prev.n = depth;
-        f->nodes.v[nd].self += cnt;
+        if (depth >= UINT32_MAX || lines->n >= UINT32_MAX - 1) {
+            rc = gp_err_set(err, GP_EPARSE, "%s:%zu: too many stacks or frames", name, line);
+            goto out;
+        }
+        fl.len = (uint32_t)depth;
+        if (GP_VEC_PUSH(*lines, fl)) goto nomem;
         p = eol + 1;
     }
+    goto out;
+nomem:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+out:
     GP_VEC_FREE(prev);
+    free(cache.v);
+    return rc;
+}
+
+/* Compares the frames of lines x and y from depth d on (a prefix first). */
+static int seq_cmp(const fline *x, const fline *y, const uint32_t *ids, uint32_t d)
+{
+    uint32_t m = x->len < y->len ? x->len : y->len;
+    const uint32_t *a = ids + x->off, *b = ids + y->off;
+    for (; d < m; d++)
+        if (a[d] != b[d]) return a[d] < b[d] ? -1 : 1;
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+typedef struct sort_range {
+    size_t a, b;
+    uint32_t d;
+} sort_range;
+
+/* Sorts k[0..n) by their upper 32 bits (< 2^kbits): LSD radix, 8 bits a pass. */
+static void sort_keys(uint64_t *k, uint64_t *tmp, size_t n, unsigned kbits)
+{
+    uint64_t *src = k, *dst = tmp;
+    for (unsigned shift = 32; shift < 32 + kbits; shift += 8) {
+        size_t cnt[257] = {0};
+        for (size_t i = 0; i < n; i++) cnt[((src[i] >> shift) & 255) + 1]++;
+        for (int d = 0; d < 256; d++) cnt[d + 1] += cnt[d];
+        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 255]++] = src[i];
+        uint64_t *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != k) memcpy(k, src, n * sizeof *k);
+}
+
+/* Pass 2: orders lines by their frame sequences (ids hold name ranks < nn):
+ * MSD radix, one frame depth at a time, insertion sort for short ranges. */
+static int folded_sort(const fline *L, size_t nl, const uint32_t *ids, uint32_t nn, uint32_t *ord)
+{
+    unsigned kbits = 1;
+    while (kbits < 32 && (uint64_t)nn + 1 >= (uint64_t)1 << kbits) kbits++;
+    uint64_t *key = malloc((nl ? nl : 1) * sizeof *key), *tmp = malloc((nl ? nl : 1) * sizeof *tmp);
+    GP_VEC(sort_range) st = {0};
+    if (!key || !tmp || GP_VEC_PUSH(st, ((sort_range){0, nl, 0}))) {
+        free(tmp);
+        free(key);
+        GP_VEC_FREE(st);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < nl; i++) ord[i] = (uint32_t)i;
+    while (st.n) {
+        sort_range r = st.v[--st.n];
+        size_t a = r.a, b = r.b;
+        if (b - a <= 16) {
+            for (size_t i = a + 1; i < b; i++) {
+                uint32_t v = ord[i];
+                size_t j = i;
+                while (j > a && seq_cmp(&L[ord[j - 1]], &L[v], ids, r.d) > 0) {
+                    ord[j] = ord[j - 1];
+                    j--;
+                }
+                ord[j] = v;
+            }
+            continue;
+        }
+        int same = 1;
+        for (size_t i = a; i < b; i++) {
+            /* lines are visited in permuted order: fetch ahead (line, then its frames) */
+            if (i + 16 < b) __builtin_prefetch(&L[ord[i + 16]]);
+            if (i + 8 < b) __builtin_prefetch(ids + L[ord[i + 8]].off + r.d);
+            const fline *l = &L[ord[i]];
+            uint64_t k = r.d < l->len ? (uint64_t)ids[l->off + r.d] + 1 : 0;
+            key[i] = k << 32 | ord[i];
+            same &= (key[i] >> 32) == (key[a] >> 32);
+        }
+        if (same) { /* one shared frame at this depth: look one deeper */
+            if (key[a] >> 32 && GP_VEC_PUSH(st, ((sort_range){a, b, r.d + 1}))) goto nomem;
+            continue;
+        }
+        sort_keys(key + a, tmp, b - a, kbits);
+        for (size_t i = a; i < b;) {
+            size_t j = i + 1;
+            while (j < b && key[j] >> 32 == key[i] >> 32) j++;
+            for (size_t k = i; k < j; k++) ord[k] = (uint32_t)key[k];
+            if (j - i > 1 && key[i] >> 32 && GP_VEC_PUSH(st, ((sort_range){i, j, r.d + 1})))
+                goto nomem;
+            i = j;
+        }
+    }
+    free(key);
+    free(tmp);
+    GP_VEC_FREE(st);
     return 0;
+nomem:
+    free(tmp);
+    free(key);
+    GP_VEC_FREE(st);
+    return GP_ENOMEM;
+}
+
+int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err)
+{
+    flinevec lines = {0};
+    u32vec ids = {0}, path = {0};
+    uint32_t *rank = NULL, *inv = NULL, *ord = NULL;
+    int rc = folded_parse(f, data, n, name, err, &lines, &ids);
+    if (rc) goto out;
+    /* frames as name ranks, so that sorted lines give children in name order */
+    uint32_t nn = gp_strtab_count(f->names);
+    rank = name_ranks(f->names);
+    inv = malloc((nn ? nn : 1) * sizeof *inv);
+    ord = malloc((lines.n ? lines.n : 1) * sizeof *ord);
+    if (!rank || !inv || !ord) goto nomem;
+    for (uint32_t i = 0; i < nn; i++) inv[rank[i]] = i;
+    for (size_t i = 0; i < ids.n; i++) ids.v[i] = rank[ids.v[i]];
+    if (folded_sort(lines.v, lines.n, ids.v, nn, ord) || index_sync(f)) goto nomem;
+    /* Pass 3: merge in sorted order. A line shares its first `common` frames
+     * with the previous one (same nodes). Below an existing node a frame is
+     * looked up in the index; below a node made by this call it cannot exist
+     * yet (its stacks are contiguous in sorted order), so it is appended,
+     * after the previous line's node at that depth (its older sibling). */
+    size_t base = f->nodes.n;
+    uint32_t plen = 0;
+    const uint32_t *pq = NULL;
+    for (size_t r = 0; r < lines.n; r++) {
+        if (r + 16 < lines.n) __builtin_prefetch(&lines.v[ord[r + 16]]);
+        if (r + 8 < lines.n) __builtin_prefetch(ids.v + lines.v[ord[r + 8]].off);
+        const fline *l = &lines.v[ord[r]];
+        const uint32_t *q = ids.v + l->off;
+        uint32_t common = 0, m = l->len < plen ? l->len : plen;
+        while (common < m && q[common] == pq[common]) common++;
+        if (GP_VEC_RESERVE(path, l->len)) goto nomem;
+        uint32_t nd = common ? path.v[common - 1] : 0;
+        for (uint32_t d = common; d < l->len; d++) {
+            uint32_t id = inv[q[d]], c = GP_NO_INDEX;
+            if (nd < base) c = index_find(f, nd, id, GP_FK_CPU);
+            if (c == GP_NO_INDEX) {
+                c = (uint32_t)f->nodes.n;
+                gp_fnode node = {
+                    id, nd, GP_NO_INDEX, GP_NO_INDEX, f->nodes.v[nd].depth + 1, GP_FK_CPU, 0, 0};
+                if (c == GP_NO_INDEX || GP_VEC_PUSH(f->nodes, node)) goto nomem;
+                gp_fnode *sib = d == common && d < plen ? &f->nodes.v[path.v[d]] : NULL;
+                if (sib && sib->parent == nd) {
+                    f->nodes.v[c].next_sibling = sib->next_sibling;
+                    sib->next_sibling = c;
+                } else {
+                    f->nodes.v[c].next_sibling = f->nodes.v[nd].first_child;
+                    f->nodes.v[nd].first_child = c;
+                }
+            }
+            path.v[d] = c;
+            nd = c;
+        }
+        path.n = l->len;
+        f->nodes.v[nd].self += l->cnt;
+        pq = q;
+        plen = l->len;
+    }
+    goto out;
+nomem:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+out:
+    GP_VEC_FREE(lines);
+    GP_VEC_FREE(ids);
+    GP_VEC_FREE(path);
+    free(rank);
+    free(inv);
+    free(ord);
+    return rc;
 }
 
 /* Iterative DFS over `in`, mapping each node to the node of `out` that
@@ -406,6 +694,7 @@ int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
     GP_VEC(uint32_t) stack = {0};
     int rc = GP_ENOMEM;
     if (!map || group == UINT32_MAX || GP_VEC_PUSH(out->nodes, root)) goto done;
+    out->indexed = 1;
     map[0] = 0;
     for (uint32_t c = in->nodes.v[0].first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
         if (GP_VEC_PUSH(stack, c)) goto done;
@@ -455,33 +744,44 @@ int64_t gp_ftree_threshold_for(const gp_ftree *f, size_t max_nodes)
     return thr;
 }
 
-static int cmp_child(const void *a, const void *b, void *ctx)
+typedef struct child_key {
+    uint64_t key; /* name rank << 8 | kind */
+    uint32_t node;
+} child_key;
+
+static int cmp_child(const void *a, const void *b)
 {
-    const gp_ftree *f = ctx;
-    const gp_fnode *x = &f->nodes.v[*(const uint32_t *)a];
-    const gp_fnode *y = &f->nodes.v[*(const uint32_t *)b];
-    int c = strcmp(gp_strtab_get(f->names, x->name), gp_strtab_get(f->names, y->name));
-    if (c) return c;
-    return x->kind - y->kind;
+    const child_key *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
 }
 
 int gp_ftree_sort_children(gp_ftree *f)
 {
-    GP_VEC(uint32_t) kids = {0};
+    uint32_t *rank = name_ranks(f->names);
+    if (!rank) return GP_ENOMEM;
+    GP_VEC(child_key) kids = {0};
+    gp_fnode *v = f->nodes.v;
+#define CHILD_KEY(c) ((uint64_t)rank[v[c].name] << 8 | v[c].kind)
     for (size_t i = 0; i < f->nodes.n; i++) {
+        uint32_t c = v[i].first_child;
+        while (c != GP_NO_INDEX && v[c].next_sibling != GP_NO_INDEX &&
+               CHILD_KEY(c) < CHILD_KEY(v[c].next_sibling))
+            c = v[c].next_sibling;
+        if (c == GP_NO_INDEX || v[c].next_sibling == GP_NO_INDEX) continue; /* in order */
         kids.n = 0;
-        for (uint32_t c = f->nodes.v[i].first_child; c != GP_NO_INDEX;
-             c = f->nodes.v[c].next_sibling)
-            if (GP_VEC_PUSH(kids, c)) {
+        for (c = v[i].first_child; c != GP_NO_INDEX; c = v[c].next_sibling)
+            if (GP_VEC_PUSH(kids, ((child_key){CHILD_KEY(c), c}))) {
                 GP_VEC_FREE(kids);
+                free(rank);
                 return GP_ENOMEM;
             }
-        if (kids.n < 2) continue;
-        qsort_r(kids.v, kids.n, sizeof *kids.v, cmp_child, f);
-        f->nodes.v[i].first_child = kids.v[0];
-        for (size_t j = 0; j + 1 < kids.n; j++) f->nodes.v[kids.v[j]].next_sibling = kids.v[j + 1];
-        f->nodes.v[kids.v[kids.n - 1]].next_sibling = GP_NO_INDEX;
+        qsort(kids.v, kids.n, sizeof *kids.v, cmp_child);
+        v[i].first_child = kids.v[0].node;
+        for (size_t j = 0; j + 1 < kids.n; j++) v[kids.v[j].node].next_sibling = kids.v[j + 1].node;
+        v[kids.v[kids.n - 1].node].next_sibling = GP_NO_INDEX;
     }
+#undef CHILD_KEY
     GP_VEC_FREE(kids);
+    free(rank);
     return 0;
 }

@@ -69,8 +69,9 @@ typedef struct gp_ftree {
     GP_VEC(gp_fnode) nodes; /* node 0 is the root; a child's index > its parent's */
     uint64_t *slots;        /* (parent, name, kind) index: (node + 1) << 32 | hash tag */
     size_t cap, used;
-    const char *unit;                        /* "ns" or "samples" (static) */
-    uint64_t clipped;                        /* slices clipped while nesting */
+    size_t indexed;   /* nodes [1, indexed) are in the index; the rest are added lazily */
+    const char *unit; /* "ns" or "samples" (static) */
+    uint64_t clipped; /* slices clipped while nesting */
     uint64_t gpu_attached, gpu_unattributed; /* GPU slices under a launch / not */
 } gp_ftree;
 
@@ -98,6 +99,10 @@ int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix);
 /* Adds folded stacks ("a;b;c 123" lines, as written by stackcollapse-*,
  * perf, py-spy, flamegraph.pl) from data[0..n). Count may have a fraction,
  * which is rounded. Blank lines and lines starting with '#' are skipped.
+ * The whole input is parsed first (frames interned once), so on an error the
+ * tree is unchanged. Lines are then sorted by their frames (name order) and
+ * merged with prefix reuse: new frames are appended in pre-order with each
+ * node's new children in name order, without hashing.
  * Returns 0, or GP_EPARSE with err "NAME:LINE: ..." / GP_ENOMEM. */
 int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err);
 
@@ -117,7 +122,8 @@ int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out);
  * at least that large (0 when the tree has no more than max_nodes frames). */
 int64_t gp_ftree_threshold_for(const gp_ftree *f, size_t max_nodes);
 
-/* Sorts every node's children by name (flamegraph.pl order). */
+/* Sorts every node's children by name, then kind (flamegraph.pl order);
+ * lists already in order are left as they are. Returns 0 or GP_ENOMEM. */
 int gp_ftree_sort_children(gp_ftree *f);
 
 #endif

@@ -165,7 +165,13 @@ void gp_json_num(gp_sbuf *b, double v)
 
 void gp_json_int(gp_sbuf *b, int64_t v)
 {
-    gp_sbuf_printf(b, "%lld", (long long)v);
+    /* no printf: big outputs (flame graphs, timelines) write millions of these */
+    char tmp[24], *e = tmp + sizeof tmp, *q = e;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do *--q = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--q = '-';
+    gp_sbuf_add(b, q, (size_t)(e - q));
 }
 
 void gp_json_key(gp_sbuf *b, const char *key, int comma)

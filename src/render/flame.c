@@ -34,20 +34,36 @@ void gp_flame_folded(const gp_ftree *f, gp_sbuf *b)
 {
     gp_sbuf path = {0};
     GP_VEC(size_t) len = {0}; /* path length after depth d */
-    if (GP_VEC_PUSH(len, 0)) goto done;
+    /* names that need ';' / newline replaced, found once rather than per line */
+    uint32_t nn = gp_strtab_count(f->names);
+    unsigned char *dirty = calloc(nn ? nn : 1, 1);
+    if (!dirty || GP_VEC_PUSH(len, 0)) goto done;
+    for (uint32_t k = 0; k < nn; k++) {
+        const char *s = gp_strtab_get(f->names, k);
+        size_t n = gp_strtab_len(f->names, k);
+        dirty[k] = memchr(s, ';', n) || memchr(s, '\n', n) || memchr(s, '\r', n);
+    }
     for (uint32_t i = next_preorder(f, 0); i != GP_NO_INDEX; i = next_preorder(f, i)) {
         const gp_fnode *nd = &f->nodes.v[i];
         path.n = len.v[nd->depth - 1];
         if (nd->depth > 1) gp_sbuf_putc(&path, ';');
-        add_frame_name(&path, gp_strtab_get(f->names, nd->name), gp_strtab_len(f->names, nd->name));
+        if (dirty[nd->name])
+            add_frame_name(&path, gp_strtab_get(f->names, nd->name),
+                           gp_strtab_len(f->names, nd->name));
+        else
+            gp_sbuf_add(&path, gp_strtab_get(f->names, nd->name),
+                        gp_strtab_len(f->names, nd->name));
         len.n = nd->depth;
         if (GP_VEC_PUSH(len, path.n)) goto done;
         if (nd->self > 0) {
             gp_sbuf_add(b, path.s, path.n);
-            gp_sbuf_printf(b, " %lld\n", (long long)nd->self);
+            gp_sbuf_putc(b, ' ');
+            gp_json_int(b, nd->self);
+            gp_sbuf_putc(b, '\n');
         }
     }
 done:
+    free(dirty);
     GP_VEC_FREE(len);
     gp_sbuf_free(&path);
 }
@@ -235,7 +251,7 @@ void gp_flame_html(const gp_ftree *f, const char *title, const char *note, gp_sb
         for (uint32_t i = 0; i != GP_NO_INDEX; i = next_preorder(f, i)) {                          \
             if (!first_) gp_sbuf_putc(&d, ',');                                                    \
             first_ = 0;                                                                            \
-            gp_sbuf_printf(&d, "%lld", (long long)(expr));                                         \
+            gp_json_int(&d, (int64_t)(expr));                                                      \
         }                                                                                          \
     } while (0)
     ARRAY("p", i ? (long long)pos[f->nodes.v[i].parent] : -1);

@@ -1,8 +1,9 @@
 /* render/report.c: the HTML dashboard (`gpuprof report`): one section per
- * trace with figures, SVG charts drawn by the page's own JS, the sortable
- * statistics table and the analyze breakdowns. */
+ * trace with figures, advice, SVG charts drawn by the page's own JS, the
+ * sortable statistics table and the analyze breakdowns. */
 #include "render/report.h"
 #include "analysis/activity.h"
+#include "analysis/advise.h"
 #include "analysis/calltree.h"
 #include "analysis/hta_prep.h"
 #include "analysis/idle.h"
@@ -15,6 +16,7 @@
 #include "core/table.h"
 #include "render/html.h"
 #include "render/memview.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,7 +202,15 @@ static const char report_css[] =
     "@media(max-width:1100px){.grid{grid-template-columns:1fr}}.card{border:1px solid "
     "var(--line);border-radius:6px;padding:8px 12px;overflow:hidden}.card h3{margin:0 0 6px;"
     "font-size:14px}.tblwrap{max-height:520px;overflow:auto}h3{font-size:14px}\n"
-    "@media print{.tblwrap{max-height:none;overflow:visible}.grid{display:block}}\n";
+    "@media print{.tblwrap{max-height:none;overflow:visible}.grid{display:block}}\n"
+    ".adv{border-left:5px solid #90a4ae;padding:4px 10px;margin:8px 0;break-inside:avoid}"
+    ".adv .advh{font-size:14px}.adv .prio{display:inline-block;min-width:58px;text-align:center;"
+    "padding:0 6px;margin-right:6px;border-radius:3px;color:#fff;font-size:11px;font-weight:600;"
+    "text-transform:uppercase;background:#90a4ae}.adv .advt{float:right}.adv div{margin:2px 0}"
+    ".adv table.ev{margin-top:4px}.adv table.ev td{font-size:12px}"
+    ".p-critical{border-color:#c62828}.p-critical .prio{background:#c62828}"
+    ".p-high{border-color:#ef6c00}.p-high .prio{background:#ef6c00}"
+    ".p-medium{border-color:#f9a825}.p-medium .prio{background:#c79100}\n";
 
 static const char report_js[] =
     "function gpOpTimeline(id,T){var c=document.getElementById(id),W=c.clientWidth||1000,LW=170,"
@@ -301,6 +311,76 @@ static void analyze_section(const gp_hview *v, gp_sbuf *b, gp_sbuf *d)
     gp_sbuf_puts(b, "</div></div>\n");
 }
 
+/* The rules of `gpuprof advise` that fire on t (default thresholds), most
+ * urgent first: priority, rule, finding, time, estimate, hint, evidence.
+ * Returns 0 or GP_ENOMEM. */
+static int advice_section(const gp_trace *t, gp_sbuf *b)
+{
+    gp_advice_list l;
+    size_t nrules = 0;
+    char tmp[64];
+    gp_adv_rules(&nrules);
+    if (gp_advise(t, NULL, &l)) return GP_ENOMEM;
+    gp_sbuf_printf(b,
+                   "<div class=\"card advice\" id=\"@P@-advice\"><h3>Advice (gpuprof advise): "
+                   "<span id=\"@P@-advice-n\">%zu</span> of %zu rules fired</h3>\n",
+                   l.n, nrules);
+    if (!l.n)
+        gp_sbuf_puts(b, "<p class=\"mut\">No rule fired with the default thresholds "
+                        "(<code>gpuprof advise --list-rules</code> shows them).</p>\n");
+    for (size_t i = 0; i < l.n; i++) {
+        const gp_advice *a = &l.v[i];
+        const char *pn = gp_priority_name(a->priority);
+        gp_sbuf_printf(b, "<div class=\"adv p-%s\" data-rule=\"", pn);
+        gp_html_escape(b, a->rule->id);
+        gp_sbuf_printf(b,
+                       "\" data-priority=\"%s\"><div class=\"advh\"><span class=\"prio\">%s</span>",
+                       pn, pn);
+        gp_sbuf_puts(b, "<b class=\"rule\">");
+        gp_html_escape(b, a->rule->id);
+        gp_sbuf_puts(b, "</b> <span class=\"mut\">");
+        gp_html_escape(b, a->rule->type);
+        gp_sbuf_puts(b, "</span>");
+        if (a->time_ns != GP_NONE) {
+            gp_sbuf_puts(b, "<span class=\"advt\">");
+            gp_html_escape(b, gp_fmt_dur_auto(tmp, sizeof tmp, (double)a->time_ns));
+            gp_sbuf_printf(b, " (%.1f%% of the span)</span>",
+                           l.span_ns > 0 ? 100.0 * (double)a->time_ns / (double)l.span_ns : 0.0);
+        }
+        gp_sbuf_puts(b, "</div><div class=\"finding\">");
+        gp_html_escape(b, a->finding);
+        gp_sbuf_puts(b, "</div><div class=\"est\"><b>Estimate:</b> ");
+        gp_html_escape(b, a->estimate);
+        gp_sbuf_puts(b, "</div><div class=\"hint\"><b>Hint:</b> ");
+        gp_html_escape(b, a->rule->hint);
+        gp_sbuf_puts(b, "</div>");
+        if (a->nev) {
+            gp_sbuf_puts(b, "<table class=\"ev\"><thead><tr><th class=\"l\">Evidence</th>"
+                            "<th>Count</th><th>Time</th><th>Value</th></tr></thead><tbody>");
+            for (size_t k = 0; k < a->nev; k++) {
+                const gp_adv_evidence *e = &a->ev[k];
+                gp_sbuf_puts(b, "<tr><td class=\"l\">");
+                gp_html_escape(b, e->name);
+                gp_sbuf_printf(b, "</td><td>%llu</td>", (unsigned long long)e->count);
+                if (e->time_ns != GP_NONE)
+                    td_dur(b, (double)e->time_ns);
+                else
+                    gp_sbuf_puts(b, "<td>N/A</td>");
+                if (isnan(e->value))
+                    gp_sbuf_puts(b, "<td>N/A</td>");
+                else
+                    gp_sbuf_printf(b, "<td>%g</td>", e->value);
+                gp_sbuf_puts(b, "</tr>");
+            }
+            gp_sbuf_puts(b, "</tbody></table>");
+        }
+        gp_sbuf_puts(b, "</div>\n");
+    }
+    gp_sbuf_puts(b, "</div>\n");
+    gp_advice_list_free(&l);
+    return 0;
+}
+
 /* Replaces every "@P@" in b from `from` on with prefix p. */
 static void fill_prefix(gp_sbuf *b, size_t from, const char *p)
 {
@@ -376,6 +456,12 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
         fig(b, "@P@-mempeak", gp_fmt_bytes(tmp, sizeof tmp, (double)pk->peak_allocated), k);
     }
     gp_sbuf_puts(b, "</div>\n");
+    if (advice_section(t, b)) {
+        free(og);
+        gp_summary_free(&s);
+        gp_memory_free(&mem);
+        return GP_ENOMEM;
+    }
     /* data for the charts */
     gp_sbuf d = {0};
     int first = 1;

@@ -1,7 +1,8 @@
 /* render/report.h: the self-contained HTML dashboard of one or more traces:
- * summary figures, time distribution, average time and call counts, GPU vs
- * CPU vs transfer per operation, memory over time, bottlenecks, operation
- * timeline, the sortable statistics table and the `analyze` breakdowns. */
+ * summary figures, the advice of `gpuprof advise`, time distribution, average
+ * time and call counts, GPU vs CPU vs transfer per operation, memory over
+ * time, bottlenecks, operation timeline, the sortable statistics table and
+ * the `analyze` breakdowns. */
 #ifndef GP_RENDER_REPORT_H
 #define GP_RENDER_REPORT_H
 #include "core/sbuf.h"
