@@ -224,6 +224,81 @@ static int add_memory(gp_comparison *c, gp_trace *const *tr, size_t nt, int is_c
     return 0;
 }
 
+/* Adds the tracked buffers of one side's runs (summed per name within a
+ * run, max over runs). */
+static int add_tracked(gp_comparison *c, gp_trace *const *tr, size_t nt, int is_cur)
+{
+    gp_cmp_tracked *side = is_cur ? &c->cur_tracked : &c->base_tracked;
+    for (size_t ti = 0; ti < nt; ti++) {
+        const gp_trace *t = tr[ti];
+        if (!t->meta.has_tracked_memory) continue;
+        if (!side->valid || t->meta.tracked_peak_bytes > side->peak_bytes)
+            side->peak_bytes = t->meta.tracked_peak_bytes;
+        if (!side->valid || t->meta.tracked_current_bytes > side->current_bytes)
+            side->current_bytes = t->meta.tracked_current_bytes;
+        side->valid = 1;
+        /* this run's sums per name, in slots of c->bufs */
+        size_t nb = t->tracked_buffers.n;
+        int64_t *sum = calloc(c->nbufs + nb + 1, sizeof *sum);
+        uint32_t *cnt = calloc(c->nbufs + nb + 1, sizeof *cnt);
+        if (!sum || !cnt) {
+            free(sum);
+            free(cnt);
+            return GP_ENOMEM;
+        }
+        for (size_t i = 0; i < nb; i++) {
+            const gp_tracked_buffer *b = &t->tracked_buffers.v[i];
+            const char *nm = gp_trace_s(t, b->name);
+            uint32_t id = gp_strtab_intern(c->names, nm, strlen(nm));
+            if (id == UINT32_MAX) {
+                free(sum);
+                free(cnt);
+                return GP_ENOMEM;
+            }
+            size_t k = 0;
+            while (k < c->nbufs && c->bufs[k].name != id) k++;
+            if (k == c->nbufs) {
+                gp_cmp_buffer *nbuf = realloc(c->bufs, (c->nbufs + 1) * sizeof *nbuf);
+                if (!nbuf) {
+                    free(sum);
+                    free(cnt);
+                    return GP_ENOMEM;
+                }
+                c->bufs = nbuf;
+                memset(&c->bufs[k], 0, sizeof c->bufs[k]);
+                c->bufs[k].name = id;
+                c->nbufs++;
+            }
+            sum[k] += b->bytes;
+            cnt[k]++;
+        }
+        for (size_t k = 0; k < c->nbufs; k++) {
+            if (!cnt[k]) continue;
+            gp_cmp_buffer *x = &c->bufs[k];
+            int *valid = is_cur ? &x->cur_valid : &x->base_valid;
+            int64_t *bytes = is_cur ? &x->cur_bytes : &x->base_bytes;
+            uint32_t *count = is_cur ? &x->cur_count : &x->base_count;
+            if (!*valid || sum[k] > *bytes) *bytes = sum[k];
+            if (!*valid || cnt[k] > *count) *count = cnt[k];
+            *valid = 1;
+        }
+        free(sum);
+        free(cnt);
+    }
+    return 0;
+}
+
+static int cmp_bufs(const void *a, const void *b)
+{
+    const gp_cmp_buffer *x = a, *y = b;
+    int64_t dx = (x->cur_valid ? x->cur_bytes : 0) - (x->base_valid ? x->base_bytes : 0);
+    int64_t dy = (y->cur_valid ? y->cur_bytes : 0) - (y->base_valid ? y->base_bytes : 0);
+    if (dx < 0) dx = -dx;
+    if (dy < 0) dy = -dy;
+    if (dx != dy) return dx > dy ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
 static int cmp_pidx(const void *a, const void *b)
 {
     double x = ((const double *)a)[0], y = ((const double *)b)[0];
@@ -360,8 +435,7 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
             size_t base_k = (ti >= nb) * nops;
             const uint32_t *ro = w.row_of[ti];
             for (size_t i = 0; i < t->slices.n; i++)
-                if (ro[i] != UINT32_MAX)
-                    samples[fill[base_k + ro[i]]++] = t->slices.v[i].dur;
+                if (ro[i] != UINT32_MAX) samples[fill[base_k + ro[i]]++] = t->slices.v[i].dur;
         }
         free(fill);
         for (size_t k = 0; k < 2 * nops; k++) gp_sort_i64(samples + off[k], off[k + 1] - off[k]);
@@ -432,6 +506,8 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
     if (out->geomean_n) out->geomean_ratio = exp(logsum / (double)out->geomean_n);
     qsort(out->rows, out->n, sizeof *out->rows, cmp_rows);
     if (add_memory(out, base, nb, 0) || add_memory(out, cur, nc, 1)) goto fail;
+    if (add_tracked(out, base, nb, 0) || add_tracked(out, cur, nc, 1)) goto fail;
+    if (out->nbufs > 1) qsort(out->bufs, out->nbufs, sizeof *out->bufs, cmp_bufs);
     rc = 0;
     goto done;
 fail:
@@ -456,6 +532,7 @@ void gp_comparison_free(gp_comparison *c)
     if (c->names) gp_strtab_destroy(c->names);
     free(c->rows);
     free(c->mem);
+    free(c->bufs);
     memset(c, 0, sizeof *c);
     c->geomean_ratio = NAN;
 }

@@ -80,6 +80,21 @@ typedef struct gp_cmp_mem {
     uint64_t base_allocs, cur_allocs; /* allocations per run (max over runs) */
 } gp_cmp_mem;
 
+/* Buffers of libgpuprof's memory tracker with one name, from gp_export_json
+ * files (the buffers still tracked when each file was written). */
+typedef struct gp_cmp_buffer {
+    uint32_t name;                  /* id in gp_comparison.names */
+    int base_valid, cur_valid;      /* the name was tracked on that side */
+    int64_t base_bytes, cur_bytes;  /* bytes of the buffers with the name (max over runs) */
+    uint32_t base_count, cur_count; /* buffers with the name (max over runs) */
+} gp_cmp_buffer;
+
+/* A side's memory tracker figures (valid when its files had the section). */
+typedef struct gp_cmp_tracked {
+    int valid;
+    int64_t peak_bytes, current_bytes; /* max over runs */
+} gp_cmp_tracked;
+
 typedef struct gp_comparison {
     gp_strtab *names; /* operation names (owned) */
     gp_cmp_row *rows; /* sorted by group, then |change_ns| descending */
@@ -95,6 +110,9 @@ typedef struct gp_comparison {
     double base_gpu_ns, cur_gpu_ns;   /* kernel + memcpy/memset time per run (mean) */
     gp_cmp_mem *mem;
     size_t nmem;
+    gp_cmp_tracked base_tracked, cur_tracked;
+    gp_cmp_buffer *bufs; /* by |cur_bytes - base_bytes| descending, then name */
+    size_t nbufs;
 } gp_comparison;
 
 /* The name under which compare and history match an operation across runs:

@@ -169,6 +169,68 @@ static void print_rows(const gp_comparison *c, const size_t *idx, size_t k, int 
     gp_table_destroy(tb);
 }
 
+/* Bytes of buffer x on a side: its bytes, 0 when the side's exports had a
+ * memory section without it, NaN when they had none. */
+static double buf_side(const gp_cmp_tracked *side, int valid, int64_t bytes)
+{
+    if (!side->valid) return NAN;
+    return valid ? (double)bytes : 0;
+}
+
+static const char *fmt_bytes_or(char *buf, size_t n, double v, const char *none)
+{
+    if (isnan(v))
+        snprintf(buf, n, "%s", none);
+    else
+        gp_fmt_bytes(buf, n, v);
+    return buf;
+}
+
+/* The memory tracker's buffers of gp_export_json files, per name. */
+static void print_tracked(const gp_comparison *c, const copts *o)
+{
+    const gp_cmp_tracked *bt = &c->base_tracked, *ct = &c->cur_tracked;
+    if (!bt->valid && !ct->valid) return;
+    char a[64], b[64], a2[64], b2[64], p[32];
+    printf("  tracked memory (libgpuprof gp_mem_track): peak %s -> %s (%s); tracked at export %s "
+           "-> %s\n",
+           fmt_bytes_or(a, sizeof a, bt->valid ? (double)bt->peak_bytes : NAN, "N/A"),
+           fmt_bytes_or(b, sizeof b, ct->valid ? (double)ct->peak_bytes : NAN, "N/A"),
+           fmt_pct(p, sizeof p,
+                   bt->valid && ct->valid && bt->peak_bytes > 0
+                       ? 100.0 * ((double)ct->peak_bytes / (double)bt->peak_bytes - 1)
+                       : NAN),
+           fmt_bytes_or(a2, sizeof a2, bt->valid ? (double)bt->current_bytes : NAN, "N/A"),
+           fmt_bytes_or(b2, sizeof b2, ct->valid ? (double)ct->current_bytes : NAN, "N/A"));
+    if (!c->nbufs) return;
+    size_t k = o->all || (size_t)o->top >= c->nbufs ? c->nbufs : (size_t)o->top;
+    printf("\nTracked buffers (%zu", c->nbufs);
+    if (k < c->nbufs) printf(", top %zu by size changed", k);
+    printf("):\n");
+    const char *headers[] = {"Name", "Base", "Current", "Difference", "Change %", "Buffers"};
+    gp_table *tb = gp_table_create(6, headers, "lrrrrr");
+    for (size_t i = 0; i < k; i++) {
+        const gp_cmp_buffer *x = &c->bufs[i];
+        double vb = buf_side(bt, x->base_valid, x->base_bytes);
+        double vc = buf_side(ct, x->cur_valid, x->cur_bytes);
+        char sb[32], sc[32], sd[40], sp[32], sn[32];
+        fmt_bytes_or(sb, sizeof sb, x->base_valid ? vb : NAN, isnan(vb) ? "N/A" : "-");
+        fmt_bytes_or(sc, sizeof sc, x->cur_valid ? vc : NAN, isnan(vc) ? "N/A" : "-");
+        if (isnan(vb) || isnan(vc)) {
+            snprintf(sd, sizeof sd, "N/A");
+        } else {
+            gp_fmt_bytes(sd + 1, sizeof sd - 1, fabs(vc - vb));
+            sd[0] = vc < vb ? '-' : '+';
+        }
+        fmt_pct(sp, sizeof sp, !isnan(vb) && !isnan(vc) && vb > 0 ? 100.0 * (vc / vb - 1) : NAN);
+        snprintf(sn, sizeof sn, "%u -> %u", x->base_count, x->cur_count);
+        const char *cells[] = {gp_strtab_get(c->names, x->name), sb, sc, sd, sp, sn};
+        gp_table_row(tb, cells);
+    }
+    gp_table_print(tb, stdout, o->wide ? 0 : 60);
+    gp_table_destroy(tb);
+}
+
 static void print_text(const gp_comparison *c, const char *bpath, const char *cpath, const copts *o)
 {
     char a[64], b[64], p[32];
@@ -233,6 +295,7 @@ static void print_text(const gp_comparison *c, const char *bpath, const char *cp
         }
         printf("\n");
     }
+    print_tracked(c, o);
     if (c->by_runs && (c->base_runs < GP_CMP_FEW_SAMPLES || c->cur_runs < GP_CMP_FEW_SAMPLES))
         printf(
             "warning: fewer than %d runs on a side: the test has little power; record more runs\n",
@@ -319,6 +382,48 @@ static void json_row(gp_sbuf *b, const gp_comparison *c, const gp_cmp_row *r)
     gp_sbuf_putc(b, '}');
 }
 
+static void json_side_tracked(gp_sbuf *b, const gp_cmp_tracked *t)
+{
+    if (!t->valid) {
+        gp_sbuf_puts(b, "null");
+        return;
+    }
+    gp_sbuf_printf(b, "{\"peak_bytes\":%lld,\"current_bytes\":%lld}", (long long)t->peak_bytes,
+                   (long long)t->current_bytes);
+}
+
+/* "tracked_memory": the memory tracker's section of gp_export_json files. */
+static void json_tracked(gp_sbuf *b, const gp_comparison *c)
+{
+    const gp_cmp_tracked *bt = &c->base_tracked, *ct = &c->cur_tracked;
+    gp_json_key(b, "tracked_memory", 1);
+    gp_sbuf_puts(b, "{\"baseline\":");
+    json_side_tracked(b, bt);
+    gp_sbuf_puts(b, ",\"current\":");
+    json_side_tracked(b, ct);
+    gp_sbuf_puts(b, ",\"buffers\":[");
+    for (size_t i = 0; i < c->nbufs; i++) {
+        const gp_cmp_buffer *x = &c->bufs[i];
+        double vb = buf_side(bt, x->base_valid, x->base_bytes);
+        double vc = buf_side(ct, x->cur_valid, x->cur_bytes);
+        if (i) gp_sbuf_putc(b, ',');
+        gp_sbuf_putc(b, '{');
+        gp_json_key(b, "name", 0);
+        gp_json_str(b, gp_strtab_get(c->names, x->name));
+        gp_json_key(b, "baseline_bytes", 1);
+        json_num_or_null(b, x->base_valid ? vb : NAN);
+        gp_json_key(b, "current_bytes", 1);
+        json_num_or_null(b, x->cur_valid ? vc : NAN);
+        gp_json_key(b, "difference_bytes", 1);
+        json_num_or_null(b, vc - vb);
+        gp_json_key(b, "change_pct", 1);
+        json_num_or_null(b, !isnan(vb) && !isnan(vc) && vb > 0 ? 100.0 * (vc / vb - 1) : NAN);
+        gp_sbuf_printf(b, ",\"baseline_count\":%u,\"current_count\":%u}", x->base_count,
+                       x->cur_count);
+    }
+    gp_sbuf_puts(b, "]}");
+}
+
 static void print_json(gp_sbuf *b, const gp_comparison *c, const char *bpath, const char *cpath,
                        const copts *o)
 {
@@ -399,6 +504,7 @@ static void print_json(gp_sbuf *b, const gp_comparison *c, const char *bpath, co
         gp_sbuf_putc(b, '}');
     }
     gp_sbuf_putc(b, ']');
+    json_tracked(b, c);
     size_t *idx = gp_xmalloc((c->n + 1) * sizeof *idx);
     static const struct {
         gp_verdict v;

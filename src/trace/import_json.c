@@ -1295,6 +1295,69 @@ static const char *meta_devices(P *p, const char *s)
     }
 }
 
+/* Reads a gp_export_json "gpuprof" section: its memory tracker figures and
+ * the buffers still tracked (the rest of the section is skipped). The value
+ * is validated whole first, so that a refill cannot repeat the pushes. */
+static const char *meta_gpuprof(P *p, const char *s)
+{
+    const char *end = parse_value_any(p, s, 1);
+    s = ws(p, s);
+    if (*s != '{') return end;
+    s = ws(p, s + 1);
+    while (*s == '"') {
+        span k;
+        s = parse_string(p, s, &k);
+        s = ws(p, expect(p, s, ':', "':' after key"));
+        if (!KEY(k, "memory") || *s != '{') {
+            s = ws(p, parse_value_any(p, s, 2));
+        } else {
+            s = ws(p, s + 1);
+            p->t->meta.has_tracked_memory = 1;
+            while (*s == '"') {
+                span mk;
+                s = parse_string(p, s, &mk);
+                s = ws(p, expect(p, s, ':', "':' after key"));
+                if (KEY(mk, "buffers") && *s == '[') {
+                    s = ws(p, s + 1);
+                    while (*s == '{') {
+                        arg a[MAX_ARGS];
+                        int n;
+                        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
+                        gp_tracked_buffer b = {0, 0, 0};
+                        for (int i = 0; i < n; i++) {
+                            int64_t v;
+                            if (KEY(a[i].key, "name") && a[i].type == V_STR)
+                                b.name = str_id(p, a[i].val);
+                            else if (KEY(a[i].key, "dtype") && a[i].type == V_STR)
+                                b.dtype = str_id(p, a[i].val);
+                            else if (KEY(a[i].key, "bytes") && arg_i64(&a[i], &v) == 0)
+                                b.bytes = v;
+                        }
+                        if (GP_VEC_PUSH(p->t->tracked_buffers, b)) oom(p);
+                        if (*s == ',') s = ws(p, s + 1);
+                    }
+                    s = ws(p, s + 1); /* ']' (validated above) */
+                } else if ((KEY(mk, "current_bytes") || KEY(mk, "peak_bytes")) &&
+                           (*s == '-' || (*s >= '0' && *s <= '9'))) {
+                    span v;
+                    int64_t x;
+                    s = ws(p, check_number(p, s, &v));
+                    if (span_i64(v, &x) == 0) {
+                        if (mk.n == 13) p->t->meta.tracked_current_bytes = x;
+                        else p->t->meta.tracked_peak_bytes = x;
+                    }
+                } else {
+                    s = ws(p, parse_value_any(p, s, 3));
+                }
+                if (*s == ',') s = ws(p, s + 1);
+            }
+            s = ws(p, s + 1); /* '}' */
+        }
+        if (*s == ',') s = ws(p, s + 1);
+    }
+    return end;
+}
+
 /* Parses one top-level "key": value pair (the key at s). Returns the end, or
  * sets *events when the key is traceEvents (s then points after '['). */
 static const char *top_key(P *p, const char *s, int *events)
@@ -1324,6 +1387,7 @@ static const char *top_key(P *p, const char *s, int *events)
         return e;
     }
     if (KEY(k, "deviceProperties")) return meta_devices(p, s);
+    if (KEY(k, "gpuprof")) return meta_gpuprof(p, s);
     if (KEY(k, "baseTimeNanoseconds") || KEY(k, "schemaVersion")) {
         span v;
         if (!(*s == '-' || (*s >= '0' && *s <= '9'))) return parse_value_any(p, s, 1);
@@ -1802,7 +1866,9 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->counters, s->counters.n) ||
         GP_VEC_RESERVE(d->arg_streams, s->arg_streams.n))
         goto done;
-    memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v, s->gpu_info.n * sizeof *s->gpu_info.v);
+    if (s->gpu_info.n) /* (memcpy from a NULL empty vector is undefined) */
+        memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v,
+               s->gpu_info.n * sizeof *s->gpu_info.v);
     d->gpu_info.n += s->gpu_info.n;
     for (size_t i = 0; i < s->slices.n; i++) {
         gp_slice x = s->slices.v[i];
@@ -1845,6 +1911,12 @@ static int merge_part(P *dst, P *src)
         x.name = smap[x.name];
         if (GP_VEC_PUSH(d->devices, x)) goto done;
     }
+    for (size_t i = 0; i < s->tracked_buffers.n; i++) {
+        gp_tracked_buffer x = s->tracked_buffers.v[i];
+        x.name = smap[x.name];
+        x.dtype = smap[x.dtype];
+        if (GP_VEC_PUSH(d->tracked_buffers, x)) goto done;
+    }
     /* metadata: what the later part saw (top-level keys after the events) */
     gp_trace_meta *dm = &d->meta, *sm = &s->meta;
     if (sm->rank != GP_NONE) dm->rank = sm->rank;
@@ -1853,6 +1925,11 @@ static int merge_part(P *dst, P *src)
     if (sm->trace_name) dm->trace_name = smap[sm->trace_name];
     if (sm->display_time_unit) dm->display_time_unit = smap[sm->display_time_unit];
     if (sm->schema_version != GP_NONE) dm->schema_version = sm->schema_version;
+    if (sm->has_tracked_memory) {
+        dm->has_tracked_memory = 1;
+        dm->tracked_current_bytes = sm->tracked_current_bytes;
+        dm->tracked_peak_bytes = sm->tracked_peak_bytes;
+    }
     if (sm->has_base_time) {
         dm->has_base_time = 1;
         dm->base_time_ns = sm->base_time_ns;

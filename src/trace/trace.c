@@ -53,6 +53,7 @@ void gp_trace_destroy(gp_trace *t)
     GP_VEC_FREE(t->series);
     GP_VEC_FREE(t->devices);
     GP_VEC_FREE(t->arg_streams);
+    GP_VEC_FREE(t->tracked_buffers);
     free(t);
 }
 

@@ -160,6 +160,14 @@ typedef struct gp_device_prop {
     int64_t smem_per_block, smem_per_sm, smem_per_block_optin;
 } gp_device_prop;
 
+/* A buffer of libgpuprof's memory tracker (gp_mem_track) still tracked when
+ * a gp_export_json file was written ("gpuprof" -> "memory" -> "buffers"). */
+typedef struct gp_tracked_buffer {
+    uint32_t name;  /* string id */
+    uint32_t dtype; /* string id; 0 when absent */
+    int64_t bytes;
+} gp_tracked_buffer;
+
 typedef enum gp_ts_form {
     GP_TS_UNKNOWN = 0,
     GP_TS_INT_EPOCH_US, /* integer microseconds since the epoch */
@@ -188,6 +196,8 @@ typedef struct gp_trace_meta {
     int unterminated;    /* the array was not closed (crashed writer) */
     int import_parts;    /* parts parsed in parallel and merged (1 = sequential) */
     int has_trace_events; /* the source had an event array (a "traceEvents" key or bare array) */
+    int has_tracked_memory; /* a gp_export_json "gpuprof" memory section was read */
+    int64_t tracked_current_bytes, tracked_peak_bytes; /* its current_bytes, peak_bytes */
 } gp_trace_meta;
 
 typedef struct gp_trace {
@@ -203,6 +213,7 @@ typedef struct gp_trace {
     GP_VEC(gp_series) series;
     GP_VEC(gp_device_prop) devices;
     GP_VEC(gp_arg_stream) arg_streams; /* ascending slice index */
+    GP_VEC(gp_tracked_buffer) tracked_buffers; /* from a gp_export_json file */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */
 } gp_trace;
