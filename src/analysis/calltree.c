@@ -350,11 +350,9 @@ static uint32_t *name_ranks(const gp_strtab *names)
     return rank;
 }
 
-/* One parsed folded line: its frames are ids[off, off + len). */
+/* One parsed folded line: its frames are ids[off, off + len); its count is kept apart. */
 typedef struct fline {
-    size_t off;
-    int64_t cnt;
-    uint32_t len;
+    uint32_t off, len; /* 8 bytes: the sort visits lines in permuted order */
 } fline;
 
 typedef struct frame_ref {
@@ -365,6 +363,7 @@ typedef struct frame_ref {
 
 typedef GP_VEC(uint32_t) u32vec;
 typedef GP_VEC(fline) flinevec;
+typedef GP_VEC(int64_t) i64vec;
 
 /* The parser's own name -> id cache in front of the string table: one probe
  * touches one entry holding the full hash, the length and the interned copy. */
@@ -410,14 +409,16 @@ static uint32_t cache_intern(name_cache *c, gp_strtab *names, const char *s, siz
  * previous frame seen at each depth is remembered, so repeated stack
  * prefixes are interned without hashing. */
 static int folded_parse(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err,
-                        flinevec *lines, u32vec *ids)
+                        flinevec *lines, i64vec *cnts, u32vec *ids)
 {
     const char *p = data, *lim = data + n;
     size_t line = 0;
     GP_VEC(frame_ref) prev = {0};
     name_cache cache = {0};
     int rc = 0;
-    if (GP_VEC_RESERVE(*ids, n / 8 + 16) || GP_VEC_RESERVE(*lines, n / 64 + 16)) goto nomem;
+    if (GP_VEC_RESERVE(*ids, n / 8 + 16) || GP_VEC_RESERVE(*lines, n / 64 + 16) ||
+        GP_VEC_RESERVE(*cnts, n / 64 + 16))
+        goto nomem;
     while (p < lim) {
         const char *eol = memchr(p, '\n', (size_t)(lim - p));
         if (!eol) eol = lim;
@@ -466,7 +467,7 @@ static int folded_parse(gp_ftree *f, const char *data, size_t n, const char *nam
         if (frac_num * 2 >= frac_den) cnt++;
         const char *se = c;
         while (se > p && (se[-1] == ' ' || se[-1] == '\t')) se--;
-        fline fl = {ids->n, cnt, 0};
+        fline fl = {(uint32_t)ids->n, 0};
         size_t depth = 0;
         for (const char *s = p; s < se;) {
             const char *semi = memchr(s, ';', (size_t)(se - s));
@@ -491,12 +492,12 @@ static int folded_parse(gp_ftree *f, const char *data, size_t n, const char *nam
             }
             s = semi + 1;
         }
-        if (depth >= UINT32_MAX || lines->n >= UINT32_MAX - 1) {
+        if (ids->n >= UINT32_MAX || lines->n >= UINT32_MAX - 1) {
             rc = gp_err_set(err, GP_EPARSE, "%s:%zu: too many stacks or frames", name, line);
             goto out;
         }
         fl.len = (uint32_t)depth;
-        if (GP_VEC_PUSH(*lines, fl)) goto nomem;
+        if (GP_VEC_PUSH(*lines, fl) || GP_VEC_PUSH(*cnts, cnt)) goto nomem;
         p = eol + 1;
     }
     goto out;
@@ -572,8 +573,8 @@ static int folded_sort(const fline *L, size_t nl, const uint32_t *ids, uint32_t 
         int same = 1;
         for (size_t i = a; i < b; i++) {
             /* lines are visited in permuted order: fetch ahead (line, then its frames) */
-            if (i + 16 < b) __builtin_prefetch(&L[ord[i + 16]]);
-            if (i + 8 < b) __builtin_prefetch(ids + L[ord[i + 8]].off + r.d);
+            if (i + 32 < b) __builtin_prefetch(&L[ord[i + 32]]);
+            if (i + 16 < b) __builtin_prefetch(ids + L[ord[i + 16]].off + r.d);
             const fline *l = &L[ord[i]];
             uint64_t k = r.d < l->len ? (uint64_t)ids[l->off + r.d] + 1 : 0;
             key[i] = k << 32 | ord[i];
@@ -607,9 +608,10 @@ nomem:
 int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *name, gp_err *err)
 {
     flinevec lines = {0};
+    i64vec cnts = {0};
     u32vec ids = {0}, path = {0};
     uint32_t *rank = NULL, *inv = NULL, *ord = NULL;
-    int rc = folded_parse(f, data, n, name, err, &lines, &ids);
+    int rc = folded_parse(f, data, n, name, err, &lines, &cnts, &ids);
     if (rc) goto out;
     /* frames as name ranks, so that sorted lines give children in name order */
     uint32_t nn = gp_strtab_count(f->names);
@@ -629,8 +631,8 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
     uint32_t plen = 0;
     const uint32_t *pq = NULL;
     for (size_t r = 0; r < lines.n; r++) {
-        if (r + 16 < lines.n) __builtin_prefetch(&lines.v[ord[r + 16]]);
-        if (r + 8 < lines.n) __builtin_prefetch(ids.v + lines.v[ord[r + 8]].off);
+        if (r + 32 < lines.n) __builtin_prefetch(&lines.v[ord[r + 32]]);
+        if (r + 16 < lines.n) __builtin_prefetch(ids.v + lines.v[ord[r + 16]].off);
         const fline *l = &lines.v[ord[r]];
         const uint32_t *q = ids.v + l->off;
         uint32_t common = 0, m = l->len < plen ? l->len : plen;
@@ -658,7 +660,7 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
             nd = c;
         }
         path.n = l->len;
-        f->nodes.v[nd].self += l->cnt;
+        f->nodes.v[nd].self += cnts.v[ord[r]];
         pq = q;
         plen = l->len;
     }
@@ -667,6 +669,7 @@ nomem:
     rc = gp_err_set(err, GP_ENOMEM, "out of memory");
 out:
     GP_VEC_FREE(lines);
+    GP_VEC_FREE(cnts);
     GP_VEC_FREE(ids);
     GP_VEC_FREE(path);
     free(rank);
