@@ -127,16 +127,21 @@ TEST(enable_disable)
     gp_range_begin(p, "on");
     gp_disable(p); /* a range opened while on is still closed */
     gp_range_begin(p, "ignored");
-    gp_range_end(p);
+    gp_range_end(p); /* closes "ignored" (counted, not recorded), not "on" */
     gp_enable(p);
     gp_range_begin(p, "after");
     gp_range_end(p);
     gp_summary_row *r;
     size_t n;
     ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
+    /* "after" was closed by its own end, so "on" is still open: not a row yet */
+    ASSERT_EQ_INT(n, 1);
+    ASSERT(find_row(r, n, "after"));
+    gp_summary_rows_free(r, n);
+    gp_range_end(p); /* closes "on" */
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
     ASSERT_EQ_INT(n, 2);
     ASSERT(find_row(r, n, "on") && find_row(r, n, "after"));
-    /* "after" was closed by its own end, so "on" is still open: not a row yet */
     gp_summary_rows_free(r, n);
     double last;
     uint64_t cnt;

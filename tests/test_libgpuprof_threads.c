@@ -5,6 +5,7 @@
 #include "test.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #define NTHREADS 8
@@ -114,6 +115,55 @@ TEST(eight_threads_exact_counts)
     gp_profiler_destroy(p);
 }
 
+typedef struct toggle_arg {
+    gp_profiler *p;
+    atomic_int *stop;
+} toggle_arg;
+
+static void *nesting_worker(void *a_)
+{
+    toggle_arg *a = a_;
+    unsigned x = 12345;
+    while (!atomic_load(a->stop)) {
+        x = x * 1103515245u + 12345u;
+        int depth = 1 + (int)(x >> 16) % 4;
+        for (int d = 0; d < depth; d++) gp_range_begin(a->p, "lvl");
+        for (int d = 0; d < depth; d++) gp_range_end(a->p);
+    }
+    return NULL;
+}
+
+/* 4 threads open and close nested ranges while the main thread switches
+ * recording on and off 2,000 times: every begin's end must close it, so once
+ * the threads stop, turning off must reach the "nothing open" state (a
+ * level left open by a lost or misplaced end would keep it "off, open"). */
+TEST(toggle_while_nesting)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    atomic_int stop = 0;
+    toggle_arg a = {p, &stop};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, nesting_worker, &a);
+    for (int k = 0; k < 2000; k++) {
+        if (k & 1)
+            gp_enable(p);
+        else
+            gp_disable(p);
+        if ((k & 63) == 0) {
+            gp_summary_row *r;
+            size_t n;
+            ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
+            gp_summary_rows_free(r, n);
+        }
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    gp_enable(p);
+    gp_disable(p);
+    ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_);
+    gp_profiler_destroy(p);
+}
+
 /* In a build without a back-end (the TSan build of tests/t_tsan.sh has
  * neither), its calls answer GP_EUNSUPPORTED with a message. */
 TEST(missing_backends_unsupported)
@@ -145,4 +195,5 @@ TEST(missing_backends_unsupported)
     gp_profiler_destroy(p);
 }
 
-TEST_MAIN(eight_threads_concurrent_drain, eight_threads_exact_counts, missing_backends_unsupported)
+TEST_MAIN(eight_threads_concurrent_drain, eight_threads_exact_counts, missing_backends_unsupported,
+          toggle_while_nesting)

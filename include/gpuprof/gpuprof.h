@@ -34,12 +34,19 @@ GP_API gp_profiler *gp_profiler_create(const gp_options *opts);
  * into p during or after this call. NULL is ignored. */
 GP_API void gp_profiler_destroy(gp_profiler *p);
 /* Returns the process-wide default profiler, created on first use with
- * default options (thread-safe). It lives until exit; never destroy it. */
+ * default options (thread-safe). It lives until exit; never destroy it.
+ * Environment, read at creation: GPUPROF_DISABLE=1 starts it off,
+ * GPUPROF_CLOCK=monotonic avoids the TSC, GPUPROF_LEAK_REPORT=1 prints the
+ * leak report (buffers still tracked) to stderr at exit (atexit). */
 GP_API gp_profiler *gp_default(void);
 /* Turns recording on/off at run time (any thread). Ranges opened while on are
- * still closed by their gp_range_end after turning off. */
+ * still closed by their gp_range_end after turning off, and nesting is kept:
+ * a begin made while off, inside a range recorded while on, is counted (not
+ * recorded), so that its end closes nothing and the outer range's own end
+ * closes the outer range. */
 GP_API void gp_enable(gp_profiler *p);
 GP_API void gp_disable(gp_profiler *p);
+/* 1 when recording, else 0. */
 GP_API int gp_enabled(const gp_profiler *p);
 /* Discards everything recorded so far (ranges, kernel times, counters,
  * observations); tracked buffers stay tracked but the peak restarts at the
@@ -60,40 +67,90 @@ typedef enum gp_backend {
     GP_BACKEND_OPENCL
 } gp_backend;
 
+/* ABI detail, not API (do not use it directly): every gp_profiler starts with
+ * this prefix, so that the hot-path calls below are inline wrappers that read
+ * the recording state without a call and call out of line (the exported
+ * gp_*_slow_ functions) only when there may be something to do. state (read
+ * with a relaxed atomic load): GP_STATE_OFF_ = off and no range open on any
+ * thread (begin, end, attributes, counters return at once), GP_STATE_ON_ =
+ * recording, GP_STATE_OFF_OPEN_ = off while some thread may still have a
+ * range open (begin/end go out of line to keep nesting; attributes, counters
+ * and observations return at once). */
+typedef struct gp_profiler_head_ {
+    int state;
+} gp_profiler_head_;
+enum { GP_STATE_OFF_ = 0, GP_STATE_ON_ = 1, GP_STATE_OFF_OPEN_ = 2 };
+static inline int gp_state_(const gp_profiler *p)
+{
+    return __atomic_load_n(&((const gp_profiler_head_ *)(const void *)p)->state, __ATOMIC_RELAXED);
+}
+
+/* Out-of-line halves of the hot-path calls (exported; they check the state
+ * themselves, so calling them directly is correct, only slower). */
+GP_API void gp_range_begin_slow_(gp_profiler *p, const char *name);
+GP_API void gp_range_end_slow_(gp_profiler *p);
+GP_API void gp_range_begin_ex_slow_(gp_profiler *p, const char *name, gp_device_kind device,
+                                    gp_backend backend, int64_t bytes);
+GP_API void gp_range_attr_int_slow_(gp_profiler *p, const char *key, int64_t value);
+GP_API void gp_range_attr_str_slow_(gp_profiler *p, const char *key, const char *value);
+GP_API void gp_counter_slow_(gp_profiler *p, const char *name, double value);
+GP_API void gp_observe_slow_(gp_profiler *p, const char *name, double value);
+
+/* The hot-path calls below (gp_range_begin, gp_range_end, gp_range_begin_ex,
+ * gp_range_attr_int/_str, gp_counter, gp_observe) are `static inline` wrappers.
+ * The library also exports real functions with these names (for FFI such as
+ * ctypes, and binaries built against older headers): define GP_NO_INLINE
+ * before including this header to call those instead. */
+#ifdef GP_NO_INLINE
+#define GP_HOT_(ret, name, params, body) GP_API ret name params;
+#else
+#define GP_HOT_(ret, name, params, body) static inline ret name params body
+#endif
+
 /* Opens a range named `name` on the calling thread (ranges nest per thread).
  * `name` is stored by pointer: it must stay valid until p is destroyed
  * (string literals, or strings from gp_intern). Cheap: no lock, no
- * allocation except one chunk per 2,048 events. Does nothing when disabled. */
-GP_API void gp_range_begin(gp_profiler *p, const char *name);
-/* Closes the innermost open range of the calling thread; ignored when none. */
-GP_API void gp_range_end(gp_profiler *p);
+ * allocation except one chunk per 2,048 events. Does nothing when disabled
+ * (but is counted when a range recorded earlier is still open on this
+ * thread, see gp_enable). */
+GP_HOT_(void, gp_range_begin, (gp_profiler *p, const char *name),
+        { if (gp_state_(p) != GP_STATE_OFF_) gp_range_begin_slow_(p, name); })
+/* Closes the innermost open range of the calling thread (or the innermost
+ * begin counted while off); ignored when none. */
+GP_HOT_(void, gp_range_end, (gp_profiler *p),
+        { if (gp_state_(p) != GP_STATE_OFF_) gp_range_end_slow_(p); })
 /* gp_range_begin plus the seed's attributes: device, backend and a size in
  * bytes (negative: none). */
-GP_API void gp_range_begin_ex(gp_profiler *p, const char *name, gp_device_kind device,
-                              gp_backend backend, int64_t bytes);
+GP_HOT_(void, gp_range_begin_ex,
+        (gp_profiler *p, const char *name, gp_device_kind device, gp_backend backend,
+         int64_t bytes),
+        {
+            if (gp_state_(p) != GP_STATE_OFF_)
+                gp_range_begin_ex_slow_(p, name, device, backend, bytes);
+        })
 /* Attach a user key/value to the innermost open range of this thread. `key`
  * is stored by pointer (same rule as names); the string value is copied.
- * Ignored when no range is open or recording is off. */
-GP_API void gp_range_attr_int(gp_profiler *p, const char *key, int64_t value);
-GP_API void gp_range_attr_str(gp_profiler *p, const char *key, const char *value);
+ * Ignored when no range is open, the innermost begin was not recorded, or
+ * recording is off. */
+GP_HOT_(void, gp_range_attr_int, (gp_profiler *p, const char *key, int64_t value),
+        { if (gp_state_(p) == GP_STATE_ON_) gp_range_attr_int_slow_(p, key, value); })
+GP_HOT_(void, gp_range_attr_str, (gp_profiler *p, const char *key, const char *value),
+        { if (gp_state_(p) == GP_STATE_ON_) gp_range_attr_str_slow_(p, key, value); })
 /* Returns a copy of s owned by p (same string -> same pointer), usable as a
  * range name or key when s itself does not live long enough; NULL on OOM. */
 GP_API const char *gp_intern(gp_profiler *p, const char *s);
 
-/* Helpers for GP_SCOPE (not for direct use). */
+/* Helpers for GP_SCOPE (not for direct use). gp_scope_begin_ returns p when
+ * the begin was recorded or counted (so the scope's end must run), else NULL. */
 GP_API gp_profiler *gp_scope_begin_(gp_profiler *p, const char *name);
 static inline void gp_scope_end_(gp_profiler **pp)
 {
     if (*pp) gp_range_end(*pp);
 }
-/* The enabled flag is the first member of every profiler (an int read with a
- * relaxed atomic load), so that the macros below skip a disabled profiler
- * without any call. */
+/* Skips a profiler that is off with no range open without any call. */
 static inline gp_profiler *gp_scope_enter_(gp_profiler *p, const char *name)
 {
-    return __atomic_load_n((const int *)(const void *)p, __ATOMIC_RELAXED)
-               ? gp_scope_begin_(p, name)
-               : (gp_profiler *)0;
+    return gp_state_(p) != GP_STATE_OFF_ ? gp_scope_begin_(p, name) : (gp_profiler *)0;
 }
 #define GP_CAT2_(a, b) a##b
 #define GP_CAT_(a, b)  GP_CAT2_(a, b)
@@ -201,11 +258,13 @@ GP_API size_t gp_print_leaks(gp_profiler *p, FILE *f);
 /* Counters and observations                                          */
 
 /* Appends a sample to the time series `name` (stored by pointer, as range
- * names). Lock-free; ignored when disabled. */
-GP_API void gp_counter(gp_profiler *p, const char *name, double value);
+ * names). Lock-free; ignored when disabled (inline check). */
+GP_HOT_(void, gp_counter, (gp_profiler *p, const char *name, double value),
+        { if (gp_state_(p) == GP_STATE_ON_) gp_counter_slow_(p, name, value); })
 /* Adds one value to the distribution `name` (e.g. an inference latency in
- * ms). Lock-free; ignored when disabled. */
-GP_API void gp_observe(gp_profiler *p, const char *name, double value);
+ * ms). Lock-free; ignored when disabled (inline check). */
+GP_HOT_(void, gp_observe, (gp_profiler *p, const char *name, double value),
+        { if (gp_state_(p) == GP_STATE_ON_) gp_observe_slow_(p, name, value); })
 
 typedef struct gp_observation {
     uint64_t count;

@@ -1,6 +1,9 @@
 /* record/recorder.c: profiler lifetime, the lock-free per-thread recording
  * hot path (ranges, attributes, counters, observations) and the drain that
  * moves buffered events into the trace model. */
+/* This file defines the exported out-of-line versions of the header's inline
+ * hot-path wrappers (gp_range_begin, ...), so it sees them as declarations. */
+#define GP_NO_INLINE 1
 #include "record/recorder.h"
 #include "core/clock.h"
 #include "core/strtab.h"
@@ -14,6 +17,12 @@
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<linux/membarrier.h>)
+#include <linux/membarrier.h>
+#define GP_HAVE_MEMBARRIER 1
+#endif
 #endif
 
 /* Process-wide facts: the TSC calibration (a property of the machine), the
@@ -31,6 +40,30 @@ typedef struct tl_cache {
     uint64_t serial;
 } tl_cache;
 static __thread tl_cache tl __attribute__((tls_model("initial-exec")));
+
+/* membarrier(PRIVATE_EXPEDITED) is a full memory barrier on every running
+ * thread of the process: gp_disable uses it so that the recording threads need
+ * no fence of their own (see gp_disable). Registered once per process. */
+static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
+static int mb_ok;
+
+static void mb_register(void)
+{
+#ifdef GP_HAVE_MEMBARRIER
+    mb_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+}
+
+/* 1 when a barrier ran on all threads of the process, 0 when unavailable. */
+static int mb_all_threads(void)
+{
+    pthread_once(&mb_once, mb_register);
+#ifdef GP_HAVE_MEMBARRIER
+    return mb_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+    return 0;
+#endif
+}
 
 static void tsc_calibrate(void)
 {
@@ -95,7 +128,7 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
 #endif
     p->tr->meta.has_base_time = 1;
     p->tr->meta.base_time_ns = p->wall0;
-    atomic_init(&p->enabled, !p->opts.start_disabled);
+    atomic_init(&p->state, p->opts.start_disabled ? GP_STATE_OFF_ : GP_STATE_ON_);
     return p;
 fail:
     if (p->tr) gp_trace_destroy(p->tr);
@@ -118,6 +151,7 @@ void gp_rec_free_threads(gp_profiler *p)
         }
         GP_VEC_FREE(b->stack);
         GP_VEC_FREE(b->pattrs);
+        free(b->skip);
         free(b);
         b = nx;
     }
@@ -160,6 +194,15 @@ void gp_profiler_destroy(gp_profiler *p)
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static gp_profiler *default_profiler;
 
+/* GPUPROF_LEAK_REPORT=1: at exit, the default profiler's buffers still
+ * tracked are listed on stderr (gp_default is never destroyed, so it has no
+ * report at destroy). */
+static void default_leak_report(void)
+{
+    if (default_profiler && gp_mem_count(default_profiler) > 0)
+        gp_print_leaks(default_profiler, stderr);
+}
+
 static void default_create(void)
 {
     gp_options o = {0};
@@ -169,6 +212,8 @@ static void default_create(void)
     if (d && *d && strcmp(d, "0") != 0) o.start_disabled = 1;
     o.leak_report = 1; /* never destroyed */
     default_profiler = gp_profiler_create(&o);
+    const char *lr = getenv("GPUPROF_LEAK_REPORT");
+    if (default_profiler && lr && *lr && strcmp(lr, "0") != 0) atexit(default_leak_report);
 }
 
 gp_profiler *gp_default(void)
@@ -179,17 +224,66 @@ gp_profiler *gp_default(void)
 
 void gp_enable(gp_profiler *p)
 {
-    atomic_store_explicit(&p->enabled, 1, memory_order_relaxed);
+    atomic_store_explicit(&p->state, GP_STATE_ON_, memory_order_relaxed);
 }
 
+/* 1 when some thread of p has an open level (caller holds p->mu). */
+static int any_open(gp_profiler *p)
+{
+    for (gp_tbuf *b = p->threads; b; b = b->next_all)
+        if (atomic_load_explicit(&b->depth, memory_order_relaxed) > 0) return 1;
+    return 0;
+}
+
+/* Turning off. The inline wrappers skip every call while the state is
+ * GP_STATE_OFF_, so that state is allowed only while no thread has an open
+ * level; otherwise the state is GP_STATE_OFF_OPEN_ (begins and ends go out of
+ * line and keep nesting). The scan of the threads' depths races with a begin
+ * that read "on" just before: that begin stores its depth, then re-reads the
+ * state with no fence (recorder hot path). Dekker's argument needs a full
+ * barrier on both sides; membarrier() gives the recording side's barrier from
+ * here, so either the scan sees the new depth, or the begin sees the new state
+ * and marks the profiler GP_STATE_OFF_OPEN_ itself (state_raced). Without
+ * membarrier the state stays GP_STATE_OFF_OPEN_ until gp_enable once any
+ * thread has recorded (correct, only the disabled calls go out of line). */
 void gp_disable(gp_profiler *p)
 {
-    atomic_store_explicit(&p->enabled, 0, memory_order_relaxed);
+    pthread_mutex_lock(&p->mu);
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_OFF_) {
+        atomic_store_explicit(&p->state, GP_STATE_OFF_OPEN_, memory_order_seq_cst);
+        int fenced = p->threads == NULL || mb_all_threads();
+        p->off_sticky = !fenced;
+        int expect = GP_STATE_OFF_OPEN_;
+        if (fenced && !any_open(p))
+            atomic_compare_exchange_strong(&p->state, &expect, GP_STATE_OFF_);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* A recorded begin saw the state change after storing its depth: make sure
+ * the state is not GP_STATE_OFF_ while its level is open. */
+__attribute__((noinline, cold)) static void state_raced(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int expect = GP_STATE_OFF_;
+    atomic_compare_exchange_strong(&p->state, &expect, GP_STATE_OFF_OPEN_);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The calling thread closed its last open level while off: when no thread
+ * has one left, switch to GP_STATE_OFF_ (disabled calls inline again). */
+__attribute__((noinline)) static void state_quiesce(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int expect = GP_STATE_OFF_OPEN_;
+    if (!p->off_sticky && !any_open(p))
+        atomic_compare_exchange_strong(&p->state, &expect, GP_STATE_OFF_);
+    pthread_mutex_unlock(&p->mu);
 }
 
 int gp_enabled(const gp_profiler *p)
 {
-    return atomic_load_explicit(&((gp_profiler *)p)->enabled, memory_order_relaxed);
+    return atomic_load_explicit(&((gp_profiler *)p)->state, memory_order_relaxed) == GP_STATE_ON_;
 }
 
 const char *gp_last_error(const gp_profiler *p)
@@ -284,81 +378,162 @@ static inline void rec_publish(gp_tbuf *b)
     atomic_store_explicit(&b->cur->n, ++b->pos, memory_order_release);
 }
 
-static inline void rec_begin(gp_profiler *p, uint32_t type, const void *name, uint32_t a,
-                             uint64_t v)
+static inline int depth_of(gp_tbuf *b)
+{
+    return atomic_load_explicit(&b->depth, memory_order_relaxed);
+}
+
+/* Only the owning thread writes its depth: a plain store, no atomic RMW. */
+static inline void depth_set(gp_tbuf *b, int d)
+{
+    atomic_store_explicit(&b->depth, d, memory_order_relaxed);
+}
+
+/* Marks open level d of b as counted (not recorded). 0 or GP_ENOMEM. */
+static int skip_set(gp_tbuf *b, int d)
+{
+    uint32_t w = (uint32_t)d >> 6;
+    if (w >= b->skip_words) {
+        uint32_t nw = b->skip_words ? b->skip_words * 2 : 1;
+        if (nw <= w) nw = w + 1;
+        uint64_t *ns = realloc(b->skip, nw * sizeof *ns);
+        if (!ns) return GP_ENOMEM;
+        memset(ns + b->skip_words, 0, (nw - b->skip_words) * sizeof *ns);
+        b->skip = ns;
+        b->skip_words = nw;
+    }
+    b->skip[w] |= 1ull << (d & 63);
+    b->nskip++;
+    return 0;
+}
+
+/* 1 when open level d of b was counted, not recorded. */
+static inline int skip_test(const gp_tbuf *b, int d)
+{
+    uint32_t w = (uint32_t)d >> 6;
+    return b->nskip && w < b->skip_words && (b->skip[w] >> (d & 63) & 1);
+}
+
+/* Records a begin event on the calling thread; returns 1 when a level was
+ * opened (recorded, or counted when out of memory so that nesting holds). */
+static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uint32_t a, uint64_t v)
 {
     gp_tbuf *b = tbuf_get(p);
-    if (!b) return;
+    if (!b) return 0;
+    int d = depth_of(b);
     gp_rev *e = rec_slot(b);
-    if (!e) return;
-    e->t = gp_rec_now(p);
-    e->p = name;
-    e->type = type;
-    e->a = a;
-    e->v = v;
-    rec_publish(b);
-    b->depth++;
+    if (e) {
+        e->t = gp_rec_now(p);
+        e->p = name;
+        e->type = type;
+        e->a = a;
+        e->v = v;
+        rec_publish(b);
+    } else if (skip_set(b, d))
+        return 0;
+    depth_set(b, d + 1);
+    /* re-read the state after publishing the depth (see gp_disable) */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_, 0))
+        state_raced(p);
+    return 1;
+}
+
+/* A begin while off: counted as an open level when this thread has one open
+ * (so that its end closes it, not the outer range); else nothing. */
+static int count_begin(gp_profiler *p)
+{
+    gp_tbuf *b = tbuf_find(p);
+    if (!b) return 0;
+    int d = depth_of(b);
+    if (d == 0 || skip_set(b, d)) return 0;
+    depth_set(b, d + 1);
+    return 1;
+}
+
+static inline int begin_any(gp_profiler *p, uint32_t type, const void *name, uint32_t a, uint64_t v)
+{
+    int st = atomic_load_explicit(&p->state, memory_order_relaxed);
+    if (__builtin_expect(st == GP_STATE_ON_, 1)) return rec_begin(p, type, name, a, v);
+    return st == GP_STATE_OFF_OPEN_ ? count_begin(p) : 0;
+}
+
+void gp_range_begin_slow_(gp_profiler *p, const char *name)
+{
+    begin_any(p, GP_EV_BEGIN, name, 0, 0);
 }
 
 void gp_range_begin(gp_profiler *p, const char *name)
 {
-    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return;
-    gp_tbuf *b = tbuf_get(p);
-    if (!b) return;
-    gp_rev *e = rec_slot(b);
-    if (!e) return;
-    e->t = gp_rec_now(p);
-    e->p = name;
-    e->type = GP_EV_BEGIN;
-    rec_publish(b);
-    b->depth++;
+    begin_any(p, GP_EV_BEGIN, name, 0, 0);
+}
+
+static inline uint32_t dev_bits(gp_device_kind device, gp_backend backend)
+{
+    return ((uint32_t)device & 0xff) | ((uint32_t)backend & 0xff) << 8;
+}
+
+void gp_range_begin_ex_slow_(gp_profiler *p, const char *name, gp_device_kind device,
+                             gp_backend backend, int64_t bytes)
+{
+    begin_any(p, GP_EV_BEGIN_EX, name, dev_bits(device, backend), (uint64_t)bytes);
 }
 
 void gp_range_begin_ex(gp_profiler *p, const char *name, gp_device_kind device, gp_backend backend,
                        int64_t bytes)
 {
-    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return;
-    rec_begin(p, GP_EV_BEGIN_EX, name, ((uint32_t)device & 0xff) | ((uint32_t)backend & 0xff) << 8,
-              (uint64_t)bytes);
+    begin_any(p, GP_EV_BEGIN_EX, name, dev_bits(device, backend), (uint64_t)bytes);
 }
 
 gp_profiler *gp_scope_begin_(gp_profiler *p, const char *name)
 {
-    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return NULL;
-    gp_tbuf *b = tbuf_get(p);
-    if (!b) return NULL;
-    int d = b->depth;
-    gp_range_begin(p, name);
-    return b->depth > d ? p : NULL;
+    return begin_any(p, GP_EV_BEGIN, name, 0, 0) ? p : NULL;
+}
+
+void gp_range_end_slow_(gp_profiler *p)
+{
+    /* off with nothing open on any thread (the header's inline check, again
+     * for direct callers) */
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) == GP_STATE_OFF_) return;
+    gp_tbuf *b = tbuf_find(p);
+    if (!b) return;
+    int d = depth_of(b);
+    if (d == 0) return;
+    d--;
+    if (skip_test(b, d)) {
+        b->skip[(uint32_t)d >> 6] &= ~(1ull << (d & 63));
+        b->nskip--;
+    } else {
+        gp_rev *e = rec_slot(b); /* NULL (out of memory): the end is lost, nesting holds */
+        if (e) {
+            e->t = gp_rec_now(p);
+            e->type = GP_EV_END;
+            rec_publish(b);
+        }
+    }
+    depth_set(b, d);
+    if (d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) == GP_STATE_OFF_OPEN_)
+        state_quiesce(p);
 }
 
 void gp_range_end(gp_profiler *p)
 {
-    gp_tbuf *b = tbuf_find(p);
-    if (!b || b->depth == 0) return;
-    gp_rev *e = rec_slot(b);
-    if (!e) return;
-    e->t = gp_rec_now(p);
-    e->type = GP_EV_END;
-    rec_publish(b);
-    b->depth--;
+    gp_range_end_slow_(p);
 }
 
 int gp_func_enter_(gp_profiler *p, const void *fn)
 {
-    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return 0;
-    gp_tbuf *b = tbuf_get(p);
-    if (!b) return 0;
-    int d = b->depth;
-    rec_begin(p, GP_EV_FUNC, fn, 0, 0);
-    return b->depth > d;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_) return 0;
+    return rec_begin(p, GP_EV_FUNC, fn, 0, 0);
 }
 
 static void rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v, int need_open)
 {
-    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed)) return;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_) return;
     gp_tbuf *b = tbuf_get(p);
-    if (!b || (need_open && b->depth == 0)) return;
+    if (!b) return;
+    /* an attribute needs a recorded innermost level */
+    if (need_open && (depth_of(b) == 0 || skip_test(b, depth_of(b) - 1))) return;
     gp_rev *e = rec_slot(b);
     if (!e) return;
     e->t = gp_rec_now(p);
@@ -368,16 +543,26 @@ static void rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v
     rec_publish(b);
 }
 
+void gp_range_attr_int_slow_(gp_profiler *p, const char *key, int64_t value)
+{
+    rec_value(p, GP_EV_ATTR_INT, key, (uint64_t)value, 1);
+}
+
 void gp_range_attr_int(gp_profiler *p, const char *key, int64_t value)
 {
     rec_value(p, GP_EV_ATTR_INT, key, (uint64_t)value, 1);
 }
 
-void gp_range_attr_str(gp_profiler *p, const char *key, const char *value)
+void gp_range_attr_str_slow_(gp_profiler *p, const char *key, const char *value)
 {
-    if (!atomic_load_explicit(&p->enabled, memory_order_relaxed) || !value) return;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ || !value) return;
     const char *v = gp_intern(p, value);
     if (v) rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1);
+}
+
+void gp_range_attr_str(gp_profiler *p, const char *key, const char *value)
+{
+    gp_range_attr_str_slow_(p, key, value);
 }
 
 static uint64_t dbits(double d)
@@ -394,9 +579,19 @@ static double bitsd(uint64_t u)
     return d;
 }
 
+void gp_counter_slow_(gp_profiler *p, const char *name, double value)
+{
+    rec_value(p, GP_EV_COUNTER, name, dbits(value), 0);
+}
+
 void gp_counter(gp_profiler *p, const char *name, double value)
 {
     rec_value(p, GP_EV_COUNTER, name, dbits(value), 0);
+}
+
+void gp_observe_slow_(gp_profiler *p, const char *name, double value)
+{
+    rec_value(p, GP_EV_OBSERVE, name, dbits(value), 0);
 }
 
 void gp_observe(gp_profiler *p, const char *name, double value)

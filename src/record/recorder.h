@@ -61,7 +61,12 @@ typedef struct gp_tbuf {
     /* writer side */
     gp_chunk *cur;
     uint32_t pos;
-    int depth; /* ranges recorded and not yet ended */
+    /* open levels (recorded begins + begins counted while off) not yet ended;
+     * written only by the owner (relaxed), read by gp_disable's scan */
+    atomic_int depth;
+    int nskip;           /* open levels that were counted, not recorded */
+    uint32_t skip_words; /* size of skip */
+    uint64_t *skip;      /* bit d set: open level d was counted, not recorded */
     char pad_[64];
     /* reader side */
     struct gp_tbuf *next_all;
@@ -96,8 +101,11 @@ typedef struct gp_membuf {
 } gp_membuf;
 
 struct gp_profiler {
-    atomic_int enabled; /* checked first on every hot-path call */
-    uint64_t id;        /* unique per profiler (guards the thread-local cache) */
+    /* GP_STATE_* (gpuprof.h), read by the header's inline wrappers through
+     * gp_profiler_head_; GP_STATE_OFF_ only while no thread has an open level
+     * (see gp_disable in recorder.c) */
+    atomic_int state;
+    uint64_t id; /* unique per profiler (guards the thread-local cache) */
     int use_tsc;
     uint64_t tsc0;
     int64_t mono0, wall0;
@@ -106,6 +114,7 @@ struct gp_profiler {
     char name[64];
 
     pthread_mutex_t mu; /* everything below */
+    int off_sticky;     /* turned off without membarrier: stay GP_STATE_OFF_OPEN_ */
     gp_tbuf *threads;
     gp_trace *tr;
     GP_VEC(gp_slice_ext) ext;
@@ -134,8 +143,9 @@ struct gp_profiler {
     char err[256];
 };
 
-/* gp_scope_enter_ in the public header reads the flag at offset 0 as an int */
-_Static_assert(offsetof(struct gp_profiler, enabled) == 0, "enabled must be first");
+/* the public header's inline wrappers read the state at offset 0 as an int */
+_Static_assert(offsetof(struct gp_profiler, state) == offsetof(gp_profiler_head_, state),
+               "state must be first");
 _Static_assert(sizeof(atomic_int) == sizeof(int), "atomic_int must be an int");
 
 /* Current raw timestamp for p (TSC ticks or monotonic ns). */
