@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "cli/mon_common.h"
 #include "core/clock.h"
+#include "core/jdom.h"
 #include "core/table.h"
 #include <dirent.h>
 #include <errno.h>
@@ -36,10 +37,11 @@ static void usage(FILE *f)
                "       gpuprof session stop NAME\n"
                "       gpuprof session snapshot NAME\n"
                "       gpuprof session list [--json]\n"
-               "       gpuprof session show NAME\n"
+               "       gpuprof session show NAME [--json]\n"
                "  start runs a background sampler for the session; stop ends it and writes\n"
                "  the JSON report OUTPUT_DIR/NAME.json (output_dir, default gpuprof-output);\n"
-               "  show prints that report. Common: --config FILE, --set KEY=VALUE.\n");
+               "  show prints a summary of that report (--json: the report itself).\n"
+               "  Common: --config FILE, --set KEY=VALUE.\n");
 }
 
 static int mkdir_p(const char *dir)
@@ -331,7 +333,136 @@ static int cmd_list(const gp_mon_config *cfg, int json)
     return 0;
 }
 
-static int cmd_show(const gp_mon_config *cfg, const char *name)
+/* "N/A" or the number v formatted with fmt into buf. */
+static const char *num_or_na(char *buf, size_t n, const char *fmt, const gp_jv *v)
+{
+    double d;
+    if (!gp_jdom_num(v, &d)) return "N/A";
+    snprintf(buf, n, fmt, d);
+    return buf;
+}
+
+/* A field statistic of a device in the report ("fields":{key:{avg,min,max}}). */
+static const gp_jv *dev_stat(const gp_jv *dev, const char *key, const char *which)
+{
+    return gp_jdom_get(gp_jdom_get(gp_jdom_get(dev, "fields"), key), which);
+}
+
+static void fmt_wall(char *buf, size_t n, const gp_jv *v)
+{
+    double ns;
+    if (!gp_jdom_num(v, &ns)) {
+        snprintf(buf, n, "N/A");
+        return;
+    }
+    time_t t = (time_t)(ns / 1e9);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+/* Prints the readable summary of a session report. */
+static void print_report(const gp_jv *r, const char *path, FILE *o)
+{
+    char a[64], b[64], c[64], d[64], e[64];
+    const gp_jv *tot = gp_jdom_get(r, "totals");
+    fprintf(o, "Session %s", gp_jdom_str(gp_jdom_get(r, "session"), "?"));
+    const char *desc = gp_jdom_str(gp_jdom_get(r, "description"), "");
+    if (desc[0]) fprintf(o, ": %s", desc);
+    const gp_jv *act = gp_jdom_get(r, "active");
+    fprintf(o, "%s\n", act && act->type == GP_JBOOL && act->boolean ? " (running)" : "");
+    fmt_wall(a, sizeof a, gp_jdom_get(r, "start_wall_ns"));
+    fmt_wall(b, sizeof b, gp_jdom_get(r, "stop_wall_ns"));
+    fprintf(o, "  from %s to %s (%s s)\n", a, b,
+            num_or_na(c, sizeof c, "%.1f", gp_jdom_get(r, "duration_s")));
+    fprintf(o, "  samples %s, GPUs %s, snapshots %s (%s dropped), inferences %s\n",
+            num_or_na(a, sizeof a, "%.0f", gp_jdom_get(tot, "samples")),
+            num_or_na(b, sizeof b, "%.0f", gp_jdom_get(tot, "gpus")),
+            num_or_na(c, sizeof c, "%.0f", gp_jdom_get(tot, "snapshots")),
+            num_or_na(d, sizeof d, "%.0f", gp_jdom_get(tot, "snapshots_dropped")),
+            num_or_na(e, sizeof e, "%.0f", gp_jdom_get(tot, "inference_count")));
+    double pm;
+    if (gp_jdom_num(gp_jdom_get(tot, "peak_memory_used_bytes"), &pm))
+        gp_fmt_bytes(d, sizeof d, pm);
+    else
+        snprintf(d, sizeof d, "N/A");
+    fprintf(o,
+            "  GPU utilization avg %s %%, max temperature %s C, energy %s J, peak memory used %s\n",
+            num_or_na(a, sizeof a, "%.1f", gp_jdom_get(gp_jdom_get(r, "averages"), "gpu_util_pct")),
+            num_or_na(b, sizeof b, "%.0f", gp_jdom_get(r, "max_temperature_c")),
+            num_or_na(c, sizeof c, "%.0f", gp_jdom_get(tot, "energy_j")), d);
+
+    const gp_jv *devs = gp_jdom_get(r, "devices");
+    if (devs && devs->type == GP_JARR && devs->n) {
+        const char *hdr[] = {"#",          "Device",     "Backend",     "Kind",
+                             "Samples",    "Util avg %", "Util max %",  "Mem peak",
+                             "Mem peak %", "Temp max C", "Power avg W", "Power max W"};
+        gp_table *t = gp_table_create(12, hdr, "rlllrrrrrrrr");
+        for (size_t i = 0; i < devs->n; i++) {
+            const gp_jv *dv = &devs->items[i];
+            char cells[12][64];
+            const char *cp[12];
+            snprintf(cells[0], 64, "%s", num_or_na(a, sizeof a, "%.0f", gp_jdom_get(dv, "index")));
+            snprintf(cells[1], 64, "%s", gp_jdom_str(gp_jdom_get(dv, "name"), "?"));
+            snprintf(cells[2], 64, "%s", gp_jdom_str(gp_jdom_get(dv, "backend"), "?"));
+            snprintf(cells[3], 64, "%s", gp_jdom_str(gp_jdom_get(dv, "kind"), "?"));
+            snprintf(cells[4], 64, "%s",
+                     num_or_na(a, sizeof a, "%.0f", gp_jdom_get(dv, "samples")));
+            snprintf(cells[5], 64, "%s",
+                     num_or_na(a, sizeof a, "%.1f", dev_stat(dv, "util_pct", "avg")));
+            snprintf(cells[6], 64, "%s",
+                     num_or_na(a, sizeof a, "%.0f", dev_stat(dv, "util_pct", "max")));
+            double mb;
+            if (gp_jdom_num(dev_stat(dv, "mem_used_bytes", "max"), &mb))
+                gp_fmt_bytes(cells[7], 64, mb);
+            else
+                snprintf(cells[7], 64, "N/A");
+            snprintf(cells[8], 64, "%s",
+                     num_or_na(a, sizeof a, "%.0f", gp_jdom_get(dv, "peak_mem_pct")));
+            snprintf(cells[9], 64, "%s",
+                     num_or_na(a, sizeof a, "%.0f", dev_stat(dv, "temp_c", "max")));
+            snprintf(cells[10], 64, "%s",
+                     num_or_na(a, sizeof a, "%.1f", dev_stat(dv, "power_w", "avg")));
+            snprintf(cells[11], 64, "%s",
+                     num_or_na(a, sizeof a, "%.1f", dev_stat(dv, "power_w", "max")));
+            for (int k = 0; k < 12; k++) cp[k] = cells[k];
+            gp_table_row(t, cp);
+        }
+        fprintf(o, "\nDevices\n");
+        gp_table_print(t, o, 40);
+        gp_table_destroy(t);
+    }
+
+    const gp_jv *inf = gp_jdom_get(r, "inference");
+    double ninf = 0;
+    if (gp_jdom_num(gp_jdom_get(inf, "count"), &ninf) && ninf > 0) {
+        fprintf(o, "\nInference latency (ms): count %.0f, mean %s, p50 %s, p95 %s, p99 %s", ninf,
+                num_or_na(a, sizeof a, "%.2f", gp_jdom_get(inf, "mean_ms")),
+                num_or_na(b, sizeof b, "%.2f", gp_jdom_get(inf, "p50_ms")),
+                num_or_na(c, sizeof c, "%.2f", gp_jdom_get(inf, "p95_ms")),
+                num_or_na(d, sizeof d, "%.2f", gp_jdom_get(inf, "p99_ms")));
+        fprintf(o, ", max %s\n", num_or_na(a, sizeof a, "%.2f", gp_jdom_get(inf, "max_ms")));
+    }
+
+    const gp_jv *al = gp_jdom_get(r, "alerts");
+    fprintf(o, "\nAlerts:");
+    int nal = 0;
+    for (size_t i = 0; al && al->type == GP_JOBJ && i < al->n; i++) {
+        double k;
+        if (!gp_jdom_num(&al->items[i], &k) || k <= 0) continue;
+        fprintf(o, "%s %s %.0f", nal++ ? "," : "", al->keys[i], k);
+    }
+    fprintf(o, "%s\n", nal ? "" : " none");
+
+    const gp_jv *sug = gp_jdom_get(r, "suggestions");
+    fprintf(o, "\nSuggestions:%s\n", sug && sug->type == GP_JARR && sug->n ? "" : " none");
+    for (size_t i = 0; sug && sug->type == GP_JARR && i < sug->n; i++)
+        fprintf(o, "  - [%s] %s\n", gp_jdom_str(gp_jdom_get(&sug->items[i], "kind"), "?"),
+                gp_jdom_str(gp_jdom_get(&sug->items[i], "message"), ""));
+    fprintf(o, "\nReport: %s (the full JSON with --json)\n", path);
+}
+
+static int cmd_show(const gp_mon_config *cfg, const char *name, int json)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.json", cfg->output_dir, name);
@@ -346,8 +477,22 @@ static int cmd_show(const gp_mon_config *cfg, const char *name)
             fprintf(stderr, "gpuprof session: %s: no such report\n", path);
         return 1;
     }
-    fputs(text, stdout);
+    if (json) {
+        fputs(text, stdout);
+        free(text);
+        return 0;
+    }
+    gp_jv r;
+    gp_err err = {0};
+    int rc = gp_jdom_parse(text, strlen(text), &r, &err);
     free(text);
+    if (rc || r.type != GP_JOBJ) {
+        fprintf(stderr, "gpuprof session: %s: %s\n", path, rc ? err.msg : "not a JSON object");
+        gp_jdom_free(&r);
+        return 2;
+    }
+    print_report(&r, path, stdout);
+    gp_jdom_free(&r);
     return 0;
 }
 
@@ -415,7 +560,7 @@ int gp_cmd_session(int argc, char **argv)
     }
     if (!strcmp(sub, "start")) return cmd_start(&cfg, name, desc);
     if (!strcmp(sub, "stop")) return cmd_stop(&cfg, name);
-    if (!strcmp(sub, "show")) return cmd_show(&cfg, name);
+    if (!strcmp(sub, "show")) return cmd_show(&cfg, name, json);
     if (!strcmp(sub, "snapshot")) {
         pid_t pid = running_pid(cfg.output_dir, name);
         if (!pid) {
