@@ -64,6 +64,18 @@ def four_ranks():
         # a huge threshold flags nobody
         j2 = analyze("--straggler-z", "1000", d)
         check(not any(x["outlier"] for x in j2["stragglers"]), "--straggler-z 1000 still flags")
+        # the text report says the same
+        p = subprocess.run([BIN, "analyze", d], capture_output=True, text=True)
+        lines = p.stdout.splitlines()
+        flagged = [l for l in lines if l.rstrip().endswith("STRAGGLER")]
+        check(p.returncode == 0 and len(flagged) == 1 and flagged[0].split()[0] == "2",
+              f"4 ranks text: straggler rows {flagged}")
+        for want in ("CPU/GPU timeline: span", "steps (ProfilerStep#N", "ranks by GPU compute time"):
+            check(any(l.startswith(want) for l in lines), f"4 ranks text: no '{want}'")
+        bad = subprocess.run([BIN, "analyze", "--straggler-z", "-1", d], capture_output=True,
+                             text=True)
+        check(bad.returncode == 2 and "--straggler-z" in bad.stderr,
+              f"--straggler-z -1: exit {bad.returncode} {bad.stderr.strip()}")
         st = [s for s in j["steps"] if s["rank"] == 2]
         # 10 gemms by launch + the nccl kernel (no launch) by its own start
         check(len(st) == 2 and all(s["kernels"] == 11 for s in st), f"4 ranks: steps {st}")
@@ -201,6 +213,9 @@ def main():
         check(dtod["count"] == 2040 and dtod["bytes"] == 5892787600, f"df: DtoD {dtod}")
         check(abs(dtod["gbps"] - dtod["bytes"] / (dtod["time_us"] * 1000)) < 1e-9, "df: gbps")
         check(len(j["steps"]) == 5, f"df: {len(j['steps'])} steps")
+        txt = subprocess.run([BIN, "analyze", df], capture_output=True, text=True).stdout
+        row = [l.split() for l in txt.splitlines() if l.startswith("DtoD ")]
+        check(any(r[1] == "2040" for r in row), f"df text: DtoD row {row}")
     for f in fails:
         print("FAIL", f)
     print("ok" if not fails else f"{len(fails)} failure(s)")
