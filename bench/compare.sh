@@ -18,19 +18,34 @@ if [ ! -f "$BIG" ] || [ "$(stat -L -c %s "$BIG")" -lt 1000000000 ]; then
 fi
 size=$(stat -L -c %s "$BIG")
 cat "$BIG" >/dev/null # warm the page cache
-measure() { # prints "best_seconds max_rss_kb"
+measure() { # prints "best_seconds max_rss_kb all_seconds"
   for i in $(seq "$RUNS"); do /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1; done |
-    awk 'NR==1||$1<t{t=$1} $2>m{m=$2} END{print t, m}'
+    awk 'NR==1||$1<t{t=$1} $2>m{m=$2} {all=all (NR>1?",":"") $1} END{print t, m, all}'
 }
-read -r t_imp r_imp < <(measure "$GP" summary "$BIG")
-read -r t_cmp r_cmp < <(measure "$GP" compare "$BIG" "$BIG")
-read -r t_cmj r_cmj < <(measure "$GP" compare --json "$BIG" "$BIG")
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+# GPUPROF_BENCH_OLD=path/to/older/gpuprof: its compare is timed in the same
+# rounds, alternating with this one (the machine's load changes by the second)
+if [ -n "${GPUPROF_BENCH_OLD:-}" ]; then
+  pair=$(for i in $(seq "$RUNS"); do
+    o=$( { /usr/bin/time -f "%e" "$GPUPROF_BENCH_OLD" compare "$BIG" "$BIG" >/dev/null; } 2>&1 | tail -n 1)
+    n=$( { /usr/bin/time -f "%e" "$GP" compare "$BIG" "$BIG" >/dev/null; } 2>&1 | tail -n 1)
+    echo "$o $n"
+  done | awk '{print "    round " NR ": older " $1 " s, this " $2 " s"; if(NR==1||$1<bo)bo=$1; if(NR==1||$2<bn)bn=$2} END{print "    best: older " bo " s, this " bn " s"}')
+fi
+read -r t_imp r_imp a_imp < <(measure "$GP" summary "$BIG")
+read -r t_cmp r_cmp a_cmp < <(measure "$GP" compare "$BIG" "$BIG")
+read -r t_cmj r_cmj a_cmj < <(measure "$GP" compare --json "$BIG" "$BIG")
 {
   echo "compare benchmark (bench/compare.sh) $(date -u '+%Y-%m-%d %H:%M UTC'), git $(git rev-parse --short HEAD)"
-  echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared with other jobs)"
+  echo "machine: $(nproc) cores, load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after (shared with other jobs)"
   echo "trace: $((size / 1000000)) MB plain JSON (df_index_resolver tiled), compared with itself (two imports)"
-  echo "  import alone (summary) : ${t_imp} s, peak RSS $((r_imp / 1024)) MB"
-  echo "  compare (text)         : ${t_cmp} s, peak RSS $((r_cmp / 1024)) MB"
-  echo "  compare --json         : ${t_cmj} s, peak RSS $((r_cmj / 1024)) MB"
+  echo "best of $RUNS runs (all runs in brackets, s):"
+  echo "  import alone (summary) : ${t_imp} s, peak RSS $((r_imp / 1024)) MB [${a_imp}]"
+  echo "  compare (text)         : ${t_cmp} s, peak RSS $((r_cmp / 1024)) MB [${a_cmp}]"
+  echo "  compare --json         : ${t_cmj} s, peak RSS $((r_cmj / 1024)) MB [${a_cmj}]"
   awk -v t="$t_cmp" 'BEGIN{print "  goal <= 5 s: " (t <= 5 ? "met" : "NOT met")}'
+  if [ -n "${GPUPROF_BENCH_OLD:-}" ]; then
+    echo "  compare (text), alternating with ${GPUPROF_BENCH_OLD_LABEL:-$GPUPROF_BENCH_OLD}:"
+    echo "$pair"
+  fi
 } | tee "$OUT"
