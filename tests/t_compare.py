@@ -162,6 +162,15 @@ def main():
     row = [o for o in doc["operations"] if o["name"] == SGEMM][0]
     check(row["verdict"] == "~" and row["few_samples"] and rc == 0,
           "folders: 3 vs 3 runs, 20%% slower: ~ (p %.2g), exit 0" % row["p_value"])
+    # a side file without events in the baseline folder (expected.hta.json
+    # beside the runs) is no run, and does not shift runs between the sides
+    with open(os.path.join(d, "few_runs_base", "expected.hta.json"), "w") as f:
+        json.dump({"kernel_breakdown": {}}, f)
+    rc, out, err = compare("--json", os.path.join(d, "few_runs_base"), os.path.join(d, "few_runs_slow"))
+    doc = json.loads(out)
+    check(doc["baseline"]["runs"] == 3 and doc["current"]["runs"] == 3 and "expected.hta.json" in err,
+          "folders: a side file in BASE is left out, 3 vs 3 runs (got %d vs %d)"
+          % (doc["baseline"]["runs"], doc["current"]["runs"]))
     # without the Holm correction, noise in the 2-call runtime ops can pass alpha
     rc, doc = compare_json("--correction", "none", os.path.join(d, "runs_base"), os.path.join(d, "runs_slow"))
     check(doc["test"]["correction"] == "none" and ("kernel", SGEMM) in verdicts(doc, "REGRESSION"),

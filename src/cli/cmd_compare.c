@@ -663,20 +663,32 @@ int gp_cmd_compare(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    /* both sides in one parallel load; the base's file count splits them */
+    /* both sides in one parallel load; the base's file count splits them
+     * (files without events, such as expected.hta.json in a folder of runs,
+     * are left out per side by drop_empty below) */
     gp_err perr = {0};
-    size_t nb = 0, nall = 0;
+    size_t nb = 0, nc = 0;
     char **bfiles = gp_paths_expand(argv + optind, 1, &nb, &perr);
-    if (!bfiles) {
+    char **cfiles = bfiles ? gp_paths_expand(argv + optind + 1, 1, &nc, &perr) : NULL;
+    if (!bfiles || !cfiles) {
         fprintf(stderr, "gpuprof: %s\n", perr.msg);
+        gp_paths_free(bfiles);
         return 2;
     }
+    char **files = gp_xmalloc((nb + nc + 1) * sizeof *files);
+    memcpy(files, bfiles, nb * sizeof *files);
+    memcpy(files + nb, cfiles, nc * sizeof *files);
+    gp_trace **all = gp_xcalloc(nb + nc + 1, sizeof *all);
+    int rc = gp_load_many(files, nb + nc, 0, all, &perr);
+    free(files);
     gp_paths_free(bfiles);
-    gp_trace **all;
-    int rc = gp_cli_load_traces(argv + optind, 2, &all, &nall);
-    if (rc) return rc;
+    gp_paths_free(cfiles);
+    if (rc) {
+        fprintf(stderr, "gpuprof: %s\n", perr.msg);
+        free(all);
+        return rc == GP_ENOMEM ? 3 : 2;
+    }
     gp_trace **bt = all, **ct = all + nb;
-    size_t nc = nall - nb;
     drop_empty(bt, &nb, argv[optind]);
     drop_empty(ct, &nc, argv[optind + 1]);
     if (co.mode == GP_CMP_RUNS && (nb < 2 || nc < 2)) {
