@@ -22,8 +22,11 @@ typedef struct copts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpuprof compare [options] BASE CURRENT\n"
-               "  BASE, CURRENT: a trace (.json/.json.gz, Kineto/Chrome or gp_export_json), or a\n"
-               "                 folder of traces = repeated runs of the same program\n"
+               "  BASE, CURRENT: a trace (.json/.json.gz, Kineto/Chrome or gp_export_json), a run\n"
+               "                 of a store (gpuprof.db = latest, gpuprof.db:ID), or a folder of\n"
+               "                 traces = repeated runs of the same program\n"
+               "  (gp_export_json files: their tracked buffers are compared by name too;\n"
+               "  one operation over all the runs of a store: gpuprof history)\n"
                "  --alpha A          significance level of the Mann-Whitney U test (default 0.05)\n"
                "  --threshold PCT    relative change needed for a verdict (default 5)\n"
                "  --min-time T       ignore operations whose total per run is below T on both\n"
