@@ -127,7 +127,7 @@ static int ensure_schema(sqlite3 *db, const char *path, gp_err *err)
 
 int gp_store_open(const char *path, gp_store **out, gp_err *err)
 {
-    sqlite3 *db;
+    sqlite3 *db = NULL;
     int rc = open_db(path, 1, &db, err);
     if (rc) return rc;
     if ((rc = ensure_schema(db, path, err))) {
