@@ -54,6 +54,7 @@ check "missing file" 2 "/nonexistent" "$GP" summary /nonexistent/trace.json
 mkdir "$tmp/empty"
 check "empty folder" 2 "$tmp/empty" "$GP" summary "$tmp/empty"
 check "bad --top" 2 "--top" "$GP" summary --top x "$fx"
+check "bad --category" 2 "unknown category 'nope'" "$GP" summary --category kernel,nope "$fx"
 # the good file still works, and an unterminated bare array is accepted
 check "good file" 0 "" "$GP" summary "$fx"
 printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},\n' >"$tmp/unterminated.json"

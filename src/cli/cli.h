@@ -35,6 +35,11 @@ void gp_cli_free_traces(gp_trace **traces, size_t n);
 /* Parses a non-negative integer option value or prints an error; -1 on error. */
 long gp_cli_parse_count(const char *opt, const char *val);
 
+/* Parses a comma list of summary category groups ("kernel,memory", see
+ * gp_group_parse) and ORs their bits (1 << group) into *mask. Prints an error
+ * and returns -1 on an unknown name; 0 otherwise. */
+int gp_cli_parse_groups(const char *val, unsigned *mask);
+
 /* Visualisation commands (issue 7): cmd_flame.c, cmd_timeline.c, cmd_memory.c, cmd_report.c. */
 GP_CMD_FN(gp_cmd_flame);
 GP_CMD_FN(gp_cmd_timeline);

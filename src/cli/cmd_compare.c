@@ -623,20 +623,9 @@ int gp_cmd_compare(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'c': {
-            char *dup = gp_xstrdup(optarg), *save = NULL;
-            for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int g = gp_group_parse(tok);
-                if (g < 0) {
-                    fprintf(stderr, "gpuprof: unknown category '%s'\n", tok);
-                    free(dup);
-                    return 2;
-                }
-                cat_mask |= 1u << g;
-            }
-            free(dup);
+        case 'c':
+            if (gp_cli_parse_groups(optarg, &cat_mask)) return 2;
             break;
-        }
         case 'n':
             if ((o.top = gp_cli_parse_count("--top", optarg)) < 0) return 2;
             break;

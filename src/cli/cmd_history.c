@@ -425,20 +425,9 @@ int gp_cmd_history(int argc, char **argv)
         case 'o':
             o.op = optarg;
             break;
-        case 'c': {
-            char *dup = gp_xstrdup(optarg), *save = NULL;
-            for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int g = gp_group_parse(tok);
-                if (g < 0) {
-                    fprintf(stderr, "gpuprof: unknown category '%s'\n", tok);
-                    free(dup);
-                    return 2;
-                }
-                cat_mask |= 1u << g;
-            }
-            free(dup);
+        case 'c':
+            if (gp_cli_parse_groups(optarg, &cat_mask)) return 2;
             break;
-        }
         case 't':
             if (parse_double("--threshold", optarg, 0, 1e9, &ho.threshold_pct)) return 2;
             break;

@@ -1,4 +1,5 @@
 /* cli/common.c: helpers shared by subcommands (trace loading, options). */
+#include "analysis/summary.h"
 #include "cli/cli.h"
 #include "trace/load.h"
 #include <errno.h>
@@ -71,4 +72,20 @@ long gp_cli_parse_count(const char *opt, const char *val)
         return -1;
     }
     return v;
+}
+
+int gp_cli_parse_groups(const char *val, unsigned *mask)
+{
+    char *dup = gp_xstrdup(val), *save = NULL;
+    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int g = gp_group_parse(tok);
+        if (g < 0) {
+            fprintf(stderr, "gpuprof: unknown category '%s'\n", tok);
+            free(dup);
+            return -1;
+        }
+        *mask |= 1u << g;
+    }
+    free(dup);
+    return 0;
 }
