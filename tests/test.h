@@ -60,13 +60,15 @@ static char gp_test_skip_reason[256];
     do {                                                                                           \
         const char *a_ = (a), *b_ = (b);                                                           \
         if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                     \
-            GP_FAIL_("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");  \
+            GP_FAIL_("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)",                     \
+                     b_ ? b_ : "(null)");                                                          \
     } while (0)
 
 #define ASSERT_CONTAINS(hay, needle)                                                               \
     do {                                                                                           \
         const char *h_ = (hay), *n_ = (needle);                                                    \
-        if (!h_ || !strstr(h_, n_)) GP_FAIL_("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_); \
+        if (!h_ || !strstr(h_, n_))                                                                \
+            GP_FAIL_("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_);                    \
     } while (0)
 
 /* Skips the current test case with a printed reason. */
@@ -108,28 +110,29 @@ static inline int gp_test_run_all(const gp_test_case *cases, int n, const char *
     return 0;
 }
 
-#define GP_TC_(name) {#name, test_##name},
+#define GP_TC_(name)   {#name, test_##name},
 #define GP_MAP1_(m, x) m(x)
-#define GP_FOREACH_(m, ...) GP_FE_N_(__VA_ARGS__, GP_FE16_, GP_FE15_, GP_FE14_, GP_FE13_, GP_FE12_, \
-    GP_FE11_, GP_FE10_, GP_FE9_, GP_FE8_, GP_FE7_, GP_FE6_, GP_FE5_, GP_FE4_, GP_FE3_, GP_FE2_,   \
-    GP_FE1_)(m, __VA_ARGS__)
+#define GP_FOREACH_(m, ...)                                                                        \
+    GP_FE_N_(__VA_ARGS__, GP_FE16_, GP_FE15_, GP_FE14_, GP_FE13_, GP_FE12_, GP_FE11_, GP_FE10_,    \
+             GP_FE9_, GP_FE8_, GP_FE7_, GP_FE6_, GP_FE5_, GP_FE4_, GP_FE3_, GP_FE2_, GP_FE1_)      \
+    (m, __VA_ARGS__)
 #define GP_FE_N_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
-#define GP_FE1_(m, x) m(x)
-#define GP_FE2_(m, x, ...) m(x) GP_FE1_(m, __VA_ARGS__)
-#define GP_FE3_(m, x, ...) m(x) GP_FE2_(m, __VA_ARGS__)
-#define GP_FE4_(m, x, ...) m(x) GP_FE3_(m, __VA_ARGS__)
-#define GP_FE5_(m, x, ...) m(x) GP_FE4_(m, __VA_ARGS__)
-#define GP_FE6_(m, x, ...) m(x) GP_FE5_(m, __VA_ARGS__)
-#define GP_FE7_(m, x, ...) m(x) GP_FE6_(m, __VA_ARGS__)
-#define GP_FE8_(m, x, ...) m(x) GP_FE7_(m, __VA_ARGS__)
-#define GP_FE9_(m, x, ...) m(x) GP_FE8_(m, __VA_ARGS__)
-#define GP_FE10_(m, x, ...) m(x) GP_FE9_(m, __VA_ARGS__)
-#define GP_FE11_(m, x, ...) m(x) GP_FE10_(m, __VA_ARGS__)
-#define GP_FE12_(m, x, ...) m(x) GP_FE11_(m, __VA_ARGS__)
-#define GP_FE13_(m, x, ...) m(x) GP_FE12_(m, __VA_ARGS__)
-#define GP_FE14_(m, x, ...) m(x) GP_FE13_(m, __VA_ARGS__)
-#define GP_FE15_(m, x, ...) m(x) GP_FE14_(m, __VA_ARGS__)
-#define GP_FE16_(m, x, ...) m(x) GP_FE15_(m, __VA_ARGS__)
+#define GP_FE1_(m, x)                                                                           m(x)
+#define GP_FE2_(m, x, ...)                                                                      m(x) GP_FE1_(m, __VA_ARGS__)
+#define GP_FE3_(m, x, ...)                                                                      m(x) GP_FE2_(m, __VA_ARGS__)
+#define GP_FE4_(m, x, ...)                                                                      m(x) GP_FE3_(m, __VA_ARGS__)
+#define GP_FE5_(m, x, ...)                                                                      m(x) GP_FE4_(m, __VA_ARGS__)
+#define GP_FE6_(m, x, ...)                                                                      m(x) GP_FE5_(m, __VA_ARGS__)
+#define GP_FE7_(m, x, ...)                                                                      m(x) GP_FE6_(m, __VA_ARGS__)
+#define GP_FE8_(m, x, ...)                                                                      m(x) GP_FE7_(m, __VA_ARGS__)
+#define GP_FE9_(m, x, ...)                                                                      m(x) GP_FE8_(m, __VA_ARGS__)
+#define GP_FE10_(m, x, ...)                                                                     m(x) GP_FE9_(m, __VA_ARGS__)
+#define GP_FE11_(m, x, ...)                                                                     m(x) GP_FE10_(m, __VA_ARGS__)
+#define GP_FE12_(m, x, ...)                                                                     m(x) GP_FE11_(m, __VA_ARGS__)
+#define GP_FE13_(m, x, ...)                                                                     m(x) GP_FE12_(m, __VA_ARGS__)
+#define GP_FE14_(m, x, ...)                                                                     m(x) GP_FE13_(m, __VA_ARGS__)
+#define GP_FE15_(m, x, ...)                                                                     m(x) GP_FE14_(m, __VA_ARGS__)
+#define GP_FE16_(m, x, ...)                                                                     m(x) GP_FE15_(m, __VA_ARGS__)
 
 /* Up to 16 test names per TEST_MAIN; use TEST_MAIN_LIST for more. */
 #define TEST_MAIN(...)                                                                             \

@@ -100,35 +100,46 @@ TEST(timestamp_forms)
 TEST(kineto_event_kinds)
 {
     const char *j =
-        "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,"
+        "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":"
+        "8,"
         "\"pg_config\":[{\"ranks\":[0,1]}]},"
         "\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA A100\",\"numSms\":108,"
         "\"totalGlobalMem\":42297524224}],"
         "\"traceEvents\":["
-        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":10,\"tid\":11,\"args\":{\"name\":\"main\"}},"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":10,\"tid\":11,\"args\":{\"name\":\"main\"}}"
+        ","
         "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":10,\"tid\":0,\"args\":{\"name\":\"py\"}},"
-        "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU 0\"}},"
+        "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU "
+        "0\"}},"
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":10,\"tid\":11,\"ts\":100,"
         "\"dur\":50,\"args\":{\"External id\":5}},"
-        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":10,\"tid\":11,"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":10,\"tid\":"
+        "11,"
         "\"ts\":110,\"dur\":5,\"args\":{\"External id\":5,\"cbid\":211,\"correlation\":77}},"
-        "{\"ph\":\"s\",\"id\":77,\"pid\":10,\"tid\":11,\"ts\":110,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":120,\"dur\":30,"
-        "\"args\":{\"External id\":5,\"device\":0,\"stream\":7,\"correlation\":77,\"grid\":[108,2,1],"
+        "{\"ph\":\"s\",\"id\":77,\"pid\":10,\"tid\":11,\"ts\":110,\"cat\":\"ac2g\",\"name\":"
+        "\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":120,\"dur\":"
+        "30,"
+        "\"args\":{\"External "
+        "id\":5,\"device\":0,\"stream\":7,\"correlation\":77,\"grid\":[108,2,1],"
         "\"block\":[256,1,1],\"registers per thread\":64,\"shared memory\":4096,"
         "\"est. achieved occupancy %\":25}},"
         "{\"ph\":\"f\",\"id\":77,\"pid\":0,\"tid\":7,\"ts\":120,\"cat\":\"ac2g\",\"name\":\"ac2g\","
         "\"bp\":\"e\"},"
-        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":0,"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> "
+        "Device)\",\"pid\":0,"
         "\"tid\":7,\"ts\":160,\"dur\":4,\"args\":{\"bytes\":4096,\"stream\":7}},"
-        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"legacy\",\"pid\":0,\"tid\":7,\"ts\":170,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"legacy\",\"pid\":0,\"tid\":7,\"ts\":170,"
+        "\"dur\":1},"
         "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":10,"
         "\"tid\":11,\"ts\":105,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":1234,"
         "\"Bytes\":-512,\"Total Allocated\":1024,\"Total Reserved\":2048}},"
         "{\"ph\":\"C\",\"name\":\"util\",\"pid\":10,\"tid\":11,\"ts\":130,\"args\":{\"gpu\":55.5,"
         "\"mem\":10}},"
-        "{\"ph\":\"B\",\"name\":\"outer\",\"cat\":\"user_annotation\",\"pid\":10,\"tid\":11,\"ts\":200},"
-        "{\"ph\":\"B\",\"name\":\"inner\",\"cat\":\"user_annotation\",\"pid\":10,\"tid\":11,\"ts\":210},"
+        "{\"ph\":\"B\",\"name\":\"outer\",\"cat\":\"user_annotation\",\"pid\":10,\"tid\":11,\"ts\":"
+        "200},"
+        "{\"ph\":\"B\",\"name\":\"inner\",\"cat\":\"user_annotation\",\"pid\":10,\"tid\":11,\"ts\":"
+        "210},"
         "{\"ph\":\"E\",\"pid\":10,\"tid\":11,\"ts\":220},"
         "{\"ph\":\"E\",\"pid\":10,\"tid\":11,\"ts\":230},"
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"no dur\",\"pid\":10,\"tid\":11,\"ts\":240},"
@@ -193,8 +204,9 @@ TEST(kineto_event_kinds)
 
 TEST(string_escapes_and_unicode)
 {
-    gp_trace *t = load("[{\"ph\":\"X\",\"name\":\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\",\"pid\":1,"
-                       "\"tid\":1,\"ts\":1,\"dur\":1,\"cat\":\"x\",\"extra\":{\"deep\":[1,{\"z\":null}]}}]");
+    gp_trace *t =
+        load("[{\"ph\":\"X\",\"name\":\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\",\"pid\":1,"
+             "\"tid\":1,\"ts\":1,\"dur\":1,\"cat\":\"x\",\"extra\":{\"deep\":[1,{\"z\":null}]}}]");
     ASSERT(t);
     ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[0].name), "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
     gp_trace_destroy(t);
@@ -249,13 +261,15 @@ TEST(bad_input_messages)
     ASSERT_CONTAINS(err.msg, "bad.json:1:1: expected '{' or '['");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[\n{\"ph\":\"X\",\"ts\":\"abc\"}]}", &err), GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "bad.json:2:16: expected a number for \"ts\"");
-    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":-5}]}", &err), GP_EPARSE);
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":-5}]}", &err),
+                  GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "negative \"dur\"");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1e40,\"dur\":1}]}", &err),
                   GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "out of range");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":9000000000000000,"
-                           "\"dur\":9000000000000000}]}", &err),
+                           "\"dur\":9000000000000000}]}",
+                           &err),
                   GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "out of range");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[1,2]}", &err), GP_EPARSE);
@@ -268,9 +282,9 @@ TEST(bad_input_messages)
     ASSERT_CONTAINS(err.msg, "control character");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[]} x", &err), GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "after the end of the trace");
-    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":tru}]}",
-                           &err),
-                  GP_EPARSE);
+    ASSERT_EQ_INT(
+        load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":tru}]}", &err),
+        GP_EPARSE);
     ASSERT_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":{\"a\":\"\\q\"}}]", &err),
                   GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "invalid escape");

@@ -39,34 +39,46 @@ static rec *records(const gp_trace *t)
 static void write_trace(const char *path, int array_form)
 {
     FILE *f = fopen(path, "w");
-    fprintf(f, array_form ? "[\n" : "{\"deviceProperties\":[{\"id\":0,\"name\":\"G\"},{\"id\":1}],\n"
-                                    "\"traceEvents\":[\n");
-    fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"t\"}}");
+    fprintf(f, array_form ? "[\n"
+                          : "{\"deviceProperties\":[{\"id\":0,\"name\":\"G\"},{\"id\":1}],\n"
+                            "\"traceEvents\":[\n");
+    fprintf(
+        f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"t\"}}");
     for (int i = 0; i < 20000; i++) {
         /* names that contain ",{" and ", {" to fool the cut-point search */
-        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d ,{\\\"x\\\": , {\",\"pid\":1,"
-                   "\"tid\":%d,\"ts\":%d.%03d,\"dur\":3.5,\"args\":{\"External id\":%d,"
-                   "\"Input Dims\":[[1,2],[3]],\"list\":[{\"a\":1}, {\"b\":2}]}}",
+        fprintf(f,
+                ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d ,{\\\"x\\\": , {\",\"pid\":1,"
+                "\"tid\":%d,\"ts\":%d.%03d,\"dur\":3.5,\"args\":{\"External id\":%d,"
+                "\"Input Dims\":[[1,2],[3]],\"list\":[{\"a\":1}, {\"b\":2}]}}",
                 i % 7, 2 + i % 3, 1000 + i * 10, i % 1000, i);
-        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"pid\":0,\"tid\":7,"
-                   "\"ts\":%d,\"dur\":2,\"args\":{\"correlation\":%d,\"stream\":7,\"grid\":[1,1,1]}}",
+        fprintf(f,
+                ",\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"pid\":0,\"tid\":7,"
+                "\"ts\":%d,\"dur\":2,\"args\":{\"correlation\":%d,\"stream\":7,\"grid\":[1,1,1]}}",
                 i % 5, 1003 + i * 10, i);
         if (i % 50 == 0) /* long B/E ranges that cross many events */
-            fprintf(f, ",\n{\"ph\":\"B\",\"name\":\"range%d\",\"cat\":\"user_annotation\",\"pid\":1,"
-                       "\"tid\":9,\"ts\":%d}", i, 1000 + i * 10);
+            fprintf(f,
+                    ",\n{\"ph\":\"B\",\"name\":\"range%d\",\"cat\":\"user_annotation\",\"pid\":1,"
+                    "\"tid\":9,\"ts\":%d}",
+                    i, 1000 + i * 10);
         if (i % 50 == 49)
             fprintf(f, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":9,\"ts\":%d}", 1000 + i * 10 + 5);
         if (i % 100 == 0)
-            fprintf(f, ",\n{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":2,\"ts\":%d,"
-                       "\"args\":{\"Bytes\":%d,\"Addr\":%d}}", 1000 + i * 10, 64 + i, i);
+            fprintf(f,
+                    ",\n{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":2,\"ts\":%d,"
+                    "\"args\":{\"Bytes\":%d,\"Addr\":%d}}",
+                    1000 + i * 10, 64 + i, i);
         if (i % 1000 == 500)
-            fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"q\",\"pid\":1,\"tid\":2,\"ts\":%d,"
-                       "\"args\":{\"depth\":%d}}", 1000 + i * 10, i);
+            fprintf(f,
+                    ",\n{\"ph\":\"C\",\"name\":\"q\",\"pid\":1,\"tid\":2,\"ts\":%d,"
+                    "\"args\":{\"depth\":%d}}",
+                    1000 + i * 10, i);
     }
     fprintf(f, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
                "\"args\":{\"labels\":\"GPU 0\"}}");
-    if (array_form) fprintf(f, "\n]\n");
-    else fprintf(f, "\n],\"distributedInfo\":{\"rank\":5},\"baseTimeNanoseconds\":7000}\n");
+    if (array_form)
+        fprintf(f, "\n]\n");
+    else
+        fprintf(f, "\n],\"distributedInfo\":{\"rank\":5},\"baseTimeNanoseconds\":7000}\n");
     fclose(f);
 }
 

@@ -16,15 +16,15 @@ extern "C" {
 /* Error codes: functions return 0 on success or one of these (negative). */
 enum {
     GP_OK = 0,
-    GP_EINVAL = -1,   /* invalid argument */
-    GP_ENOMEM = -2,   /* out of memory */
-    GP_EIO = -3,      /* read/write failure */
-    GP_EPARSE = -4,   /* malformed input */
-    GP_ENOTFOUND = -5, /* file, device or name not found */
+    GP_EINVAL = -1,       /* invalid argument */
+    GP_ENOMEM = -2,       /* out of memory */
+    GP_EIO = -3,          /* read/write failure */
+    GP_EPARSE = -4,       /* malformed input */
+    GP_ENOTFOUND = -5,    /* file, device or name not found */
     GP_EUNSUPPORTED = -6, /* not supported by this build, device or driver */
-    GP_ERANGE = -7,   /* value out of range */
-    GP_ESTATE = -8,   /* call not valid in the current state */
-    GP_ENODEV = -9,   /* no device / no backend */
+    GP_ERANGE = -7,       /* value out of range */
+    GP_ESTATE = -8,       /* call not valid in the current state */
+    GP_ENODEV = -9,       /* no device / no backend */
 };
 
 /* Returns a static English description of a GP_E* code (never NULL). */

@@ -113,16 +113,18 @@ GP_API void gp_observe_slow_(gp_profiler *p, const char *name, double value);
  * allocation except one chunk per 2,048 events. Does nothing when disabled
  * (but is counted when a range recorded earlier is still open on this
  * thread, see gp_enable). */
-GP_HOT_(void, gp_range_begin, (gp_profiler *p, const char *name),
-        { if (gp_state_(p) != GP_STATE_OFF_) gp_range_begin_slow_(p, name); })
+GP_HOT_(void, gp_range_begin, (gp_profiler * p, const char *name), {
+    if (gp_state_(p) != GP_STATE_OFF_) gp_range_begin_slow_(p, name);
+})
 /* Closes the innermost open range of the calling thread (or the innermost
  * begin counted while off); ignored when none. */
-GP_HOT_(void, gp_range_end, (gp_profiler *p),
-        { if (gp_state_(p) != GP_STATE_OFF_) gp_range_end_slow_(p); })
+GP_HOT_(void, gp_range_end, (gp_profiler * p), {
+    if (gp_state_(p) != GP_STATE_OFF_) gp_range_end_slow_(p);
+})
 /* gp_range_begin plus the seed's attributes: device, backend and a size in
  * bytes (negative: none). */
 GP_HOT_(void, gp_range_begin_ex,
-        (gp_profiler *p, const char *name, gp_device_kind device, gp_backend backend,
+        (gp_profiler * p, const char *name, gp_device_kind device, gp_backend backend,
          int64_t bytes),
         {
             if (gp_state_(p) != GP_STATE_OFF_)
@@ -132,10 +134,12 @@ GP_HOT_(void, gp_range_begin_ex,
  * is stored by pointer (same rule as names); the string value is copied.
  * Ignored when no range is open, the innermost begin was not recorded, or
  * recording is off. */
-GP_HOT_(void, gp_range_attr_int, (gp_profiler *p, const char *key, int64_t value),
-        { if (gp_state_(p) == GP_STATE_ON_) gp_range_attr_int_slow_(p, key, value); })
-GP_HOT_(void, gp_range_attr_str, (gp_profiler *p, const char *key, const char *value),
-        { if (gp_state_(p) == GP_STATE_ON_) gp_range_attr_str_slow_(p, key, value); })
+GP_HOT_(void, gp_range_attr_int, (gp_profiler * p, const char *key, int64_t value), {
+    if (gp_state_(p) == GP_STATE_ON_) gp_range_attr_int_slow_(p, key, value);
+})
+GP_HOT_(void, gp_range_attr_str, (gp_profiler * p, const char *key, const char *value), {
+    if (gp_state_(p) == GP_STATE_ON_) gp_range_attr_str_slow_(p, key, value);
+})
 /* Returns a copy of s owned by p (same string -> same pointer), usable as a
  * range name or key when s itself does not live long enough; NULL on OOM. */
 GP_API const char *gp_intern(gp_profiler *p, const char *s);
@@ -259,12 +263,14 @@ GP_API size_t gp_print_leaks(gp_profiler *p, FILE *f);
 
 /* Appends a sample to the time series `name` (stored by pointer, as range
  * names). Lock-free; ignored when disabled (inline check). */
-GP_HOT_(void, gp_counter, (gp_profiler *p, const char *name, double value),
-        { if (gp_state_(p) == GP_STATE_ON_) gp_counter_slow_(p, name, value); })
+GP_HOT_(void, gp_counter, (gp_profiler * p, const char *name, double value), {
+    if (gp_state_(p) == GP_STATE_ON_) gp_counter_slow_(p, name, value);
+})
 /* Adds one value to the distribution `name` (e.g. an inference latency in
  * ms). Lock-free; ignored when disabled (inline check). */
-GP_HOT_(void, gp_observe, (gp_profiler *p, const char *name, double value),
-        { if (gp_state_(p) == GP_STATE_ON_) gp_observe_slow_(p, name, value); })
+GP_HOT_(void, gp_observe, (gp_profiler * p, const char *name, double value), {
+    if (gp_state_(p) == GP_STATE_ON_) gp_observe_slow_(p, name, value);
+})
 
 typedef struct gp_observation {
     uint64_t count;

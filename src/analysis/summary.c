@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const group_names[GP_G__COUNT] = {
-    "kernel", "memory", "cpu_op", "runtime", "annotation", "python", "sync", "other"};
+static const char *const group_names[GP_G__COUNT] = {"kernel",     "memory", "cpu_op", "runtime",
+                                                     "annotation", "python", "sync",   "other"};
 
 const char *gp_group_name(gp_group g)
 {
@@ -29,19 +29,28 @@ gp_group gp_group_of_kind(gp_kind k)
 {
     switch (k) {
     case GP_K_KERNEL:
-    case GP_K_CL_COMMAND: return GP_G_KERNEL;
+    case GP_K_CL_COMMAND:
+        return GP_G_KERNEL;
     case GP_K_MEMCPY:
-    case GP_K_MEMSET: return GP_G_MEMORY;
-    case GP_K_CPU_OP: return GP_G_CPU_OP;
+    case GP_K_MEMSET:
+        return GP_G_MEMORY;
+    case GP_K_CPU_OP:
+        return GP_G_CPU_OP;
     case GP_K_RUNTIME:
-    case GP_K_DRIVER: return GP_G_RUNTIME;
+    case GP_K_DRIVER:
+        return GP_G_RUNTIME;
     case GP_K_USER_ANNOTATION:
     case GP_K_GPU_ANNOTATION:
-    case GP_K_RANGE: return GP_G_ANNOTATION;
-    case GP_K_PYTHON: return GP_G_PYTHON;
-    case GP_K_SYNC: return GP_G_SYNC;
-    case GP_K_TRACE_SPAN: return GP_G__COUNT;
-    default: return GP_G_OTHER;
+    case GP_K_RANGE:
+        return GP_G_ANNOTATION;
+    case GP_K_PYTHON:
+        return GP_G_PYTHON;
+    case GP_K_SYNC:
+        return GP_G_SYNC;
+    case GP_K_TRACE_SPAN:
+        return GP_G__COUNT;
+    default:
+        return GP_G_OTHER;
     }
 }
 

@@ -26,8 +26,8 @@ int gp_group_parse(const char *s);
 
 typedef struct gp_op_row {
     gp_group group;
-    uint32_t name;   /* string id in the trace */
-    gp_stats st;     /* durations in ns */
+    uint32_t name;    /* string id in the trace */
+    gp_stats st;      /* durations in ns */
     double share_pct; /* total / traced span * 100 */
 } gp_op_row;
 

@@ -19,14 +19,15 @@ typedef struct opts {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpuprof summary [options] TRACE...\n"
-               "  TRACE: .json / .json.gz Chrome or PyTorch-profiler trace, or a folder of them\n"
-               "  --top N          operations per category (default 15; JSON: all)\n"
-               "  --bottlenecks N  bottleneck rows (default 10)\n"
-               "  --category C     only these categories (repeatable or comma list):\n"
-               "                   kernel, memory, cpu_op, runtime, annotation, python, sync, other\n"
-               "  --json           machine-readable output (times in ns, keys carry units)\n"
-               "  --wide           do not shorten long names\n");
+    fprintf(f,
+            "usage: gpuprof summary [options] TRACE...\n"
+            "  TRACE: .json / .json.gz Chrome or PyTorch-profiler trace, or a folder of them\n"
+            "  --top N          operations per category (default 15; JSON: all)\n"
+            "  --bottlenecks N  bottleneck rows (default 10)\n"
+            "  --category C     only these categories (repeatable or comma list):\n"
+            "                   kernel, memory, cpu_op, runtime, annotation, python, sync, other\n"
+            "  --json           machine-readable output (times in ns, keys carry units)\n"
+            "  --wide           do not shorten long names\n");
 }
 
 #define BOTTLENECK_MASK                                                                            \
@@ -34,8 +35,8 @@ static void usage(FILE *f)
      (1u << GP_G_PYTHON) | (1u << GP_G_SYNC) | (1u << GP_G_OTHER))
 
 static const char *const group_titles[GP_G__COUNT] = {
-    "GPU kernels", "GPU memory (memcpy/memset)", "CPU operators", "Runtime/driver API calls",
-    "Annotations", "Python functions", "GPU synchronization", "Other events"};
+    "GPU kernels", "GPU memory (memcpy/memset)", "CPU operators",       "Runtime/driver API calls",
+    "Annotations", "Python functions",           "GPU synchronization", "Other events"};
 
 static void print_group(const gp_trace *t, const gp_summary *s, gp_group g, const opts *o)
 {
@@ -65,8 +66,8 @@ static void print_group(const gp_trace *t, const gp_summary *s, gp_group g, cons
         u[c] = gp_unit_pick(mx[c]);
         snprintf(hdr[c], sizeof hdr[c], "%s (%s)", hn[c], u[c].name);
     }
-    const char *headers[] = {"Name", "Count", hdr[0], hdr[1], hdr[2], hdr[3], hdr[4], hdr[5],
-                             hdr[6], hdr[7], "Span %"};
+    const char *headers[] = {"Name", "Count", hdr[0], hdr[1], hdr[2],  hdr[3],
+                             hdr[4], hdr[5],  hdr[6], hdr[7], "Span %"};
     gp_table *tb = gp_table_create(11, headers, "lrrrrrrrrrr");
     for (size_t i = 0; i < show; i++) {
         const gp_op_row *r = &s->rows[first + i];
@@ -98,7 +99,8 @@ static void print_text(const gp_trace *t, const gp_summary *s, const opts *o)
     if (t->meta.events_dropped_no_dur)
         printf("note: %llu complete events without \"dur\" were ignored\n",
                (unsigned long long)t->meta.events_dropped_no_dur);
-    if (t->meta.unterminated) printf("note: the trace's event array was not closed (crashed writer?)\n");
+    if (t->meta.unterminated)
+        printf("note: the trace's event array was not closed (crashed writer?)\n");
     for (int g = 0; g < GP_G__COUNT; g++)
         if (o->mask & (1u << g)) print_group(t, s, (gp_group)g, o);
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
@@ -169,8 +171,10 @@ static void print_json(gp_sbuf *b, const gp_trace *t, const gp_summary *s, const
     gp_json_key(b, "file", 0);
     gp_json_str(b, gp_trace_s(t, t->meta.source));
     gp_json_key(b, "rank", 1);
-    if (t->meta.rank == GP_NONE) gp_sbuf_puts(b, "null");
-    else gp_json_int(b, t->meta.rank);
+    if (t->meta.rank == GP_NONE)
+        gp_sbuf_puts(b, "null");
+    else
+        gp_json_int(b, t->meta.rank);
     gp_json_key(b, "span_ns", 1);
     gp_json_int(b, s->span_ns);
     gp_json_key(b, "slices", 1);
@@ -242,10 +246,18 @@ int gp_cmd_summary(int argc, char **argv)
         case 'c':
             if (gp_cli_parse_groups(optarg, &cat_mask)) return 2;
             break;
-        case 'j': o.json = 1; break;
-        case 'w': o.wide = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'j':
+            o.json = 1;
+            break;
+        case 'w':
+            o.wide = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (cat_mask) o.mask = cat_mask;

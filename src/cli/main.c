@@ -7,7 +7,8 @@
 
 static const gp_command commands[] = {
     {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
-    {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues", gp_cmd_analyze},
+    {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues",
+     gp_cmd_analyze},
     {"compare", "compare baseline and current runs; CI gate for regressions", gp_cmd_compare},
     {"advise", "optimization advice from a trace (rule engine)", gp_cmd_advise},
     {"history", "one operation's figures over the runs of a store, with steps", gp_cmd_history},
@@ -20,8 +21,10 @@ static const gp_command commands[] = {
     {"sql", "ad-hoc SQL query on a store", gp_cmd_sql},
     {"export", "export a run or trace (Chrome/Perfetto JSON)", gp_cmd_export},
     {"devices", "list GPUs (NVML, nvidia-smi, sysfs), OpenCL devices and the host", gp_cmd_devices},
-    {"monitor", "live device view (full screen on a terminal, JSON/CSV lines when piped)", gp_cmd_monitor},
-    {"health", "device backend health: ok / degraded / unavailable, with the reason", gp_cmd_health},
+    {"monitor", "live device view (full screen on a terminal, JSON/CSV lines when piped)",
+     gp_cmd_monitor},
+    {"health", "device backend health: ok / degraded / unavailable, with the reason",
+     gp_cmd_health},
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
 };
 

@@ -8,17 +8,28 @@
 const char *gp_strerror(int code)
 {
     switch (code) {
-    case GP_OK: return "success";
-    case GP_EINVAL: return "invalid argument";
-    case GP_ENOMEM: return "out of memory";
-    case GP_EIO: return "input/output error";
-    case GP_EPARSE: return "malformed input";
-    case GP_ENOTFOUND: return "not found";
-    case GP_EUNSUPPORTED: return "not supported";
-    case GP_ERANGE: return "value out of range";
-    case GP_ESTATE: return "invalid state";
-    case GP_ENODEV: return "no device";
-    default: return "unknown error";
+    case GP_OK:
+        return "success";
+    case GP_EINVAL:
+        return "invalid argument";
+    case GP_ENOMEM:
+        return "out of memory";
+    case GP_EIO:
+        return "input/output error";
+    case GP_EPARSE:
+        return "malformed input";
+    case GP_ENOTFOUND:
+        return "not found";
+    case GP_EUNSUPPORTED:
+        return "not supported";
+    case GP_ERANGE:
+        return "value out of range";
+    case GP_ESTATE:
+        return "invalid state";
+    case GP_ENODEV:
+        return "no device";
+    default:
+        return "unknown error";
     }
 }
 

@@ -90,10 +90,14 @@ static size_t utf8_len(const unsigned char *p, size_t avail)
     size_t n;
     unsigned min;
     if (c < 0x80) return 1;
-    if ((c & 0xe0) == 0xc0) n = 2, min = 0x80;
-    else if ((c & 0xf0) == 0xe0) n = 3, min = 0x800;
-    else if ((c & 0xf8) == 0xf0) n = 4, min = 0x10000;
-    else return 0;
+    if ((c & 0xe0) == 0xc0)
+        n = 2, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+        n = 3, min = 0x800;
+    else if ((c & 0xf8) == 0xf0)
+        n = 4, min = 0x10000;
+    else
+        return 0;
     if (n > avail) return 0;
     unsigned cp = c & (0x7f >> n);
     for (size_t i = 1; i < n; i++) {
@@ -119,12 +123,18 @@ void gp_json_strn(gp_sbuf *b, const char *s, size_t n)
             i = j;
             continue;
         }
-        if (c == '"') gp_sbuf_add(b, "\\\"", 2);
-        else if (c == '\\') gp_sbuf_add(b, "\\\\", 2);
-        else if (c == '\n') gp_sbuf_add(b, "\\n", 2);
-        else if (c == '\t') gp_sbuf_add(b, "\\t", 2);
-        else if (c == '\r') gp_sbuf_add(b, "\\r", 2);
-        else if (c < 0x20) gp_sbuf_printf(b, "\\u%04x", c);
+        if (c == '"')
+            gp_sbuf_add(b, "\\\"", 2);
+        else if (c == '\\')
+            gp_sbuf_add(b, "\\\\", 2);
+        else if (c == '\n')
+            gp_sbuf_add(b, "\\n", 2);
+        else if (c == '\t')
+            gp_sbuf_add(b, "\\t", 2);
+        else if (c == '\r')
+            gp_sbuf_add(b, "\\r", 2);
+        else if (c < 0x20)
+            gp_sbuf_printf(b, "\\u%04x", c);
         else {
             size_t k = utf8_len(p + i, n - i);
             if (k == 0) {
@@ -185,12 +195,23 @@ void gp_html_escape(gp_sbuf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': gp_sbuf_puts(b, "&amp;"); break;
-        case '<': gp_sbuf_puts(b, "&lt;"); break;
-        case '>': gp_sbuf_puts(b, "&gt;"); break;
-        case '"': gp_sbuf_puts(b, "&quot;"); break;
-        case '\'': gp_sbuf_puts(b, "&#39;"); break;
-        default: gp_sbuf_putc(b, *s);
+        case '&':
+            gp_sbuf_puts(b, "&amp;");
+            break;
+        case '<':
+            gp_sbuf_puts(b, "&lt;");
+            break;
+        case '>':
+            gp_sbuf_puts(b, "&gt;");
+            break;
+        case '"':
+            gp_sbuf_puts(b, "&quot;");
+            break;
+        case '\'':
+            gp_sbuf_puts(b, "&#39;");
+            break;
+        default:
+            gp_sbuf_putc(b, *s);
         }
     }
 }

@@ -115,7 +115,8 @@ void gp_table_print(const gp_table *t, FILE *f, int max_width)
         }
         if (max_width > 0 && w[c] > (size_t)max_width) w[c] = (size_t)max_width;
     }
-    for (int c = 0; c < t->ncols; c++) put_cell(f, t->headers[c], w[c], t->align[c], c == t->ncols - 1);
+    for (int c = 0; c < t->ncols; c++)
+        put_cell(f, t->headers[c], w[c], t->align[c], c == t->ncols - 1);
     fputc('\n', f);
     for (int c = 0; c < t->ncols; c++) {
         for (size_t i = 0; i < w[c]; i++) fputc('-', f);
@@ -141,8 +142,10 @@ gp_unit gp_unit_pick(double max_ns)
 
 const char *gp_fmt_dur(char *buf, size_t n, double ns, gp_unit u)
 {
-    if (u.div == 1) snprintf(buf, n, "%.0f", ns);
-    else snprintf(buf, n, "%.3f", ns / u.div);
+    if (u.div == 1)
+        snprintf(buf, n, "%.0f", ns);
+    else
+        snprintf(buf, n, "%.3f", ns / u.div);
     return buf;
 }
 
@@ -164,7 +167,9 @@ const char *gp_fmt_bytes(char *buf, size_t n, double b)
         v /= 1024;
         i++;
     }
-    if (i == 0) snprintf(buf, n, "%s%.0f B", b < 0 ? "-" : "", v);
-    else snprintf(buf, n, "%s%.2f %s", b < 0 ? "-" : "", v, units[i]);
+    if (i == 0)
+        snprintf(buf, n, "%s%.0f B", b < 0 ? "-" : "", v);
+    else
+        snprintf(buf, n, "%s%.2f %s", b < 0 ? "-" : "", v, units[i]);
     return buf;
 }

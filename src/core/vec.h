@@ -13,13 +13,12 @@
 
 /* Ensures room for `need` more elements; evaluates to 0 or GP_ENOMEM. */
 #define GP_VEC_RESERVE(vec, need)                                                                  \
-    ((vec).n + (need) <= (vec).cap ? 0                                                             \
-                                   : gp_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + (need),  \
-                                                 sizeof(*(vec).v)))
+    ((vec).n + (need) <= (vec).cap                                                                 \
+         ? 0                                                                                       \
+         : gp_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + (need), sizeof(*(vec).v)))
 
 /* Appends one element; evaluates to 0 or GP_ENOMEM. */
-#define GP_VEC_PUSH(vec, val)                                                                      \
-    (GP_VEC_RESERVE(vec, 1) ? GP_ENOMEM : ((vec).v[(vec).n++] = (val), 0))
+#define GP_VEC_PUSH(vec, val) (GP_VEC_RESERVE(vec, 1) ? GP_ENOMEM : ((vec).v[(vec).n++] = (val), 0))
 
 #define GP_VEC_FREE(vec)                                                                           \
     do {                                                                                           \

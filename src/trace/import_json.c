@@ -24,10 +24,10 @@
 #include <emmintrin.h>
 #endif
 
-#define BUF_INIT (4u << 20)
-#define UNIT_MAX ((size_t)1 << 30) /* largest single event / top-level value */
-#define PAD 64                     /* zero bytes kept after the data */
-#define MAX_ARGS 64
+#define BUF_INIT  (4u << 20)
+#define UNIT_MAX  ((size_t)1 << 30) /* largest single event / top-level value */
+#define PAD       64                /* zero bytes kept after the data */
+#define MAX_ARGS  64
 #define MAX_DEPTH 512
 
 enum { JMP_MORE = 1, JMP_ERR = 2 };
@@ -101,7 +101,12 @@ typedef struct P {
     /* split import: stop at the first of bounds[next..nbounds) landed on */
     const uint64_t *bounds;
     int nbounds, next_bound, landed, split_part;
-    GP_VEC(struct pending_e { uint32_t track; int64_t ts; uint64_t off; }) pending_e;
+    GP_VEC(struct pending_e {
+        uint32_t track;
+        int64_t ts;
+        uint64_t off;
+    })
+    pending_e;
 } P;
 
 /* ---- errors and buffer refills ------------------------------------------------------------ */
@@ -215,7 +220,8 @@ static const char *hex4(P *p, const char *s, unsigned *out)
 
 static char *put_utf8(char *d, unsigned cp)
 {
-    if (cp < 0x80) *d++ = (char)cp;
+    if (cp < 0x80)
+        *d++ = (char)cp;
     else if (cp < 0x800) {
         *d++ = (char)(0xc0 | cp >> 6);
         *d++ = (char)(0x80 | (cp & 0x3f));
@@ -288,14 +294,30 @@ static const char *parse_string(P *p, const char *s, span *out)
             if (e == 0 && s + 1 >= end_of(p)) more(p);
             s += 2;
             switch (e) {
-            case '"': *d++ = '"'; break;
-            case '\\': *d++ = '\\'; break;
-            case '/': *d++ = '/'; break;
-            case 'b': *d++ = '\b'; break;
-            case 'f': *d++ = '\f'; break;
-            case 'n': *d++ = '\n'; break;
-            case 'r': *d++ = '\r'; break;
-            case 't': *d++ = '\t'; break;
+            case '"':
+                *d++ = '"';
+                break;
+            case '\\':
+                *d++ = '\\';
+                break;
+            case '/':
+                *d++ = '/';
+                break;
+            case 'b':
+                *d++ = '\b';
+                break;
+            case 'f':
+                *d++ = '\f';
+                break;
+            case 'n':
+                *d++ = '\n';
+                break;
+            case 'r':
+                *d++ = '\r';
+                break;
+            case 't':
+                *d++ = '\t';
+                break;
             case 'u': {
                 unsigned cp;
                 s = hex4(p, s, &cp);
@@ -308,9 +330,12 @@ static const char *parse_string(P *p, const char *s, span *out)
                         if (lo >= 0xdc00 && lo <= 0xdfff) {
                             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                             s = s2;
-                        } else cp = 0xfffd;
-                    } else cp = 0xfffd;
-                } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
+                        } else
+                            cp = 0xfffd;
+                    } else
+                        cp = 0xfffd;
+                } else if (cp >= 0xdc00 && cp <= 0xdfff)
+                    cp = 0xfffd;
                 d = put_utf8(d, cp);
                 break;
             }
@@ -429,14 +454,17 @@ int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **
     if (!p) return GP_EPARSE;
     e += 3; /* microseconds -> nanoseconds */
     uint64_t v;
-    if (m == 0) v = 0;
+    if (m == 0)
+        v = 0;
     else if (e >= 0) {
         if (e > 18) return GP_ERANGE;
         if (m > (uint64_t)INT64_MAX / (uint64_t)pow10_i64[e]) return GP_ERANGE;
         v = m * (uint64_t)pow10_i64[e];
     } else {
-        if (e < -19) v = 0;
-        else if (e == -19) v = m >= 5000000000000000000ull ? 1 : 0;
+        if (e < -19)
+            v = 0;
+        else if (e == -19)
+            v = m >= 5000000000000000000ull ? 1 : 0;
         else {
             uint64_t d = (uint64_t)pow10_i64[-e];
             v = m / d;
@@ -664,9 +692,12 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
                 int64_t iv;
                 int isint;
                 q = lex_number(p, q, &v, &iv, &isint);
-                if (isint) a->arr[n++] = iv;
-                else if (span_i64(v, &a->arr[n]) == 0) n++;
-                else ok = 0;
+                if (isint)
+                    a->arr[n++] = iv;
+                else if (span_i64(v, &a->arr[n]) == 0)
+                    n++;
+                else
+                    ok = 0;
             } else {
                 ok = 0;
                 q = parse_value_any(p, q, 2);
@@ -778,8 +809,10 @@ static const char *parse_time(P *p, const char *s, int64_t *out, const char *wha
         const char *f0 = ++q;
         int k = 0;
         while (is_digit(*q)) {
-            if (k < 3) frac = frac * 10 + (uint64_t)(*q - '0');
-            else if (k == 3 && *q >= '5') frac++; /* half away from zero */
+            if (k < 3)
+                frac = frac * 10 + (uint64_t)(*q - '0');
+            else if (k == 3 && *q >= '5')
+                frac++; /* half away from zero */
             k++;
             q++;
         }
@@ -852,11 +885,14 @@ static const char *parse_event(P *p, const char *s)
         int is_str;
         switch (k.n) {
         case 1:
-            if (k.s[0] == 's') s = parse_str_field(p, s, &e->scope, "s");
-            else goto skip;
+            if (k.s[0] == 's')
+                s = parse_str_field(p, s, &e->scope, "s");
+            else
+                goto skip;
             break;
         case 2:
-            if (k.s[0] == 'p' && k.s[1] == 'h') s = parse_str_field(p, s, &e->ph, "ph");
+            if (k.s[0] == 'p' && k.s[1] == 'h')
+                s = parse_str_field(p, s, &e->ph, "ph");
             else if (k.s[0] == 't' && k.s[1] == 's') {
                 s = parse_time(p, s, &e->ts, "ts");
                 e->has_ts = 1;
@@ -864,11 +900,14 @@ static const char *parse_event(P *p, const char *s)
                 s = parse_id_value(p, s, &e->id, &e->id_s, &is_str, "id");
                 if (is_str) e->id = (int64_t)(gp_hash_bytes(e->id_s.s, e->id_s.n) >> 1);
                 e->has_id = 1;
-            } else if (k.s[0] == 'b' && k.s[1] == 'p') s = parse_str_field(p, s, &e->bp, "bp");
-            else goto skip;
+            } else if (k.s[0] == 'b' && k.s[1] == 'p')
+                s = parse_str_field(p, s, &e->bp, "bp");
+            else
+                goto skip;
             break;
         case 3:
-            if (KEY(k, "cat")) s = parse_str_field(p, s, &e->cat, "cat");
+            if (KEY(k, "cat"))
+                s = parse_str_field(p, s, &e->cat, "cat");
             else if (KEY(k, "pid")) {
                 s = parse_id_value(p, s, &e->pid, &e->pid_s, &is_str, "pid");
                 if (!is_str) e->pid_s.n = 0;
@@ -880,10 +919,12 @@ static const char *parse_event(P *p, const char *s)
             } else if (KEY(k, "dur")) {
                 s = parse_time(p, s, &e->dur, "dur");
                 e->has_dur = 1;
-            } else goto skip;
+            } else
+                goto skip;
             break;
         case 4:
-            if (KEY(k, "name")) s = parse_str_field(p, s, &e->name, "name");
+            if (KEY(k, "name"))
+                s = parse_str_field(p, s, &e->name, "name");
             else if (KEY(k, "args")) {
                 s = ws(p, s);
                 if (*s != '{') {
@@ -892,7 +933,8 @@ static const char *parse_event(P *p, const char *s)
                 }
                 s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs);
                 e->has_args = 1;
-            } else goto skip;
+            } else
+                goto skip;
             break;
         default:
         skip:
@@ -1006,7 +1048,8 @@ static void fill_gpu_info(P *p, const ev *e, gp_slice *sl, gp_kind kind, uint32_
         g.copy_kind = (uint8_t)(kind == GP_K_MEMSET ? GP_COPY_MEMSET : gp_copy_kind_from_name(nm));
         const char *lp = strchr(nm, '(');
         if (lp) {
-            static const char *const mk[] = {"", "Pageable", "Pinned", "Device", "Managed", "Array"};
+            static const char *const mk[] = {"",       "Pageable", "Pinned",
+                                             "Device", "Managed",  "Array"};
             const char *arrow = strstr(lp, "->");
             for (int i = 1; i < 6; i++) {
                 const char *f = strstr(lp, mk[i]);
@@ -1079,10 +1122,10 @@ static void commit_counter(P *p, const ev *e, uint32_t track)
         /* series name: "name" for a single "value" key, else "name.key" */
         char tmp[512];
         span nm = e->name;
-        if (!(KEY(a->key, "value") || (a->key.n == e->name.n &&
-                                       memcmp(a->key.s, e->name.s, e->name.n) == 0))) {
-            int k = snprintf(tmp, sizeof tmp, "%.*s.%.*s", (int)e->name.n, e->name.s,
-                             (int)a->key.n, a->key.s);
+        if (!(KEY(a->key, "value") ||
+              (a->key.n == e->name.n && memcmp(a->key.s, e->name.s, e->name.n) == 0))) {
+            int k = snprintf(tmp, sizeof tmp, "%.*s.%.*s", (int)e->name.n, e->name.s, (int)a->key.n,
+                             a->key.s);
             nm.s = tmp;
             nm.n = (uint32_t)(k < (int)sizeof tmp ? k : (int)sizeof tmp - 1);
         }
@@ -1117,8 +1160,8 @@ static void commit_event(P *p, const char *at)
         commit_metadata(p, e);
         return;
     }
-    if (!(ph == 'X' || ph == 'B' || ph == 'E' || ph == 'i' || ph == 'I' || ph == 'C' ||
-          ph == 's' || ph == 't' || ph == 'f'))
+    if (!(ph == 'X' || ph == 'B' || ph == 'E' || ph == 'i' || ph == 'I' || ph == 'C' || ph == 's' ||
+          ph == 't' || ph == 'f'))
         return; /* async, sample, object events: not modelled */
     if (!e->has_ts) bad(p, at, "event without \"ts\"");
     uint32_t track = track_of(p, e);
@@ -1175,8 +1218,7 @@ static void commit_event(P *p, const char *at)
         if (st->f.n == 0) {
             if (p->split_part) {
                 /* a later part of a split import: the B may be in an earlier part */
-                struct pending_e pe = {track, e->ts,
-                                       p->base_off + (uint64_t)(at - p->buf)};
+                struct pending_e pe = {track, e->ts, p->base_off + (uint64_t)(at - p->buf)};
                 if (GP_VEC_PUSH(p->pending_e, pe)) oom(p);
                 return;
             }
@@ -1184,9 +1226,8 @@ static void commit_event(P *p, const char *at)
             return;
         }
         be_frame f = st->f.v[--st->f.n];
-        gp_slice sl = {f.ts,        e->ts - f.ts, f.correlation, f.external_id,
-                       f.name,      track,        GP_NO_INDEX,   f.cat,
-                       GP_SLICE_FROM_BE};
+        gp_slice sl = {f.ts,  e->ts - f.ts, f.correlation, f.external_id,   f.name,
+                       track, GP_NO_INDEX,  f.cat,         GP_SLICE_FROM_BE};
         if (sl.dur < 0) bad(p, at, "\"E\" event earlier than its \"B\"");
         push_slice(p, &sl, at);
         return;
@@ -1215,8 +1256,9 @@ static void commit_event(P *p, const char *at)
         commit_counter(p, e, track);
         return;
     default: { /* flows */
-        gp_flow f = {e->ts, e->has_id ? e->id : GP_NONE, track, cat_id(p, e->cat), ph,
-                     (char)(e->bp.n == 1 && e->bp.s[0] == 'e')};
+        gp_flow f = {e->ts, e->has_id ? e->id : GP_NONE,
+                     track, cat_id(p, e->cat),
+                     ph,    (char)(e->bp.n == 1 && e->bp.s[0] == 'e')};
         if (GP_VEC_PUSH(t->flows, f)) oom(p);
         return;
     }
@@ -1237,7 +1279,8 @@ static void meta_distributed(P *p, const char *s)
     parse_flat_object(p, s, a, MAX_ARGS, &n);
     for (int i = 0; i < n; i++) {
         int64_t v;
-        if (KEY(a[i].key, "rank") && arg_i64(&a[i], &v) == 0) p->t->meta.rank = (int32_t)v;
+        if (KEY(a[i].key, "rank") && arg_i64(&a[i], &v) == 0)
+            p->t->meta.rank = (int32_t)v;
         else if (KEY(a[i].key, "world_size") && arg_i64(&a[i], &v) == 0)
             p->t->meta.world_size = (int32_t)v;
         else if (KEY(a[i].key, "backend") && a[i].type == V_STR)
@@ -1266,21 +1309,36 @@ static const char *meta_devices(P *p, const char *s)
                 int64_t v = 0;
                 int ok = arg_i64(&a[i], &v) == 0;
                 span k = a[i].key;
-                if (KEY(k, "name") && a[i].type == V_STR) d.name = str_id(p, a[i].val);
-                else if (!ok) continue;
-                else if (KEY(k, "id")) d.id = (int32_t)v;
-                else if (KEY(k, "totalGlobalMem")) d.total_global_mem = v;
-                else if (KEY(k, "computeMajor")) d.compute_major = (int32_t)v;
-                else if (KEY(k, "computeMinor")) d.compute_minor = (int32_t)v;
-                else if (KEY(k, "numSms")) d.num_sms = (int32_t)v;
-                else if (KEY(k, "warpSize")) d.warp_size = (int32_t)v;
-                else if (KEY(k, "maxThreadsPerBlock")) d.max_threads_per_block = (int32_t)v;
-                else if (KEY(k, "maxThreadsPerMultiprocessor")) d.max_threads_per_sm = (int32_t)v;
-                else if (KEY(k, "regsPerBlock")) d.regs_per_block = (int32_t)v;
-                else if (KEY(k, "regsPerMultiprocessor")) d.regs_per_sm = (int32_t)v;
-                else if (KEY(k, "sharedMemPerBlock")) d.smem_per_block = v;
-                else if (KEY(k, "sharedMemPerMultiprocessor")) d.smem_per_sm = v;
-                else if (KEY(k, "sharedMemPerBlockOptin")) d.smem_per_block_optin = v;
+                if (KEY(k, "name") && a[i].type == V_STR)
+                    d.name = str_id(p, a[i].val);
+                else if (!ok)
+                    continue;
+                else if (KEY(k, "id"))
+                    d.id = (int32_t)v;
+                else if (KEY(k, "totalGlobalMem"))
+                    d.total_global_mem = v;
+                else if (KEY(k, "computeMajor"))
+                    d.compute_major = (int32_t)v;
+                else if (KEY(k, "computeMinor"))
+                    d.compute_minor = (int32_t)v;
+                else if (KEY(k, "numSms"))
+                    d.num_sms = (int32_t)v;
+                else if (KEY(k, "warpSize"))
+                    d.warp_size = (int32_t)v;
+                else if (KEY(k, "maxThreadsPerBlock"))
+                    d.max_threads_per_block = (int32_t)v;
+                else if (KEY(k, "maxThreadsPerMultiprocessor"))
+                    d.max_threads_per_sm = (int32_t)v;
+                else if (KEY(k, "regsPerBlock"))
+                    d.regs_per_block = (int32_t)v;
+                else if (KEY(k, "regsPerMultiprocessor"))
+                    d.regs_per_sm = (int32_t)v;
+                else if (KEY(k, "sharedMemPerBlock"))
+                    d.smem_per_block = v;
+                else if (KEY(k, "sharedMemPerMultiprocessor"))
+                    d.smem_per_sm = v;
+                else if (KEY(k, "sharedMemPerBlockOptin"))
+                    d.smem_per_block_optin = v;
             }
             if (GP_VEC_PUSH(p->t->devices, d)) oom(p);
         }
@@ -1343,8 +1401,10 @@ static const char *meta_gpuprof(P *p, const char *s)
                     int64_t x;
                     s = ws(p, check_number(p, s, &v));
                     if (span_i64(v, &x) == 0) {
-                        if (mk.n == 13) p->t->meta.tracked_current_bytes = x;
-                        else p->t->meta.tracked_peak_bytes = x;
+                        if (mk.n == 13)
+                            p->t->meta.tracked_current_bytes = x;
+                        else
+                            p->t->meta.tracked_peak_bytes = x;
                     }
                 } else {
                     s = ws(p, parse_value_any(p, s, 3));
@@ -1397,14 +1457,17 @@ static const char *top_key(P *p, const char *s, int *events)
         if (k.n == 19) {
             m->has_base_time = 1;
             m->base_time_ns = x;
-        } else m->schema_version = (int32_t)x;
+        } else
+            m->schema_version = (int32_t)x;
         return e;
     }
     if ((KEY(k, "displayTimeUnit") || KEY(k, "traceName")) && *s == '"') {
         span v;
         const char *e = parse_string(p, s, &v);
-        if (k.n == 15) m->display_time_unit = str_id(p, v);
-        else m->trace_name = str_id(p, v);
+        if (k.n == 15)
+            m->display_time_unit = str_id(p, v);
+        else
+            m->trace_name = str_id(p, v);
         return e;
     }
     return parse_value_any(p, s, 1);
@@ -1428,7 +1491,8 @@ static void progress(P *p, int final)
     if (size)
         fprintf(stderr, "\r\033[Kimporting %s: %3.0f%% (%.0f MB parsed, %.1f s)", p->name,
                 100.0 * (double)pos / (double)size, mb, (double)(now - p->t_start) / 1e9);
-    else fprintf(stderr, "\r\033[Kimporting %s: %.0f MB", p->name, mb);
+    else
+        fprintf(stderr, "\r\033[Kimporting %s: %.0f MB", p->name, mb);
     fflush(stderr);
 }
 
@@ -1486,7 +1550,8 @@ static void line_col(const char *path, const void *mem, size_t memn, uint64_t of
     gp_err e;
     *line = 1;
     *col = off + 1;
-    if ((mem ? gp_input_open_mem(mem, memn, path, &in, &e) : gp_input_open_file(path, &in, &e)) != 0)
+    if ((mem ? gp_input_open_mem(mem, memn, path, &in, &e) : gp_input_open_file(path, &in, &e)) !=
+        0)
         return;
     char *blk = malloc(1 << 16);
     uint64_t pos = 0, line_start = 0;
@@ -1645,7 +1710,8 @@ static int run(P *p)
                 bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
             }
             break;
-        case S_DONE: return 0;
+        case S_DONE:
+            return 0;
         }
         p->pos = (size_t)(s - p->buf);
     }
@@ -1759,8 +1825,10 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
     int rc = run(p);
     progress(p, 1);
-    if (rc) format_error(p, rc, mem, memn);
-    else *out = p_finish(p);
+    if (rc)
+        format_error(p, rc, mem, memn);
+    else
+        *out = p_finish(p);
     p_destroy(p);
     return rc;
 }
@@ -1774,7 +1842,7 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
  * candidate was inside a string, say) because the part before it went on. */
 
 #define SPLIT_MIN_BYTES (64u << 20)
-#define SPLIT_MAX 8
+#define SPLIT_MAX       8
 
 typedef struct part {
     P *p;
@@ -1833,7 +1901,8 @@ static int merge_part(P *dst, P *src)
     }
     for (size_t i = 0; i < s->cats.n; i++) {
         uint32_t nm = s->cats.v[i].name;
-        cmap[i] = gp_trace_category(d, gp_strtab_get(s->strings, nm), gp_strtab_len(s->strings, nm));
+        cmap[i] =
+            gp_trace_category(d, gp_strtab_get(s->strings, nm), gp_strtab_len(s->strings, nm));
         if (cmap[i] == GP_NO_INDEX) goto done;
     }
     for (size_t i = 0; i < s->tracks.n; i++) {
@@ -1867,8 +1936,7 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->arg_streams, s->arg_streams.n))
         goto done;
     if (s->gpu_info.n) /* (memcpy from a NULL empty vector is undefined) */
-        memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v,
-               s->gpu_info.n * sizeof *s->gpu_info.v);
+        memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v, s->gpu_info.n * sizeof *s->gpu_info.v);
     d->gpu_info.n += s->gpu_info.n;
     for (size_t i = 0; i < s->slices.n; i++) {
         gp_slice x = s->slices.v[i];
@@ -1952,8 +2020,8 @@ static int merge_part(P *dst, P *src)
             continue;
         }
         be_frame f = st->f.v[--st->f.n];
-        gp_slice sl = {f.ts,   pe->ts - f.ts, f.correlation, f.external_id, f.name,
-                       track,  GP_NO_INDEX,   f.cat,         GP_SLICE_FROM_BE};
+        gp_slice sl = {f.ts,  pe->ts - f.ts, f.correlation, f.external_id,   f.name,
+                       track, GP_NO_INDEX,   f.cat,         GP_SLICE_FROM_BE};
         if (sl.dur < 0) {
             snprintf(dst->errmsg, sizeof dst->errmsg, "\"E\" event earlier than its \"B\"");
             dst->err_off = (int64_t)pe->off;
@@ -2066,8 +2134,10 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
         parts[k].started = pthread_create(&parts[k].th, NULL, part_main, &parts[k]) == 0;
     parts[0].rc = run(parts[0].p);
     for (int k = 1; k < nb; k++) {
-        if (parts[k].started) pthread_join(parts[k].th, NULL);
-        else parts[k].rc = run(parts[k].p); /* could not start a thread: run here */
+        if (parts[k].started)
+            pthread_join(parts[k].th, NULL);
+        else
+            parts[k].rc = run(parts[k].p); /* could not start a thread: run here */
     }
     progress(parts[0].p, 1);
     /* follow the chain of landings from part 0 */

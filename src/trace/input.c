@@ -11,13 +11,13 @@
 #define ZCHUNK (1u << 20)
 
 struct gp_input {
-    int fd;               /* -1 for memory */
+    int fd; /* -1 for memory */
     const unsigned char *mem;
     size_t mem_n, mem_pos;
     int gz;
     z_stream zs;
     int z_inited, z_end;
-    unsigned char *zbuf;  /* compressed read buffer (files) */
+    unsigned char *zbuf; /* compressed read buffer (files) */
     uint64_t pos, size;
     const char *name;
 };
@@ -137,9 +137,8 @@ long gp_input_read(gp_input *in, void *dst, size_t cap, gp_err *err)
         }
         if (in->zs.avail_in == 0) {
             /* compressed data ended before the gzip stream did */
-            return gp_err_set(err, GP_EPARSE,
-                              "%s: truncated gzip stream (compressed byte %llu)", in->name,
-                              (unsigned long long)in->pos);
+            return gp_err_set(err, GP_EPARSE, "%s: truncated gzip stream (compressed byte %llu)",
+                              in->name, (unsigned long long)in->pos);
         }
         int zr = inflate(&in->zs, Z_NO_FLUSH);
         if (zr == Z_STREAM_END) {
@@ -159,8 +158,7 @@ long gp_input_read(gp_input *in, void *dst, size_t cap, gp_err *err)
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR)
             return gp_err_set(err, GP_EPARSE, "%s: corrupt gzip data near compressed byte %llu: %s",
-                              in->name,
-                              (unsigned long long)(in->pos - in->zs.avail_in),
+                              in->name, (unsigned long long)(in->pos - in->zs.avail_in),
                               in->zs.msg ? in->zs.msg : "inflate error");
     }
     return (long)(cap - in->zs.avail_out);

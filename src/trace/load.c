@@ -131,14 +131,23 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
      * import splits its file over its share of the cores */
     int split = (size_t)threads > n ? (int)((size_t)threads / n) : 1;
     if ((size_t)threads > n) threads = (int)n;
-    job j = {paths, n, traces, gp_xcalloc(n, sizeof(int)), gp_xcalloc(n, sizeof(gp_err)), 0,
-             n == 1 ? -1 : 0, split, PTHREAD_MUTEX_INITIALIZER};
+    job j = {paths,
+             n,
+             traces,
+             gp_xcalloc(n, sizeof(int)),
+             gp_xcalloc(n, sizeof(gp_err)),
+             0,
+             n == 1 ? -1 : 0,
+             split,
+             PTHREAD_MUTEX_INITIALIZER};
     for (size_t i = 0; i < n; i++) traces[i] = NULL;
     pthread_t *th = gp_xcalloc((size_t)threads, sizeof *th);
     int started = 0;
     for (int i = 1; i < threads; i++)
-        if (pthread_create(&th[i], NULL, worker, &j) == 0) started++;
-        else break;
+        if (pthread_create(&th[i], NULL, worker, &j) == 0)
+            started++;
+        else
+            break;
     worker(&j);
     for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
     int rc = 0;

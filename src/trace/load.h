@@ -7,8 +7,8 @@
 
 /* Expands paths: a folder contributes its *.json and *.json.gz files in
  * name order; a run store ("gpuprof.db" = its latest run, "gpuprof.db:ID")
- * is one trace (read by store/store.h when built with SQLite). Returns a NULL-terminated array the caller frees with
- * gp_paths_free, or NULL with err set. */
+ * is one trace (read by store/store.h when built with SQLite). Returns a NULL-terminated array the
+ * caller frees with gp_paths_free, or NULL with err set. */
 char **gp_paths_expand(char *const *paths, int n, size_t *count, gp_err *err);
 void gp_paths_free(char **paths);
 

@@ -7,9 +7,9 @@
 #include <string.h>
 
 static const char *const kind_names[GP_K__COUNT] = {
-    "other",  "cpu_op", "python", "user_annotation", "gpu_annotation", "runtime", "driver",
-    "kernel", "memcpy", "memset", "sync",            "trace_span",     "overhead", "range",
-    "cl_command",
+    "other",   "cpu_op",     "python",   "user_annotation", "gpu_annotation",
+    "runtime", "driver",     "kernel",   "memcpy",          "memset",
+    "sync",    "trace_span", "overhead", "range",           "cl_command",
 };
 
 const char *gp_kind_name(gp_kind k)
@@ -145,13 +145,20 @@ gp_copy_kind gp_copy_kind_from_name(const char *name)
 const char *gp_copy_kind_name(gp_copy_kind k)
 {
     switch (k) {
-    case GP_COPY_HTOD: return "HtoD";
-    case GP_COPY_DTOH: return "DtoH";
-    case GP_COPY_DTOD: return "DtoD";
-    case GP_COPY_HTOH: return "HtoH";
-    case GP_COPY_PTOP: return "PtoP";
-    case GP_COPY_MEMSET: return "Memset";
-    default: return "unknown";
+    case GP_COPY_HTOD:
+        return "HtoD";
+    case GP_COPY_DTOH:
+        return "DtoH";
+    case GP_COPY_DTOD:
+        return "DtoD";
+    case GP_COPY_HTOH:
+        return "HtoH";
+    case GP_COPY_PTOP:
+        return "PtoP";
+    case GP_COPY_MEMSET:
+        return "Memset";
+    default:
+        return "unknown";
     }
 }
 

@@ -7,8 +7,8 @@
 #include "core/vec.h"
 #include <stdint.h>
 
-#define GP_NONE (-1)             /* absent correlation / external id / int field */
-#define GP_NO_INDEX UINT32_MAX   /* absent index */
+#define GP_NONE     (-1)       /* absent correlation / external id / int field */
+#define GP_NO_INDEX UINT32_MAX /* absent index */
 
 /* What an event is. Importers map their own category names onto these; the
  * original name is kept in gp_category.name. */
@@ -48,14 +48,14 @@ typedef enum gp_track_type {
 } gp_track_type;
 
 typedef struct gp_track {
-    int64_t pid, tid;  /* as in the source; string ids hashed, see *_str */
-    uint32_t pid_str;  /* string id when the source pid was a string, else 0 */
+    int64_t pid, tid; /* as in the source; string ids hashed, see *_str */
+    uint32_t pid_str; /* string id when the source pid was a string, else 0 */
     uint32_t tid_str;
-    uint32_t name;     /* thread name (string id, 0 = none) */
+    uint32_t name; /* thread name (string id, 0 = none) */
     uint32_t process_name;
-    uint8_t type;      /* gp_track_type */
-    int32_t device;    /* GPU device id (GP_NONE if unknown / CPU) */
-    int64_t stream;    /* GPU stream id (GP_NONE if unknown / CPU) */
+    uint8_t type;   /* gp_track_type */
+    int32_t device; /* GPU device id (GP_NONE if unknown / CPU) */
+    int64_t stream; /* GPU stream id (GP_NONE if unknown / CPU) */
 } gp_track;
 
 /* Copy kinds derived from memcpy names ("Memcpy HtoD (Pageable -> Device)"). */
@@ -89,12 +89,12 @@ typedef struct gp_slice {
 typedef struct gp_gpu_info {
     int32_t device, context;
     int64_t stream;
-    int32_t grid[3], block[3]; /* 0 when unknown */
-    int32_t registers;         /* per thread, GP_NONE when unknown */
-    int32_t shared_mem;        /* bytes, GP_NONE when unknown */
+    int32_t grid[3], block[3];                        /* 0 when unknown */
+    int32_t registers;                                /* per thread, GP_NONE when unknown */
+    int32_t shared_mem;                               /* bytes, GP_NONE when unknown */
     float blocks_per_sm, warps_per_sm, occupancy_pct; /* NaN when unknown */
-    int64_t bytes;             /* copy/memset bytes, GP_NONE when unknown */
-    uint8_t copy_kind;         /* gp_copy_kind */
+    int64_t bytes;                                    /* copy/memset bytes, GP_NONE when unknown */
+    uint8_t copy_kind;                                /* gp_copy_kind */
     uint8_t src_kind, dst_kind; /* 0 unknown, 1 pageable, 2 pinned, 3 device, 4 managed, 5 array */
 } gp_gpu_info;
 
@@ -104,7 +104,7 @@ typedef struct gp_flow {
     int64_t id;
     uint32_t track;
     uint16_t cat;
-    char ph;      /* 's', 't' or 'f' */
+    char ph;             /* 's', 't' or 'f' */
     char bind_enclosing; /* 1 when bp == "e" */
 } gp_flow;
 
@@ -137,7 +137,7 @@ typedef struct gp_counter_sample {
 } gp_counter_sample;
 
 typedef struct gp_series {
-    uint32_t name;  /* "event name" or "event name.key" */
+    uint32_t name; /* "event name" or "event name.key" */
     uint32_t track;
 } gp_series;
 
@@ -176,26 +176,26 @@ typedef enum gp_ts_form {
 } gp_ts_form;
 
 typedef struct gp_trace_meta {
-    int32_t rank;        /* GP_NONE when unknown */
-    int32_t world_size;  /* GP_NONE when unknown */
-    uint32_t backend;    /* distributed backend string id ("nccl") */
-    uint32_t source;     /* file the trace came from */
+    int32_t rank;       /* GP_NONE when unknown */
+    int32_t world_size; /* GP_NONE when unknown */
+    uint32_t backend;   /* distributed backend string id ("nccl") */
+    uint32_t source;    /* file the trace came from */
     uint32_t trace_name;
     uint32_t display_time_unit;
     int32_t schema_version; /* GP_NONE when absent */
-    int has_base_time;   /* baseTimeNanoseconds was present */
-    int64_t base_time_ns; /* raw baseTimeNanoseconds */
+    int has_base_time;      /* baseTimeNanoseconds was present */
+    int64_t base_time_ns;   /* raw baseTimeNanoseconds */
     /* Absolute time of t0 in ns: epoch ns when the source timestamps were
      * absolute (or relative to a base), else the raw offset. */
     int64_t t0_abs_ns;
-    uint8_t ts_form;     /* gp_ts_form */
-    int fractional_ts;   /* some ts/dur had fractional microseconds */
-    uint64_t events_read;       /* trace events seen in the file */
-    uint64_t events_dropped_no_dur; /* X events lacking dur (kept out) */
+    uint8_t ts_form;                         /* gp_ts_form */
+    int fractional_ts;                       /* some ts/dur had fractional microseconds */
+    uint64_t events_read;                    /* trace events seen in the file */
+    uint64_t events_dropped_no_dur;          /* X events lacking dur (kept out) */
     uint64_t unmatched_begin, unmatched_end; /* B/E events without partner */
-    int unterminated;    /* the array was not closed (crashed writer) */
-    int import_parts;    /* parts parsed in parallel and merged (1 = sequential) */
-    int has_trace_events; /* the source had an event array (a "traceEvents" key or bare array) */
+    int unterminated;                        /* the array was not closed (crashed writer) */
+    int import_parts;       /* parts parsed in parallel and merged (1 = sequential) */
+    int has_trace_events;   /* the source had an event array (a "traceEvents" key or bare array) */
     int has_tracked_memory; /* a gp_export_json "gpuprof" memory section was read */
     int64_t tracked_current_bytes, tracked_peak_bytes; /* its current_bytes, peak_bytes */
 } gp_trace_meta;
@@ -212,7 +212,7 @@ typedef struct gp_trace {
     GP_VEC(gp_counter_sample) counters;
     GP_VEC(gp_series) series;
     GP_VEC(gp_device_prop) devices;
-    GP_VEC(gp_arg_stream) arg_streams; /* ascending slice index */
+    GP_VEC(gp_arg_stream) arg_streams;         /* ascending slice index */
     GP_VEC(gp_tracked_buffer) tracked_buffers; /* from a gp_export_json file */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */

@@ -19,9 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (gp_summary_compute(t, &s) == 0) gp_summary_free(&s);
         gp_trace_destroy(t);
     } else {
-        if (t) abort();                                       /* no trace on error */
-        if (strncmp(err.msg, "fuzz.json", 9) != 0) abort();   /* message names the file */
-        if (strchr(err.msg, '\n')) abort();                   /* one line */
+        if (t) abort();                                     /* no trace on error */
+        if (strncmp(err.msg, "fuzz.json", 9) != 0) abort(); /* message names the file */
+        if (strchr(err.msg, '\n')) abort();                 /* one line */
     }
     return 0;
 }
