@@ -45,62 +45,6 @@ static void usage(FILE *f)
                "exit status: 0 ok, 1 regression with --fail-on-regression, 2 bad input\n");
 }
 
-/* Parses "1.5ms", "200us", "3s", "10ns" or a bare number of nanoseconds. */
-static int parse_dur(const char *s, int64_t *ns)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0 || isnan(v)) return -1;
-    double mul = 1;
-    if (!strcmp(end, "ns") || !*end)
-        mul = 1;
-    else if (!strcmp(end, "us"))
-        mul = 1e3;
-    else if (!strcmp(end, "ms"))
-        mul = 1e6;
-    else if (!strcmp(end, "s"))
-        mul = 1e9;
-    else
-        return -1;
-    if (v * mul > 9e18) return -1;
-    *ns = (int64_t)llround(v * mul);
-    return 0;
-}
-
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "gpuprof: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static const char *fmt_pct(char *buf, size_t n, double pct)
-{
-    if (isnan(pct))
-        snprintf(buf, n, "N/A");
-    else
-        snprintf(buf, n, "%+.1f%%", pct);
-    return buf;
-}
-
-static const char *fmt_p(char *buf, size_t n, double p)
-{
-    if (isnan(p))
-        snprintf(buf, n, "N/A");
-    else if (p < 1e-4)
-        snprintf(buf, n, "<1e-4");
-    else
-        snprintf(buf, n, "%.4f", p);
-    return buf;
-}
-
 static const char *fmt_count(char *buf, size_t n, double c)
 {
     if (c == floor(c))
@@ -151,8 +95,8 @@ static void print_rows(const gp_comparison *c, const size_t *idx, size_t k, int 
             gp_fmt_dur(ch + 1, sizeof ch - 1, fabs(r->change_ns), uc);
             ch[0] = r->change_ns < 0 ? '-' : '+';
         }
-        fmt_pct(pc, sizeof pc, r->change_pct);
-        fmt_p(pv, sizeof pv, r->p_adj);
+        gp_cli_fmt_pct(pc, sizeof pc, r->change_pct);
+        gp_cli_fmt_p(pv, sizeof pv, r->p_adj);
         char verdict[32];
         snprintf(verdict, sizeof verdict, "%s%s", gp_verdict_name(r->verdict),
                  r->few_samples ? " (few)" : "");
@@ -199,10 +143,10 @@ static void print_tracked(const gp_comparison *c, const copts *o)
            "-> %s\n",
            fmt_bytes_or(a, sizeof a, bt->valid ? (double)bt->peak_bytes : NAN, "N/A"),
            fmt_bytes_or(b, sizeof b, ct->valid ? (double)ct->peak_bytes : NAN, "N/A"),
-           fmt_pct(p, sizeof p,
-                   bt->valid && ct->valid && bt->peak_bytes > 0
-                       ? 100.0 * ((double)ct->peak_bytes / (double)bt->peak_bytes - 1)
-                       : NAN),
+           gp_cli_fmt_pct(p, sizeof p,
+                          bt->valid && ct->valid && bt->peak_bytes > 0
+                              ? 100.0 * ((double)ct->peak_bytes / (double)bt->peak_bytes - 1)
+                              : NAN),
            fmt_bytes_or(a2, sizeof a2, bt->valid ? (double)bt->current_bytes : NAN, "N/A"),
            fmt_bytes_or(b2, sizeof b2, ct->valid ? (double)ct->current_bytes : NAN, "N/A"));
     if (!c->nbufs) return;
@@ -225,7 +169,8 @@ static void print_tracked(const gp_comparison *c, const copts *o)
             gp_fmt_bytes(sd + 1, sizeof sd - 1, fabs(vc - vb));
             sd[0] = vc < vb ? '-' : '+';
         }
-        fmt_pct(sp, sizeof sp, !isnan(vb) && !isnan(vc) && vb > 0 ? 100.0 * (vc / vb - 1) : NAN);
+        gp_cli_fmt_pct(sp, sizeof sp,
+                       !isnan(vb) && !isnan(vc) && vb > 0 ? 100.0 * (vc / vb - 1) : NAN);
         snprintf(sn, sizeof sn, "%u -> %u", x->base_count, x->cur_count);
         const char *cells[] = {gp_strtab_get(c->names, x->name), sb, sc, sd, sp, sn};
         gp_table_row(tb, cells);
@@ -260,17 +205,20 @@ static void print_text(const gp_comparison *c, const char *bpath, const char *cp
            c->verdicts[GP_V_UNSURE], c->verdicts[GP_V_NEW], c->verdicts[GP_V_REMOVED]);
     if (c->geomean_n)
         printf("  overall change: geometric mean of ratios x%.4f (%s) over %zu operations\n",
-               c->geomean_ratio, fmt_pct(p, sizeof p, 100 * (c->geomean_ratio - 1)), c->geomean_n);
-    printf("  traced span per run: %s -> %s (%s)\n", gp_fmt_dur_auto(a, sizeof a, c->base_span_ns),
-           gp_fmt_dur_auto(b, sizeof b, c->cur_span_ns),
-           fmt_pct(p, sizeof p,
-                   c->base_span_ns > 0 ? 100 * (c->cur_span_ns / c->base_span_ns - 1) : NAN));
+               c->geomean_ratio, gp_cli_fmt_pct(p, sizeof p, 100 * (c->geomean_ratio - 1)),
+               c->geomean_n);
+    printf(
+        "  traced span per run: %s -> %s (%s)\n", gp_fmt_dur_auto(a, sizeof a, c->base_span_ns),
+        gp_fmt_dur_auto(b, sizeof b, c->cur_span_ns),
+        gp_cli_fmt_pct(p, sizeof p,
+                       c->base_span_ns > 0 ? 100 * (c->cur_span_ns / c->base_span_ns - 1) : NAN));
     if (c->base_gpu_ns > 0 || c->cur_gpu_ns > 0)
-        printf("  GPU time per run (kernels + memcpy/memset): %s -> %s (%s)\n",
-               gp_fmt_dur_auto(a, sizeof a, c->base_gpu_ns),
-               gp_fmt_dur_auto(b, sizeof b, c->cur_gpu_ns),
-               fmt_pct(p, sizeof p,
-                       c->base_gpu_ns > 0 ? 100 * (c->cur_gpu_ns / c->base_gpu_ns - 1) : NAN));
+        printf(
+            "  GPU time per run (kernels + memcpy/memset): %s -> %s (%s)\n",
+            gp_fmt_dur_auto(a, sizeof a, c->base_gpu_ns),
+            gp_fmt_dur_auto(b, sizeof b, c->cur_gpu_ns),
+            gp_cli_fmt_pct(p, sizeof p,
+                           c->base_gpu_ns > 0 ? 100 * (c->cur_gpu_ns / c->base_gpu_ns - 1) : NAN));
     for (size_t i = 0; i < c->nmem; i++) {
         const gp_cmp_mem *m = &c->mem[i];
         char dev[32];
@@ -290,7 +238,7 @@ static void print_text(const gp_comparison *c, const char *bpath, const char *cp
         double pct = m->base_valid && m->cur_valid && m->base_peak > 0
                          ? 100.0 * ((double)m->cur_peak / (double)m->base_peak - 1)
                          : NAN;
-        printf("  memory peak %s: %s -> %s (%s)", dev, a, b, fmt_pct(p, sizeof p, pct));
+        printf("  memory peak %s: %s -> %s (%s)", dev, a, b, gp_cli_fmt_pct(p, sizeof p, pct));
         if (m->base_valid && m->cur_valid) {
             printf("; allocated and not freed: %s -> %s",
                    gp_fmt_bytes(a, sizeof a, (double)m->base_live_end),
@@ -587,18 +535,13 @@ int gp_cmd_compare(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "n:c:jwh", lo, NULL)) != -1) {
         switch (c) {
         case 'a':
-            if (parse_double("--alpha", optarg, 0, 1, &co.alpha)) return 2;
+            if (gp_cli_parse_double("--alpha", optarg, 0, 1, &co.alpha)) return 2;
             break;
         case 't':
-            if (parse_double("--threshold", optarg, 0, 1e9, &co.threshold_pct)) return 2;
+            if (gp_cli_parse_double("--threshold", optarg, 0, 1e9, &co.threshold_pct)) return 2;
             break;
         case 'm':
-            if (parse_dur(optarg, &co.min_time_ns)) {
-                fprintf(stderr,
-                        "gpuprof: --min-time expects a duration like 500us or 2ms, got '%s'\n",
-                        optarg);
-                return 2;
-            }
+            if ((co.min_time_ns = gp_cli_parse_dur("--min-time", optarg)) < 0) return 2;
             break;
         case 'M':
             if (!strcmp(optarg, "auto"))

@@ -33,32 +33,6 @@ static void usage(FILE *f)
                "  --title TEXT            page title (HTML)\n");
 }
 
-long long gp_cli_parse_dur(const char *opt, const char *val)
-{
-    char *end;
-    errno = 0;
-    double v = val ? strtod(val, &end) : -1;
-    double mul = 1;
-    if (val && !errno && end != val) {
-        if (!*end || !strcmp(end, "ns"))
-            mul = 1;
-        else if (!strcmp(end, "us"))
-            mul = 1e3;
-        else if (!strcmp(end, "ms"))
-            mul = 1e6;
-        else if (!strcmp(end, "s"))
-            mul = 1e9;
-        else
-            mul = -1;
-    }
-    if (!val || errno || end == val || mul < 0 || !(v >= 0) || v * mul > 9e18) {
-        fprintf(stderr, "gpuprof: %s expects a duration such as 500ns, 20us, 1.5ms, 2s; got '%s'\n",
-                opt, val ? val : "");
-        return -1;
-    }
-    return (long long)(v * mul + 0.5);
-}
-
 /* A folded-stacks file: a regular file that does not start like JSON or gzip. */
 static int is_folded(const char *path, gp_err *err)
 {

@@ -43,39 +43,6 @@ static void usage(FILE *f)
             "exit status: 0 ok, 2 bad input (no store, no such run or operation)\n");
 }
 
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "gpuprof: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static const char *fmt_pct(char *buf, size_t n, double pct)
-{
-    if (isnan(pct))
-        snprintf(buf, n, "N/A");
-    else
-        snprintf(buf, n, "%+.1f%%", pct);
-    return buf;
-}
-
-static const char *fmt_p(char *buf, size_t n, double p)
-{
-    if (isnan(p))
-        snprintf(buf, n, "N/A");
-    else if (p < 1e-4)
-        snprintf(buf, n, "<1e-4");
-    else
-        snprintf(buf, n, "%.4f", p);
-    return buf;
-}
-
 static const char *fmt_wall(char *buf, size_t n, int64_t ns)
 {
     if (ns == GP_NONE || ns <= 0) {
@@ -147,7 +114,7 @@ static void steps_text(char *buf, size_t n, const gp_hist_op *x, const gp_store_
         char pc[32];
         int w = snprintf(buf + k, n - k, "%srun %lld (%s)", i ? ", " : "",
                          (long long)rows[x->steps[i].at].id,
-                         fmt_pct(pc, sizeof pc, x->steps[i].change_pct));
+                         gp_cli_fmt_pct(pc, sizeof pc, x->steps[i].change_pct));
         if (w < 0) break;
         k += (size_t)w;
     }
@@ -189,8 +156,8 @@ static void print_op_text(const gp_history *h, const gp_hist_op *x, const gp_sto
             if (x->steps[k].at == r) {
                 char pc[32], pv[32];
                 snprintf(step, sizeof step, "<- step %s (p %s)",
-                         fmt_pct(pc, sizeof pc, x->steps[k].change_pct),
-                         fmt_p(pv, sizeof pv, x->steps[k].p));
+                         gp_cli_fmt_pct(pc, sizeof pc, x->steps[k].change_pct),
+                         gp_cli_fmt_p(pv, sizeof pv, x->steps[k].p));
             }
         if (!p->count) {
             snprintf(tot, sizeof tot, "-");
@@ -203,7 +170,8 @@ static void print_op_text(const gp_history *h, const gp_hist_op *x, const gp_sto
             gp_fmt_dur(mean, sizeof mean, p->mean_ns, u);
             gp_fmt_dur(p50, sizeof p50, p->p50_ns, u);
             gp_fmt_dur(p95, sizeof p95, p->p95_ns, u);
-            fmt_pct(vs, sizeof vs, !isnan(prev) && prev > 0 ? 100 * (p->mean_ns / prev - 1) : NAN);
+            gp_cli_fmt_pct(vs, sizeof vs,
+                           !isnan(prev) && prev > 0 ? 100 * (p->mean_ns / prev - 1) : NAN);
             prev = p->mean_ns;
         }
         const char *cells[] = {id, st, cnt, tot, mean, p50, p95, vs, step};
@@ -217,9 +185,9 @@ static void print_op_text(const gp_history *h, const gp_hist_op *x, const gp_sto
         char pc[32], pv[32];
         printf("  from run %lld: mean %s -> %s (%s), p %s, effect %.3f (runs %lld..%lld)\n",
                (long long)rows[s->at].id, gp_fmt_dur_auto(a, sizeof a, s->before_ns),
-               gp_fmt_dur_auto(b, sizeof b, s->after_ns), fmt_pct(pc, sizeof pc, s->change_pct),
-               fmt_p(pv, sizeof pv, s->p), s->effect, (long long)rows[s->seg_begin].id,
-               (long long)rows[s->seg_end - 1].id);
+               gp_fmt_dur_auto(b, sizeof b, s->after_ns),
+               gp_cli_fmt_pct(pc, sizeof pc, s->change_pct), gp_cli_fmt_p(pv, sizeof pv, s->p),
+               s->effect, (long long)rows[s->seg_begin].id, (long long)rows[s->seg_end - 1].id);
     }
 }
 
@@ -262,7 +230,7 @@ static void print_list_text(const gp_history *h, const gp_store_run_row *rows, s
         snprintf(runs, sizeof runs, "%zu", x->runs_present);
         gp_fmt_dur(fm, sizeof fm, first, u);
         gp_fmt_dur(lm, sizeof lm, last, u);
-        fmt_pct(ch, sizeof ch, x->change_pct);
+        gp_cli_fmt_pct(ch, sizeof ch, x->change_pct);
         if (isnan(x->spread_pct))
             snprintf(sp, sizeof sp, "N/A");
         else
@@ -429,10 +397,10 @@ int gp_cmd_history(int argc, char **argv)
             if (gp_cli_parse_groups(optarg, &cat_mask)) return 2;
             break;
         case 't':
-            if (parse_double("--threshold", optarg, 0, 1e9, &ho.threshold_pct)) return 2;
+            if (gp_cli_parse_double("--threshold", optarg, 0, 1e9, &ho.threshold_pct)) return 2;
             break;
         case 'a':
-            if (parse_double("--alpha", optarg, 0, 1, &ho.alpha)) return 2;
+            if (gp_cli_parse_double("--alpha", optarg, 0, 1, &ho.alpha)) return 2;
             break;
         case 'l':
             if ((o.last = gp_cli_parse_count("--last", optarg)) < 0) return 2;

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "trace/load.h"
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +89,63 @@ int gp_cli_parse_groups(const char *val, unsigned *mask)
     }
     free(dup);
     return 0;
+}
+
+long long gp_cli_parse_dur(const char *opt, const char *val)
+{
+    char *end;
+    errno = 0;
+    double v = val ? strtod(val, &end) : -1;
+    double mul = 1;
+    if (val && !errno && end != val) {
+        if (!*end || !strcmp(end, "ns"))
+            mul = 1;
+        else if (!strcmp(end, "us"))
+            mul = 1e3;
+        else if (!strcmp(end, "ms"))
+            mul = 1e6;
+        else if (!strcmp(end, "s"))
+            mul = 1e9;
+        else
+            mul = -1;
+    }
+    if (!val || errno || end == val || mul < 0 || !(v >= 0) || v * mul > 9e18) {
+        fprintf(stderr, "gpuprof: %s expects a duration such as 500ns, 20us, 1.5ms, 2s; got '%s'\n",
+                opt, val ? val : "");
+        return -1;
+    }
+    return (long long)(v * mul + 0.5);
+}
+
+int gp_cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "gpuprof: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+const char *gp_cli_fmt_pct(char *buf, size_t n, double pct)
+{
+    if (isnan(pct))
+        snprintf(buf, n, "N/A");
+    else
+        snprintf(buf, n, "%+.1f%%", pct);
+    return buf;
+}
+
+const char *gp_cli_fmt_p(char *buf, size_t n, double p)
+{
+    if (isnan(p))
+        snprintf(buf, n, "N/A");
+    else if (p < 1e-4)
+        snprintf(buf, n, "<1e-4");
+    else
+        snprintf(buf, n, "%.4f", p);
+    return buf;
 }
