@@ -258,17 +258,19 @@ static int push_slice(loader *L, const gp_slice *s)
     return 1;
 }
 
-static int load_events(loader *L, gp_err *err)
+/* Loads the rows (proc, track, cat, name, ts, dur, corr) of `table` as
+ * slices; with flow_ph set, a slice with a correlation also gets that flow
+ * end. Returns 0 or a GP_E* code with err set. */
+static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err *err)
 {
-    gp_trace *t = L->t;
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT proc, track, cat, name, ts, dur, corr FROM %s WHERE " RUN_PROCS
+             " ORDER BY rowid",
+             table);
     sqlite3_stmt *st;
-    int rc;
-    /* API calls: launches get the start of a flow to their device work */
-    if ((rc = prep(L,
-                   "SELECT proc, track, cat, name, ts, dur, corr FROM api_calls WHERE " RUN_PROCS
-                   " ORDER BY rowid",
-                   &st, err)))
-        return rc;
+    int rc = prep(L, sql, &st, err);
+    if (rc) return rc;
     while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
@@ -281,10 +283,20 @@ static int load_events(loader *L, gp_err *err)
         s.correlation = col_opt(st, 6);
         s.external_id = GP_NONE;
         s.gpu = GP_NO_INDEX;
-        if (push_slice(L, &s) && s.correlation != GP_NONE)
-            add_flow(L, s.correlation, s.ts, s.track, 's');
+        if (push_slice(L, &s) && flow_ph && s.correlation != GP_NONE)
+            add_flow(L, s.correlation, s.ts, s.track, flow_ph);
     }
     sqlite3_finalize(st);
+    return 0;
+}
+
+static int load_events(loader *L, gp_err *err)
+{
+    gp_trace *t = L->t;
+    sqlite3_stmt *st;
+    int rc;
+    /* API calls: launches get the start of a flow to their device work */
+    if ((rc = load_plain_slices(L, "api_calls", 's', err))) return rc;
     /* kernels */
     if ((rc = prep(L,
                    "SELECT proc, track, name, ts, dur, corr, device, context, stream, grid_x, "
@@ -357,26 +369,7 @@ static int load_events(loader *L, gp_err *err)
     }
     sqlite3_finalize(st);
     /* other ranges */
-    if ((rc = prep(L,
-                   "SELECT proc, track, cat, name, ts, dur, corr FROM slices WHERE " RUN_PROCS
-                   " ORDER BY rowid",
-                   &st, err)))
-        return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
-        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
-        if (!p) continue;
-        gp_slice s = {0};
-        s.track = map_track(p, sqlite3_column_int64(st, 1));
-        s.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
-        s.name = map_str(p, sqlite3_column_int64(st, 3));
-        s.ts = sqlite3_column_int64(st, 4);
-        s.dur = sqlite3_column_int64(st, 5);
-        s.correlation = col_opt(st, 6);
-        s.external_id = GP_NONE;
-        s.gpu = GP_NO_INDEX;
-        push_slice(L, &s);
-    }
-    sqlite3_finalize(st);
+    if ((rc = load_plain_slices(L, "slices", 0, err))) return rc;
     /* marks */
     if ((rc = prep(L,
                    "SELECT proc, track, cat, name, ts FROM instants WHERE " RUN_PROCS
