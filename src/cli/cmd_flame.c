@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,36 +83,6 @@ static int read_all(const char *path, char **data, size_t *n, gp_err *err)
     *data = buf;
     *n = len;
     return 0;
-}
-
-/* Maps a plain file read-only (read into memory where mmap is refused);
- * *mapped says which, for unmap_all. */
-static int map_all(const char *path, char **data, size_t *n, int *mapped, gp_err *err)
-{
-    *mapped = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (p != MAP_FAILED) {
-            close(fd);
-            *data = p;
-            *n = (size_t)st.st_size;
-            *mapped = 1;
-            return 0;
-        }
-    }
-    close(fd);
-    return read_all(path, data, n, err);
-}
-
-static void unmap_all(char *data, size_t n, int mapped)
-{
-    if (mapped)
-        munmap(data, n);
-    else
-        free(data);
 }
 
 static const char *base_name(const char *p)
@@ -206,10 +175,11 @@ int gp_cmd_flame(int argc, char **argv)
     if (folded) {
         char *data = NULL;
         size_t n = 0;
-        int mapped = 0;
-        int e = map_all(argv[optind], &data, &n, &mapped, &err);
+        /* read, not mmap: a file truncated while mapped would kill the
+         * process with SIGBUS instead of giving an error */
+        int e = read_all(argv[optind], &data, &n, &err);
         if (!e) e = gp_ftree_add_folded(&tree, data, n, argv[optind], &err);
-        if (data) unmap_all(data, n, mapped);
+        free(data);
         if (e) {
             fprintf(stderr, "gpuprof: %s\n", err.msg);
             gp_ftree_fini(&tree);
