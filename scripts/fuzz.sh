@@ -1,23 +1,46 @@
 #!/usr/bin/env bash
-# Builds the importer's libFuzzer target (clang, ASan+UBSan) and runs it for
-# a bounded number of iterations, seeded from tests/data and from the first
-# bytes of the shared real traces (when present). Exit status != 0 on a crash.
-# Usage: scripts/fuzz.sh [RUNS] [SECONDS]
+# Builds gpuprof's libFuzzer targets (clang, ASan+UBSan) and runs each for a
+# bounded number of iterations / seconds: the trace importer (seeded from
+# tests/data and the heads/tails of the shared real traces), the folded-stacks
+# reader, the monitor's YAML config reader and the small JSON reader.
+# Exit status != 0 on a crash, a leak or a broken error contract.
+# Usage: scripts/fuzz.sh [RUNS] [SECONDS]   (per target; the importer gets
+# the full budget, the others a third of it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-${GPUPROF_FUZZ_RUNS:-300000}}
-SECS=${2:-${GPUPROF_FUZZ_SECONDS:-120}}
+SECS=${2:-${GPUPROF_FUZZ_SECONDS:-90}}
 if ! command -v clang >/dev/null; then
   echo "fuzz: SKIP: clang not installed"
   exit 0
 fi
 out=build-fuzz
-mkdir -p "$out/corpus" "$out/seeds"
-srcs=$(ls src/core/*.c src/trace/*.c src/analysis/summary.c)
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -Iinclude -Isrc \
-  $srcs tests/fuzz/fuzz_import.c -lz -lm -lpthread -o "$out/fuzz_import"
-# seeds: own fixtures, small hand-written shapes, heads of real traces
+mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom"
+CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
+        -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
+# one object archive of the library (no CLI, no optional back-ends)
+srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
+          src/store/*.c 2>/dev/null)
+jobs_max=$(nproc)
+# a header newer than the archive: rebuild every object
+if [ -f "$out/libfz.a" ] && [ -n "$(find include src -name '*.h' -newer "$out/libfz.a" | head -n 1)" ]; then
+  rm -f "$out"/obj/*.o
+fi
+for src in $srcs; do
+  o="$out/obj/$(echo "$src" | tr / _).o"
+  [ "$o" -nt "$src" ] && continue
+  clang "${CFLAGS[@]}" -c "$src" -o "$o" &
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+done
+wait
+rm -f "$out/libfz.a"
+ar rcs "$out/libfz.a" "$out"/obj/*.o
+LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
+for t in import folded config jdom; do
+  clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
+    -o "$out/fuzz_$t"
+done
+# seeds
 cp tests/data/*.json "$out/seeds/" 2>/dev/null || true
 printf '[{"ph":"X","ts":1.5,"dur":2,"name":"a","args":{"grid":[1,2,3]}},\n' >"$out/seeds/array.json"
 printf '{"traceEvents":[{"ph":"B","ts":1},{"ph":"E","ts":2},{"ph":"C","name":"c","ts":3,"args":{"v":1}}],"baseTimeNanoseconds":1}' >"$out/seeds/be.json"
@@ -34,12 +57,30 @@ if [ -d "$traces" ]; then
 else
   echo "fuzz: note: no shared traces at $traces; seeding from tests/data only"
 fi
-echo "fuzz: running fuzz_import for at most $RUNS runs / $SECS s"
-"$out/fuzz_import" -runs="$RUNS" -max_total_time="$SECS" -max_len=65536 -timeout=10 \
-  -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" "$out/seeds" 2>"$out/fuzz.log" || {
-  tail -n 40 "$out/fuzz.log"
-  echo "fuzz: FAILED (see $out/fuzz.log)"
-  exit 1
+printf 'main;foo;bar 10\nmain;foo 3\n# comment\n\nmain;baz 1.5\n' >"$out/seeds-folded/a.folded"
+printf 'python;torch::mm;cudaLaunchKernel;gemm 1234\n' >"$out/seeds-folded/b.folded"
+printf 'mode: production\nlevel: basic\nmonitoring_interval_seconds: 0.5\ntemperature_warning: 80 # c\nenable_nvml: "true"\n' >"$out/seeds-config/a.yaml"
+cp tests/data/monitor/*.yaml "$out/seeds-config/" 2>/dev/null || true
+printf '{"a":[1,2.5e3,"x\\u00e9",true,null,{"b":{}}],"c":-0.0}' >"$out/seeds-jdom/a.json"
+status=0
+run() { # target, seconds, runs, corpus dirs...
+  local t=$1 secs=$2 runs=$3
+  shift 3
+  mkdir -p "$out/corpus-$t"
+  echo "fuzz: $t: at most $runs runs / $secs s"
+  if "$out/fuzz_$t" -runs="$runs" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$t-" \
+      "$out/corpus-$t" "$@" 2>"$out/fuzz_$t.log"; then
+    grep -E "stat::number_of_executed_units" "$out/fuzz_$t.log" | tail -n 1
+  else
+    tail -n 40 "$out/fuzz_$t.log"
+    echo "fuzz: $t FAILED (see $out/fuzz_$t.log)"
+    status=1
+  fi
 }
-grep -E "stat::number_of_executed_units|Done" "$out/fuzz.log" | tail -n 2
-echo "fuzz: 1 passed, 0 failed"
+run import "$SECS" "$RUNS" "$out/seeds"
+run folded $((SECS / 3 + 1)) "$RUNS" "$out/seeds-folded"
+run config $((SECS / 3 + 1)) "$RUNS" "$out/seeds-config"
+run jdom $((SECS / 3 + 1)) "$RUNS" "$out/seeds-jdom"
+if [ "$status" = 0 ]; then echo "fuzz: 4 passed, 0 failed"; else echo "fuzz: FAILED"; fi
+exit "$status"
