@@ -4,7 +4,8 @@ into the store matches what the program enqueued (kernel names, counts,
 global/local sizes, copy bytes; some enqueues pass NULL events), durations
 are positive and every device command lies inside the program's own
 CLOCK_MONOTONIC bracket around it, in program order; CMD's exit status is
-returned; runs/sql/summary/export read the store; SIGKILL of the program
+returned; runs/sql/summary/export read the store; images, maps,
+markers/barriers and SVM commands are recorded with names and bytes; SIGKILL of the program
 mid-run leaves a readable store whose events are a gap-free prefix."""
 import json, os, signal, sqlite3, subprocess, sys, tempfile, time
 
@@ -152,6 +153,50 @@ check(src == ["opencl", "sampler"], "processes: %r" % src)
 check(cnt[0] >= 3 * cnt[1] and cnt[1] > 0, "device samples: %r (>= 3 per series in 150 ms)" % (cnt,))
 r = subprocess.run([BIN, "summary", "--json", db3], capture_output=True, text=True)
 check(r.returncode == 0, "summary of a sampled run")
+
+# 2c. images, maps, markers/barriers and SVM: names, counts and bytes as enqueued
+CMDS = os.path.join(BUILD, "tests", "cl_cmds_prog")
+db5 = os.path.join(tmp, "cmds.db")
+r = subprocess.run([BIN, "run", "-o", db5, "-q", "--no-summary", "--", CMDS], capture_output=True,
+                   text=True)
+if r.returncode == 77:
+    print("note: image commands not checked: " + r.stdout.strip())
+else:
+    check(r.returncode == 0, "run of cl_cmds_prog: %s" % r.stderr)
+    exp = [l.split("\t")[1:] for l in r.stdout.splitlines() if l.startswith("expect\t")]
+    print("\n".join(l for l in r.stdout.splitlines() if l.startswith("note:")))
+    check(len(exp) >= 14, "cl_cmds_prog enqueued %d command kinds" % len(exp))
+    con = sqlite3.connect(db5)
+    apis = {}
+    for a, in con.execute("SELECT name FROM api_v"):
+        apis[a] = apis.get(a, 0) + 1
+    want_api = {}
+    for e in exp:
+        want_api[e[0]] = want_api.get(e[0], 0) + 1
+    for a, n in want_api.items():
+        check(apis.get(a) == n, "%s calls recorded %r, enqueued %d" % (a, apis.get(a), n))
+    # device records joined to their API call by correlation id, in program order
+    got = con.execute(
+        "SELECT a.name, 'copy', c.name, c.bytes, c.dur FROM copy_v c JOIN api_v a ON a.corr = "
+        "c.corr AND a.proc = c.proc UNION ALL SELECT a.name, 'slice', sn.s, -1, x.dur FROM slices "
+        "x JOIN strings sn ON sn.proc = x.proc AND sn.id = x.name JOIN strings sc ON sc.proc = "
+        "x.proc AND sc.id = x.cat JOIN api_v a ON a.corr = x.corr AND a.proc = x.proc WHERE sc.s "
+        "= 'gpu_sync'").fetchall()
+    got = sorted([g[0], g[1], g[2], str(g[3])] for g in got)
+    check(got == sorted(exp), "device records %r, enqueued %r" % (got, sorted(exp)))
+    ndur = con.execute("SELECT count(*) FROM copies WHERE dur < 0 OR ts <= 0").fetchone()[0]
+    check(ndur == 0, "copy times valid")
+    drop = con.execute("SELECT dropped FROM processes").fetchone()[0]
+    check(drop == 0, "dropped %d" % drop)
+    con.close()
+    r = subprocess.run([BIN, "summary", "--json", db5], capture_output=True, text=True)
+    check(r.returncode == 0, "summary of the image/map/SVM run: %s" % r.stderr)
+    if r.returncode == 0:
+        cats = {c["category"]: c["count"] for c in json.loads(r.stdout)["traces"][0]["categories"]}
+        ncopy = sum(1 for e in exp if e[1] == "copy")
+        nsync = sum(1 for e in exp if e[1] == "slice")
+        check(cats.get("memory") == ncopy and cats.get("sync") == nsync,
+              "summary memory/sync counts %r (want %d, %d)" % (cats, ncopy, nsync))
 
 # 3. SIGKILL mid-run: a gap-free prefix, recent up to the last commit
 db2 = os.path.join(tmp, "kill.db")

@@ -248,6 +248,75 @@ TEST(store_sigkill_prefix)
     unlink(path);
 }
 
+static void put_kernels(gp_store_writer *w, int64_t ts0, int n)
+{
+    uint32_t tr = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+    uint32_t nm = gp_store_writer_str(w, "k");
+    for (int i = 0; i < n; i++) {
+        gp_store_ev e;
+        gp_store_ev_init(&e, GP_ST_KERNEL);
+        e.track = tr;
+        e.name = nm;
+        e.ts = ts0 + i;
+        e.dur = 1;
+        gp_store_writer_put(w, &e, 1);
+    }
+}
+
+/* fork without exec: the parent keeps its processes row and what it queued
+ * before the fork; the child gets a row of its own under the same run, with
+ * its own strings and tracks, and none of the parent's events. */
+TEST(store_fork)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "fork");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    gp_err err = {0};
+    gp_store_writer_opts o = {50, 0, "test"};
+    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+    ASSERT(w != NULL);
+    put_kernels(w, 0, 100); /* queued, not yet committed: the parent's */
+    for (int round = 0; round < 2; round++) {
+        gp_store_writer_fork_prepare(w);
+        pid_t pid = fork();
+        if (pid == 0) {
+            gp_store_writer_fork_child(w);
+            put_kernels(w, 1000 * (round + 1), 50 + round);
+            _exit(gp_store_writer_stop(w) ? 3 : 0);
+        }
+        gp_store_writer_fork_parent(w);
+        ASSERT(pid > 0);
+        put_kernels(w, 100 + 30 * round, 30);
+        int status = 0;
+        ASSERT(waitpid(pid, &status, 0) == pid);
+        ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
+    FILE *f = tmpfile();
+    ASSERT(f != NULL);
+    ASSERT_EQ_INT(gp_store_sql(path,
+                               "SELECT p.id, p.run, p.ppid = (SELECT pid FROM processes WHERE id "
+                               "= 1), count(k.ts), min(k.ts), max(k.ts), p.events, p.dropped, "
+                               "p.end_mono_ns > p.start_mono_ns, (SELECT count(*) FROM strings s "
+                               "WHERE s.proc = p.id AND s.s = 'k') FROM processes p LEFT JOIN "
+                               "kernels k ON k.proc = p.id GROUP BY p.id ORDER BY p.id",
+                               0, f, &err),
+                  0);
+    char out[1024] = "";
+    rewind(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    fclose(f);
+    char want[512];
+    snprintf(want, sizeof want,
+             "1|%lld|0|160|0|159|160|0|1|1\n2|%lld|1|50|1000|1049|50|0|1|1\n"
+             "3|%lld|1|51|2000|2050|51|0|1|1\n",
+             (long long)run, (long long)run, (long long)run);
+    ASSERT_CONTAINS(out, want);
+    unlink(path);
+}
+
 TEST(store_spec)
 {
     char *f;
@@ -270,4 +339,4 @@ TEST(store_spec)
     unlink(path);
 }
 
-TEST_MAIN(store_write_read, store_redact, store_sigkill_prefix, store_spec)
+TEST_MAIN(store_write_read, store_redact, store_sigkill_prefix, store_fork, store_spec)

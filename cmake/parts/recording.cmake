@@ -25,12 +25,21 @@ if(GP_HAVE_OPENCL AND SQLITE3_LIB)
   target_compile_definitions(cl_record_prog PRIVATE CL_TARGET_OPENCL_VERSION=300)
   target_link_libraries(cl_record_prog PRIVATE OpenCL::OpenCL)
   set_target_properties(cl_record_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_executable(cl_cmds_prog ${CMAKE_SOURCE_DIR}/tests/progs/cl_cmds_prog.c)
+  target_compile_definitions(cl_cmds_prog PRIVATE CL_TARGET_OPENCL_VERSION=300
+                             CL_USE_DEPRECATED_OPENCL_1_1_APIS)
+  target_link_libraries(cl_cmds_prog PRIVATE OpenCL::OpenCL)
+  set_target_properties(cl_cmds_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_executable(cl_fork_prog ${CMAKE_SOURCE_DIR}/tests/progs/cl_fork_prog.c)
+  target_compile_definitions(cl_fork_prog PRIVATE CL_TARGET_OPENCL_VERSION=300)
+  target_link_libraries(cl_fork_prog PRIVATE OpenCL::OpenCL)
+  set_target_properties(cl_fork_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 endif()
 
 # The layer is loaded into programs built without sanitizers (and the test
 # program loads PoCL, which is not leak-clean): keep both out of ASan/UBSan
 # builds' instrumentation, which would need the ASan runtime loaded first.
-foreach(tgt gpuprof_cl_layer cl_record_prog)
+foreach(tgt gpuprof_cl_layer cl_record_prog cl_fork_prog cl_cmds_prog)
   if(TARGET ${tgt})
     foreach(prop COMPILE_OPTIONS LINK_OPTIONS)
       get_target_property(opts ${tgt} ${prop})

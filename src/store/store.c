@@ -313,7 +313,8 @@ typedef GP_VEC(gp_store_ev) evvec;
 struct gp_store_writer {
     sqlite3 *db;
     char *path;
-    int64_t proc;
+    char *source;
+    int64_t run, proc;
     int commit_ns;
     size_t max_pending;
     pthread_t th;
@@ -677,7 +678,59 @@ static void writer_free(gp_store_writer *w)
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->done);
     free(w->path);
+    free(w->source);
     free(w);
+}
+
+/* Opens the writer's own connection and prepares its statements. */
+static int writer_connect(gp_store_writer *w, gp_err *err)
+{
+    if (open_db(w->path, 1, &w->db, err) || ensure_schema(w->db, w->path, err)) return GP_EIO;
+    /* the writer appends a lot: a bigger page cache, and checkpoints of the
+     * WAL into the database in large steps rather than every 1000 pages */
+    sqlite3_exec(w->db, "PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=16384;", NULL, NULL,
+                 NULL);
+    return prepare_all(w, err);
+}
+
+/* Closes the connection (statements first); w->db is NULL afterwards. */
+static void writer_disconnect(gp_store_writer *w)
+{
+    finalize_all(w);
+    memset(w->st, 0, sizeof w->st);
+    memset(w->multi, 0, sizeof w->multi);
+    w->st_str = w->st_track = w->st_dev = w->st_proc = NULL;
+    sqlite3_close(w->db);
+    w->db = NULL;
+}
+
+/* Inserts this process's row under w->run and sets w->proc. */
+static int writer_add_process(gp_store_writer *w, gp_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char exe[1024] = "";
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[k > 0 ? k : 0] = 0;
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t mono = now_ns();
+    if (sqlite3_prepare_v2(w->db,
+                           "INSERT INTO processes(run, pid, ppid, exe, source, start_mono_ns, "
+                           "start_wall_ns) VALUES(?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_err(w->db, w->path, err, "cannot add the process");
+    sqlite3_bind_int64(st, 1, w->run);
+    sqlite3_bind_int64(st, 2, getpid());
+    sqlite3_bind_int64(st, 3, getppid());
+    sqlite3_bind_text(st, 4, exe, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, w->source, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, mono);
+    sqlite3_bind_int64(st, 7, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_err(w->db, w->path, err, "cannot add the process");
+    w->proc = sqlite3_last_insert_rowid(w->db);
+    return 0;
 }
 
 gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_store_writer_opts *o,
@@ -685,6 +738,8 @@ gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_s
 {
     gp_store_writer *w = gp_xcalloc(1, sizeof *w);
     w->path = gp_xstrdup(path);
+    w->run = run;
+    w->source = gp_xstrdup(o && o->source ? o->source : "");
     w->commit_ns = (o && o->commit_ms > 0 ? o->commit_ms : 100) * 1000000;
     w->max_pending = o && o->max_pending ? o->max_pending : ((size_t)8 << 20);
     pthread_mutex_init(&w->mu, NULL);
@@ -695,42 +750,7 @@ gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_s
         gp_err_set(err, GP_ENOMEM, "out of memory");
         goto fail;
     }
-    if (open_db(path, 1, &w->db, err) || ensure_schema(w->db, path, err)) goto fail;
-    /* the writer appends a lot: a bigger page cache, and checkpoints of the
-     * WAL into the database in large steps rather than every 1000 pages */
-    sqlite3_exec(w->db, "PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=16384;", NULL, NULL,
-                 NULL);
-    if (prepare_all(w, err)) goto fail;
-    {
-        sqlite3_stmt *st = NULL;
-        char exe[1024] = "";
-        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[k > 0 ? k : 0] = 0;
-        struct timespec wall;
-        clock_gettime(CLOCK_REALTIME, &wall);
-        int64_t mono = now_ns();
-        if (sqlite3_prepare_v2(w->db,
-                               "INSERT INTO processes(run, pid, ppid, exe, source, start_mono_ns, "
-                               "start_wall_ns) VALUES(?,?,?,?,?,?,?)",
-                               -1, &st, NULL) != SQLITE_OK) {
-            db_err(w->db, path, err, "cannot add the process");
-            goto fail;
-        }
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, getpid());
-        sqlite3_bind_int64(st, 3, getppid());
-        sqlite3_bind_text(st, 4, exe, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 5, o && o->source ? o->source : "", -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 6, mono);
-        sqlite3_bind_int64(st, 7, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec);
-        int rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) {
-            db_err(w->db, path, err, "cannot add the process");
-            goto fail;
-        }
-        w->proc = sqlite3_last_insert_rowid(w->db);
-    }
+    if (writer_connect(w, err) || writer_add_process(w, err)) goto fail;
     if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
         gp_err_set(err, GP_EIO, "cannot start the store writer thread");
         goto fail;
@@ -740,6 +760,77 @@ gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_s
 fail:
     writer_free(w);
     return NULL;
+}
+
+/* Stops the writer thread after it has committed everything queued (mu not
+ * held by the caller). */
+static void writer_join(gp_store_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    int started = w->started;
+    if (started) {
+        w->stop = 1;
+        w->flush_req++;
+        pthread_cond_signal(&w->wake);
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (!started) return;
+    pthread_join(w->th, NULL);
+    pthread_mutex_lock(&w->mu);
+    w->started = 0;
+    w->stop = 0;
+    pthread_cond_broadcast(&w->done); /* flushes waiting on a stopped writer return */
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Reconnects and restarts the thread after a fork (mu held by the caller). */
+static void writer_restart(gp_store_writer *w, int child)
+{
+    gp_err err = {0};
+    int rc = writer_connect(w, &err);
+    if (!rc && child) rc = writer_add_process(w, &err);
+    if (!rc && pthread_create(&w->th, NULL, writer_main, w) != 0) rc = GP_EIO;
+    if (rc) {
+        if (w->db) writer_disconnect(w);
+        if (!w->err) w->err = rc;
+        fprintf(stderr, "gpuprof: store writer of process %d not restarted after fork: %s\n",
+                (int)getpid(), err.msg[0] ? err.msg : "cannot start the thread");
+        return;
+    }
+    w->started = 1;
+}
+
+void gp_store_writer_fork_prepare(gp_store_writer *w)
+{
+    /* SQLite connections must not cross a fork: commit, close, lock */
+    writer_join(w);
+    if (w->db) writer_disconnect(w);
+    pthread_mutex_lock(&w->mu);
+}
+
+void gp_store_writer_fork_parent(gp_store_writer *w)
+{
+    if (!w->err) writer_restart(w, 0);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void gp_store_writer_fork_child(gp_store_writer *w)
+{
+    /* the parent writes what it had queued; the child starts empty and sends
+     * its strings, tracks and devices again under its own processes row */
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->done, NULL);
+    w->pending.n = w->batch.n = 0;
+    w->written = w->dropped = 0;
+    w->flush_req = w->flush_done = 0;
+    w->strs_sent = 0;
+    w->tracks_sent = 0;
+    w->renamed.n = 0;
+    w->devs_sent = 0;
+    w->err = 0;
+    w->proc = 0;
+    writer_restart(w, 1);
+    pthread_mutex_unlock(&w->mu);
 }
 
 uint32_t gp_store_writer_str(gp_store_writer *w, const char *s)
@@ -843,19 +934,16 @@ uint64_t gp_store_writer_dropped(gp_store_writer *w)
 int gp_store_writer_stop(gp_store_writer *w)
 {
     if (!w) return 0;
-    pthread_mutex_lock(&w->mu);
-    w->stop = 1;
-    w->flush_req++;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->th, NULL);
-    /* the process's end and final counts */
-    sqlite3_bind_int64(w->st_proc, 1, (int64_t)w->written);
-    sqlite3_bind_int64(w->st_proc, 2, (int64_t)w->dropped);
-    sqlite3_bind_int64(w->st_proc, 3, now_ns());
-    sqlite3_bind_int64(w->st_proc, 4, w->proc);
-    int rc = sqlite3_step(w->st_proc) == SQLITE_DONE ? w->err : GP_EIO;
-    sqlite3_reset(w->st_proc);
+    writer_join(w);
+    int rc = w->err;
+    if (w->db) { /* the process's end and final counts */
+        sqlite3_bind_int64(w->st_proc, 1, (int64_t)w->written);
+        sqlite3_bind_int64(w->st_proc, 2, (int64_t)(w->dropped + w->pending.n));
+        sqlite3_bind_int64(w->st_proc, 3, now_ns());
+        sqlite3_bind_int64(w->st_proc, 4, w->proc);
+        if (sqlite3_step(w->st_proc) != SQLITE_DONE && !rc) rc = GP_EIO;
+        sqlite3_reset(w->st_proc);
+    }
     writer_free(w);
     return rc;
 }

@@ -112,6 +112,18 @@ void gp_store_writer_flush(gp_store_writer *w);
 /* Flushes, commits, stops the thread, records the end of the process and
  * frees w. Returns 0 or the first write error's code. */
 int gp_store_writer_stop(gp_store_writer *w);
+/* Fork support, for pthread_atfork handlers of a recording library (an
+ * SQLite connection must not cross a fork). _prepare: the writer commits
+ * what is queued, closes its connection and stops its thread; w's mutex is
+ * then held across the fork. _parent: reconnects and restarts the thread.
+ * _child: drops the events the parent had queued (the parent writes them),
+ * inserts a new processes row for the child under the same run, sends the
+ * strings, tracks and devices again under it and starts a fresh writer
+ * thread. Failures are printed and leave the writer not writing (events
+ * then counted as dropped at stop). */
+void gp_store_writer_fork_prepare(gp_store_writer *w);
+void gp_store_writer_fork_parent(gp_store_writer *w);
+void gp_store_writer_fork_child(gp_store_writer *w);
 /* Events written (committed) and dropped so far. */
 uint64_t gp_store_writer_written(gp_store_writer *w);
 uint64_t gp_store_writer_dropped(gp_store_writer *w);

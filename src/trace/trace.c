@@ -80,7 +80,7 @@ gp_kind gp_kind_from_category(const char *s, size_t n)
     if (eq(s, n, "kernel") || eq(s, n, "Kernel")) return GP_K_KERNEL;
     if (eq(s, n, "gpu_memcpy") || eq(s, n, "Memcpy")) return GP_K_MEMCPY;
     if (eq(s, n, "gpu_memset") || eq(s, n, "Memset")) return GP_K_MEMSET;
-    if (eq(s, n, "cuda_sync")) return GP_K_SYNC;
+    if (eq(s, n, "cuda_sync") || eq(s, n, "gpu_sync")) return GP_K_SYNC;
     if (eq(s, n, "Trace")) return GP_K_TRACE_SPAN;
     if (eq(s, n, "overhead") || eq(s, n, "cuda_profiler_range")) return GP_K_OVERHEAD;
     if (eq(s, n, "gpuprof_range") || eq(s, n, "nvtx")) return GP_K_RANGE;

@@ -22,6 +22,7 @@ typedef struct qinfo {
     int64_t id;     /* queue serial in this process */
     int32_t dev;    /* device index */
     uint32_t track; /* store track of the queue */
+    int used;       /* commands enqueued on it by this process */
 } qinfo;
 
 typedef struct dinfo {
@@ -45,6 +46,11 @@ static struct {
     atomic_long inflight;
     atomic_int stopping;
     uint32_t cat_api, cat_copy, cat_fill, cat_sync;
+    struct mapping {
+        const void *ptr;
+        int64_t bytes;
+    } maps[256]; /* mapped regions (mu): the bytes of the unmap */
+    size_t nmaps;
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local uint32_t tls_track = UINT32_MAX;
@@ -156,6 +162,7 @@ static qinfo *queue_add(cl_command_queue q, cl_device_id d)
     }
     qinfo *qi = &L.queues[L.nq++];
     qi->q = q;
+    qi->used = 0;
     qi->id = ++L.next_queue;
     qi->dev = dev_slot(d);
     char label[64];
@@ -175,7 +182,10 @@ static int queue_get(cl_command_queue q, qinfo *out)
         L.next->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL);
         qi = queue_add(q, d);
     }
-    if (qi) *out = *qi;
+    if (qi) {
+        qi->used = 1;
+        *out = *qi;
+    }
     pthread_mutex_unlock(&L.mu);
     return qi != NULL;
 }
@@ -448,6 +458,344 @@ static cl_int CL_API_CALL l_EnqueueFillBuffer(cl_command_queue q, cl_mem b, cons
     return rc;
 }
 
+/* ---- images, maps, SVM, markers and barriers ---- */
+
+/* Bytes of an image region: element size x width x height x depth. */
+static int64_t img_bytes(cl_mem img, const size_t *region)
+{
+    size_t elem = 0;
+    if (!region ||
+        L.next->clGetImageInfo(img, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) != CL_SUCCESS)
+        return GP_NONE;
+    return (int64_t)(elem * region[0] * region[1] * region[2]);
+}
+
+/* Remembers a mapping's size for its unmap (bounded: the oldest is reused). */
+static void map_add(const void *ptr, int64_t bytes)
+{
+    if (!ptr) return;
+    pthread_mutex_lock(&L.mu);
+    size_t n = sizeof L.maps / sizeof L.maps[0];
+    if (L.nmaps == n) {
+        memmove(L.maps, L.maps + 1, (n - 1) * sizeof L.maps[0]);
+        L.nmaps--;
+    }
+    L.maps[L.nmaps].ptr = ptr;
+    L.maps[L.nmaps++].bytes = bytes;
+    pthread_mutex_unlock(&L.mu);
+}
+
+/* Bytes of the newest mapping at ptr, forgotten; GP_NONE when unknown. */
+static int64_t map_take(const void *ptr)
+{
+    int64_t bytes = GP_NONE;
+    pthread_mutex_lock(&L.mu);
+    for (size_t i = L.nmaps; i-- > 0;)
+        if (L.maps[i].ptr == ptr) {
+            bytes = L.maps[i].bytes;
+            L.maps[i] = L.maps[--L.nmaps];
+            break;
+        }
+    pthread_mutex_unlock(&L.mu);
+    return bytes;
+}
+
+static void copy_ev64(gp_store_ev *e, uint32_t cat, const char *name, gp_copy_kind k, int64_t bytes)
+{
+    copy_ev(e, cat, name, k, 0);
+    e->bytes = bytes;
+}
+
+static cl_int CL_API_CALL l_EnqueueReadImage(cl_command_queue q, cl_mem img, cl_bool blk,
+                                             const size_t *org, const size_t *rg, size_t rp,
+                                             size_t sp, void *p, cl_uint nw, const cl_event *wl,
+                                             cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueReadImage(q, img, blk, org, rg, rp, sp, p, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Memcpy DtoH (Image -> Pageable)", GP_COPY_DTOH,
+                  img_bytes(img, rg));
+        e.src_kind = 5;
+        cmd_end(&c, rc, "clEnqueueReadImage", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueWriteImage(cl_command_queue q, cl_mem img, cl_bool blk,
+                                              const size_t *org, const size_t *rg, size_t rp,
+                                              size_t sp, const void *p, cl_uint nw,
+                                              const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueWriteImage(q, img, blk, org, rg, rp, sp, p, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Memcpy HtoD (Pageable -> Image)", GP_COPY_HTOD,
+                  img_bytes(img, rg));
+        e.dst_kind = 5;
+        cmd_end(&c, rc, "clEnqueueWriteImage", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueCopyImage(cl_command_queue q, cl_mem si, cl_mem di,
+                                             const size_t *so, const size_t *dorg, const size_t *rg,
+                                             cl_uint nw, const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueCopyImage(q, si, di, so, dorg, rg, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Memcpy DtoD (Image -> Image)", GP_COPY_DTOD, img_bytes(si, rg));
+        e.src_kind = e.dst_kind = 5;
+        cmd_end(&c, rc, "clEnqueueCopyImage", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueCopyImageToBuffer(cl_command_queue q, cl_mem si, cl_mem db,
+                                                     const size_t *so, const size_t *rg,
+                                                     size_t doff, cl_uint nw, const cl_event *wl,
+                                                     cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueCopyImageToBuffer(q, si, db, so, rg, doff, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Memcpy DtoD (Image -> Device)", GP_COPY_DTOD, img_bytes(si, rg));
+        e.src_kind = 5;
+        cmd_end(&c, rc, "clEnqueueCopyImageToBuffer", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueCopyBufferToImage(cl_command_queue q, cl_mem sb, cl_mem di,
+                                                     size_t soff, const size_t *dorg,
+                                                     const size_t *rg, cl_uint nw,
+                                                     const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueCopyBufferToImage(q, sb, di, soff, dorg, rg, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Memcpy DtoD (Device -> Image)", GP_COPY_DTOD, img_bytes(di, rg));
+        e.dst_kind = 5;
+        cmd_end(&c, rc, "clEnqueueCopyBufferToImage", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueFillImage(cl_command_queue q, cl_mem img, const void *color,
+                                             const size_t *org, const size_t *rg, cl_uint nw,
+                                             const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueFillImage(q, img, color, org, rg, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_fill, "Memset (Image)", GP_COPY_MEMSET, img_bytes(img, rg));
+        e.src_kind = 0;
+        e.dst_kind = 5;
+        cmd_end(&c, rc, "clEnqueueFillImage", &e);
+    }
+    return rc;
+}
+
+static void *CL_API_CALL l_EnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                            cl_map_flags fl, size_t off, size_t n, cl_uint nw,
+                                            const cl_event *wl, cl_event *ev, cl_int *err)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = CL_SUCCESS;
+    void *p = L.next->clEnqueueMapBuffer(q, b, blk, fl, off, n, nw, wl, use, &rc);
+    if (err) *err = rc;
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev(&e, L.cat_copy, "Map (Device -> Host)", GP_COPY_DTOH, n);
+        cmd_end(&c, rc, "clEnqueueMapBuffer", &e);
+        if (rc == CL_SUCCESS) map_add(p, (int64_t)n);
+    }
+    return p;
+}
+
+static void *CL_API_CALL l_EnqueueMapImage(cl_command_queue q, cl_mem img, cl_bool blk,
+                                           cl_map_flags fl, const size_t *org, const size_t *rg,
+                                           size_t *rp, size_t *sp, cl_uint nw, const cl_event *wl,
+                                           cl_event *ev, cl_int *err)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = CL_SUCCESS;
+    void *p = L.next->clEnqueueMapImage(q, img, blk, fl, org, rg, rp, sp, nw, wl, use, &rc);
+    if (err) *err = rc;
+    if (c.qi.q) {
+        gp_store_ev e;
+        int64_t bytes = img_bytes(img, rg);
+        copy_ev64(&e, L.cat_copy, "Map (Image -> Host)", GP_COPY_DTOH, bytes);
+        e.src_kind = 5;
+        cmd_end(&c, rc, "clEnqueueMapImage", &e);
+        if (rc == CL_SUCCESS) map_add(p, bytes);
+    }
+    return p;
+}
+
+static cl_int CL_API_CALL l_EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *ptr,
+                                                  cl_uint nw, const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueUnmapMemObject(q, m, ptr, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Unmap (Host -> Device)", GP_COPY_HTOD,
+                  rc == CL_SUCCESS ? map_take(ptr) : GP_NONE);
+        cmd_end(&c, rc, "clEnqueueUnmapMemObject", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueSVMMemcpy(cl_command_queue q, cl_bool blk, void *dst,
+                                             const void *src, size_t n, cl_uint nw,
+                                             const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueSVMMemcpy(q, blk, dst, src, n, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        /* either side may be SVM or host memory: the direction is not known */
+        copy_ev(&e, L.cat_copy, "Memcpy SVM", GP_COPY_UNKNOWN, n);
+        e.src_kind = e.dst_kind = 0;
+        cmd_end(&c, rc, "clEnqueueSVMMemcpy", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueSVMMemFill(cl_command_queue q, void *ptr, const void *pat,
+                                              size_t ps, size_t n, cl_uint nw, const cl_event *wl,
+                                              cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueSVMMemFill(q, ptr, pat, ps, n, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev(&e, L.cat_fill, "Memset (SVM)", GP_COPY_MEMSET, n);
+        e.src_kind = 0;
+        e.dst_kind = 4;
+        cmd_end(&c, rc, "clEnqueueSVMMemFill", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueSVMMap(cl_command_queue q, cl_bool blk, cl_map_flags fl,
+                                          void *ptr, size_t n, cl_uint nw, const cl_event *wl,
+                                          cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueSVMMap(q, blk, fl, ptr, n, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev(&e, L.cat_copy, "Map SVM (Device -> Host)", GP_COPY_DTOH, n);
+        e.src_kind = 4;
+        cmd_end(&c, rc, "clEnqueueSVMMap", &e);
+        if (rc == CL_SUCCESS) map_add(ptr, (int64_t)n);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueSVMUnmap(cl_command_queue q, void *ptr, cl_uint nw,
+                                            const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueSVMUnmap(q, ptr, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        copy_ev64(&e, L.cat_copy, "Unmap SVM (Host -> Device)", GP_COPY_HTOD,
+                  rc == CL_SUCCESS ? map_take(ptr) : GP_NONE);
+        e.dst_kind = 4;
+        cmd_end(&c, rc, "clEnqueueSVMUnmap", &e);
+    }
+    return rc;
+}
+
+/* Markers and barriers: a zero-work command on the queue, drawn as a
+ * "gpu_sync" slice on the queue's track (its wait shows as its duration). */
+static void sync_ev(gp_store_ev *e, const char *name)
+{
+    gp_store_ev_init(e, GP_ST_SLICE);
+    e->cat = L.cat_sync;
+    e->name = gp_store_writer_str(L.w, name);
+}
+
+static cl_int CL_API_CALL l_EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw,
+                                                      const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueMarkerWithWaitList(q, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        sync_ev(&e, "Marker");
+        cmd_end(&c, rc, "clEnqueueMarkerWithWaitList", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw,
+                                                       const cl_event *wl, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueBarrierWithWaitList(q, nw, wl, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        sync_ev(&e, "Barrier");
+        cmd_end(&c, rc, "clEnqueueBarrierWithWaitList", &e);
+    }
+    return rc;
+}
+
+static cl_int CL_API_CALL l_EnqueueMarker(cl_command_queue q, cl_event *ev)
+{
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, ev);
+    cl_int rc = L.next->clEnqueueMarker(q, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        sync_ev(&e, "Marker");
+        cmd_end(&c, rc, "clEnqueueMarker", &e);
+    }
+    return rc;
+}
+
+/* clEnqueueBarrier (1.1) takes no event: it is enqueued as the equivalent
+ * clEnqueueBarrierWithWaitList with an empty wait list, which gives one. */
+static cl_int CL_API_CALL l_EnqueueBarrier(cl_command_queue q)
+{
+    if (!L.next->clEnqueueBarrierWithWaitList) return L.next->clEnqueueBarrier(q);
+    cmd c;
+    cl_event *use = cmd_begin(&c, q, NULL);
+    cl_int rc = L.next->clEnqueueBarrierWithWaitList(q, 0, NULL, use);
+    if (c.qi.q) {
+        gp_store_ev e;
+        sync_ev(&e, "Barrier");
+        cmd_end(&c, rc, "clEnqueueBarrier", &e);
+    }
+    return rc;
+}
+
 /* ---- queues: profiling forced on ---- */
 
 /* Registers a queue the layer created (with profiling) and measures its
@@ -565,7 +913,10 @@ static void layer_exit(void)
     size_t nq = L.nq;
     cl_command_queue qs[256];
     if (nq > 256) nq = 256;
-    for (size_t i = 0; i < nq; i++) qs[i] = L.queues[i].q;
+    size_t nu = 0;
+    for (size_t i = 0; i < nq; i++)
+        if (L.queues[i].used) qs[nu++] = L.queues[i].q; /* not a parent's queue after fork */
+    nq = nu;
     pthread_mutex_unlock(&L.mu);
     for (size_t i = 0; i < nq; i++) L.next->clFinish(qs[i]);
     for (int i = 0; i < 2000 && atomic_load(&L.inflight) > 0; i++) usleep(1000);
@@ -578,6 +929,30 @@ static void layer_exit(void)
     pthread_mutex_unlock(&L.mu);
     int rc = gp_store_writer_stop(w);
     if (rc) fprintf(stderr, "gpuprof cl layer: writing the store failed: %s\n", gp_strerror(rc));
+}
+
+/* fork without exec: the child records as a process of its own (a new
+ * processes row, a fresh writer thread); commands in flight in the parent
+ * complete in the parent, and the child finishes only its own queues at exit. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&L.mu);
+    if (L.w) gp_store_writer_fork_prepare(L.w);
+}
+
+static void fork_parent(void)
+{
+    if (L.w) gp_store_writer_fork_parent(L.w);
+    pthread_mutex_unlock(&L.mu);
+}
+
+static void fork_child(void)
+{
+    if (L.w) gp_store_writer_fork_child(L.w);
+    tls_track = UINT32_MAX; /* the forking thread has a new tid in the child */
+    atomic_store(&L.inflight, 0);
+    for (size_t i = 0; i < L.nq; i++) L.queues[i].used = 0;
+    pthread_mutex_unlock(&L.mu);
 }
 
 static void layer_start(void)
@@ -598,7 +973,9 @@ static void layer_start(void)
     L.cat_api = gp_store_writer_str(L.w, "runtime");
     L.cat_copy = gp_store_writer_str(L.w, "gpu_memcpy");
     L.cat_fill = gp_store_writer_str(L.w, "gpu_memset");
+    L.cat_sync = gp_store_writer_str(L.w, "gpu_sync");
     atexit(layer_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 LAYER_API CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size,
@@ -630,6 +1007,24 @@ LAYER_API CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries,
     L.disp.clEnqueueWriteBufferRect = l_EnqueueWriteBufferRect;
     L.disp.clEnqueueCopyBuffer = l_EnqueueCopyBuffer;
     L.disp.clEnqueueFillBuffer = l_EnqueueFillBuffer;
+    L.disp.clEnqueueReadImage = l_EnqueueReadImage;
+    L.disp.clEnqueueWriteImage = l_EnqueueWriteImage;
+    L.disp.clEnqueueCopyImage = l_EnqueueCopyImage;
+    L.disp.clEnqueueCopyImageToBuffer = l_EnqueueCopyImageToBuffer;
+    L.disp.clEnqueueCopyBufferToImage = l_EnqueueCopyBufferToImage;
+    L.disp.clEnqueueFillImage = l_EnqueueFillImage;
+    L.disp.clEnqueueMapBuffer = l_EnqueueMapBuffer;
+    L.disp.clEnqueueMapImage = l_EnqueueMapImage;
+    L.disp.clEnqueueUnmapMemObject = l_EnqueueUnmapMemObject;
+    L.disp.clEnqueueMarkerWithWaitList = l_EnqueueMarkerWithWaitList;
+    L.disp.clEnqueueBarrierWithWaitList = l_EnqueueBarrierWithWaitList;
+    L.disp.clEnqueueMarker = l_EnqueueMarker;
+    L.disp.clEnqueueBarrier = l_EnqueueBarrier;
+    /* SVM entries only where the driver has them (the loader's table may hold NULL) */
+    if (target->clEnqueueSVMMemcpy) L.disp.clEnqueueSVMMemcpy = l_EnqueueSVMMemcpy;
+    if (target->clEnqueueSVMMemFill) L.disp.clEnqueueSVMMemFill = l_EnqueueSVMMemFill;
+    if (target->clEnqueueSVMMap) L.disp.clEnqueueSVMMap = l_EnqueueSVMMap;
+    if (target->clEnqueueSVMUnmap) L.disp.clEnqueueSVMUnmap = l_EnqueueSVMUnmap;
     L.disp.clCreateCommandQueue = l_CreateCommandQueue;
     L.disp.clCreateCommandQueueWithProperties = l_CreateCommandQueueWithProperties;
     L.disp.clReleaseCommandQueue = l_ReleaseCommandQueue;

@@ -145,10 +145,38 @@ static void at_exit(void)
     }
 }
 
+static _Thread_local uint32_t tl_track; /* defined with the NVTX part below */
+
+/* fork without exec: the store connection must not cross the fork; the
+ * child records as a process of its own (NVTX; CUDA itself does not work in
+ * a child forked after cuInit, so CUPTI is not flushed there). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&S.mu);
+    if (S.w) gp_store_writer_fork_prepare(S.w);
+}
+
+static void fork_parent(void)
+{
+    if (S.w) gp_store_writer_fork_parent(S.w);
+    pthread_mutex_unlock(&S.mu);
+}
+
+static void fork_child(void)
+{
+    if (S.w) gp_store_writer_fork_child(S.w);
+    S.started_cupti = 0;
+    tl_track = UINT32_MAX; /* the forking thread has a new tid in the child */
+    pthread_mutex_unlock(&S.mu);
+}
+
 static void init_once(void)
 {
     start_writer();
-    if (S.w) atexit(at_exit);
+    if (S.w) {
+        atexit(at_exit);
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+    }
 }
 
 static int load_cupti(void)
