@@ -43,6 +43,7 @@ done
 # seeds
 cp tests/data/*.json "$out/seeds/" 2>/dev/null || true
 printf '[{"ph":"X","ts":1.5,"dur":2,"name":"a","args":{"grid":[1,2,3]}},\n' >"$out/seeds/array.json"
+printf '{"traceEvents":[],"gpuprof":{"version":"x","memory":{"current_bytes":5,"peak_bytes":9,"buffers":[{"name":"w","dtype":"f32","bytes":4},7,{"name":"b"}]}}}' >"$out/seeds/gpuprof_export.json"
 printf '{"traceEvents":[{"ph":"B","ts":1},{"ph":"E","ts":2},{"ph":"C","name":"c","ts":3,"args":{"v":1}}],"baseTimeNanoseconds":1}' >"$out/seeds/be.json"
 traces=${GPUPROF_TRACES:-../shared/traces}
 if [ -d "$traces" ]; then

@@ -1377,7 +1377,12 @@ static const char *meta_gpuprof(P *p, const char *s)
                 s = ws(p, expect(p, s, ':', "':' after key"));
                 if (KEY(mk, "buffers") && *s == '[') {
                     s = ws(p, s + 1);
-                    while (*s == '{') {
+                    while (*s != ']') { /* validated: elements, commas, then ']' */
+                        if (*s != '{') {
+                            s = ws(p, parse_value_any(p, s, 4));
+                            if (*s == ',') s = ws(p, s + 1);
+                            continue;
+                        }
                         arg a[MAX_ARGS];
                         int n;
                         s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
