@@ -361,6 +361,25 @@ TEST(huge_event)
     free(j);
 }
 
+/* The "gpuprof" section of gp_export_json files: tracked buffers; elements
+ * that are not objects are skipped. */
+TEST(gpuprof_export_section)
+{
+    gp_trace *t = load("{\"traceEvents\":[],\"gpuprof\":{\"version\":\"0.1\",\"memory\":{"
+                       "\"current_bytes\":5,\"peak_bytes\":9,\"buffers\":[7,{\"name\":\"w\","
+                       "\"dtype\":\"f32\",\"bytes\":4},\"x\",[1],{\"name\":\"b\",\"bytes\":2}]},"
+                       "\"other\":{\"buffers\":[1]}}}");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->meta.has_tracked_memory, 1);
+    ASSERT_EQ_INT(t->meta.tracked_peak_bytes, 9);
+    ASSERT_EQ_INT(t->meta.tracked_current_bytes, 5);
+    ASSERT_EQ_INT(t->tracked_buffers.n, 2);
+    ASSERT_EQ_STR(gp_trace_s(t, t->tracked_buffers.v[0].name), "w");
+    ASSERT_EQ_STR(gp_trace_s(t, t->tracked_buffers.v[0].dtype), "f32");
+    ASSERT_EQ_INT(t->tracked_buffers.v[1].bytes, 2);
+    gp_trace_destroy(t);
+}
+
 TEST_MAIN(us_to_ns_exact, timestamp_forms, kineto_event_kinds, string_escapes_and_unicode,
           unterminated_array_is_kept, gzip_input, bad_input_messages, truncated_at_every_offset,
-          fixture_files, huge_event)
+          fixture_files, huge_event, gpuprof_export_section)
