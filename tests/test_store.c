@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -189,14 +190,39 @@ TEST(store_redact)
     free(s);
 }
 
+/* Runs sql (one integer result) on the store; GP_NONE on failure. */
+static int64_t sql_int(const char *path, const char *sql)
+{
+    FILE *f = tmpfile();
+    gp_err err = {0};
+    if (!f) return GP_NONE;
+    int64_t v = GP_NONE;
+    if (gp_store_sql(path, sql, 0, f, &err) == 0) {
+        char line[256];
+        rewind(f);
+        while (fgets(line, sizeof line, f)) /* header, then the value */
+            if (line[0] >= '0' && line[0] <= '9') v = strtoll(line, NULL, 10);
+    }
+    fclose(f);
+    return v;
+}
+
+#define KILL_CAP ((size_t)4 << 20)
+
 /* A child writes events with ts = 0, 1, 2, ... as fast as it can; it is
- * killed with SIGKILL. The store must open and hold exactly ts 0..n-1. */
+ * killed with SIGKILL. The store must open and hold exactly ts 0..n-1, and
+ * (the promise itself) every event queued before the newest commit's
+ * taken_mono_ns: the child notes in shared memory when each put returned,
+ * so event n, the first one missing, must have been queued after it. */
 TEST(store_sigkill_prefix)
 {
     char path[256];
     tmp_path(path, sizeof path, "kill");
     int64_t run = new_run(path);
     ASSERT(run > 0);
+    int64_t *after = mmap(NULL, KILL_CAP * sizeof *after, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT(after != MAP_FAILED);
     pid_t pid = fork();
     if (pid == 0) {
         gp_err err = {0};
@@ -213,7 +239,8 @@ TEST(store_sigkill_prefix)
             e.ts = i;
             e.dur = 1;
             gp_store_writer_put(w, &e, 1);
-            if ((i & 1023) == 0) usleep(200);
+            if ((size_t)i < KILL_CAP) after[i] = gp_clock_mono_ns();
+            if ((i & 1023) == 0) usleep(2000); /* ~0.5 M events/s: below the writer's rate */
         }
     }
     ASSERT(pid > 0);
@@ -243,7 +270,16 @@ TEST(store_sigkill_prefix)
     ASSERT(t->slices.n > 1000); /* ~0.6 s of commits every 100 ms */
     int64_t t0 = t->slices.v[0].ts;
     for (size_t i = 0; i < t->slices.n; i++) ASSERT_EQ_INT(t->slices.v[i].ts - t0, (int64_t)i);
-    printf("  %zu events readable after SIGKILL\n", t->slices.n);
+    size_t n = t->slices.n;
+    int64_t taken = sql_int(path, "SELECT max(taken_mono_ns) FROM commits");
+    ASSERT(taken != GP_NONE && taken < killed_at);
+    printf("  %zu events readable after SIGKILL; newest commit took the queue %.1f ms before the "
+           "kill\n",
+           n, (double)(killed_at - taken) / 1e6);
+    if (n < KILL_CAP && after[n] != 0) /* 0: killed between its put and the note (inconclusive) */
+        ASSERT(after[n] >= taken);
+    ASSERT_EQ_INT(sql_int(path, "SELECT events FROM commits"), (int64_t)n);
+    munmap(after, KILL_CAP * sizeof *after);
     gp_trace_destroy(t);
     unlink(path);
 }
