@@ -94,9 +94,25 @@ check(nflow == 2 * ITERS, "launch->kernel correlations %d" % nflow)
 con.close()
 
 # 2. exit status, runs, sql, summary, export
-r = subprocess.run([BIN, "run", "-o", db, "-q", "--no-summary", "--", "sh", "-c", "exit 3"],
-                   capture_output=True, text=True)
+env3 = dict(os.environ, GPUPROF_TEST_API_TOKEN="hunter2", CUDA_VISIBLE_DEVICES="0",
+            OPENCL_TEST_URL="https://bob:pw1@example.com/x", NOT_KEPT_VAR="1")
+r = subprocess.run([BIN, "run", "-o", db, "-q", "--no-summary", "--", "sh", "-c",
+                    "exit 3", "--password", "hunter3"], capture_output=True, text=True, env=env3)
 check(r.returncode == 3, "exit status of CMD returned: %d" % r.returncode)
+# the environment CMD got: the variables gpuprof set and CUDA_/OPENCL_/GPUPROF_ ones, redacted
+con = sqlite3.connect(db)
+renv = dict(con.execute("SELECT name, value FROM run_env WHERE run = 2").fetchall())
+rcmd = con.execute("SELECT command FROM runs WHERE id = 2").fetchone()[0]
+con.close()
+check(renv.get("GPUPROF_TEST_API_TOKEN") == "<redacted>", "token redacted: %r" % renv)
+check(renv.get("OPENCL_TEST_URL") == "https://bob:<redacted>@example.com/x", "URL redacted")
+check(renv.get("CUDA_VISIBLE_DEVICES") == "0", "CUDA_VISIBLE_DEVICES kept")
+check(renv.get("GPUPROF_RUN_ID") == "2" and renv.get("GPUPROF_STORE") == os.path.abspath(db),
+      "GPUPROF_RUN_ID/STORE: %r" % renv)
+check(renv.get("OPENCL_LAYERS", "").endswith("libgpuprof_cl_layer.so"), "OPENCL_LAYERS kept")
+check("NOT_KEPT_VAR" not in renv and "PATH" not in renv, "other variables not kept")
+check("hunter" not in repr(renv) and "hunter3" not in rcmd and "pw1" not in repr(renv),
+      "no secret stored: %r %r" % (renv, rcmd))
 r = subprocess.run([BIN, "runs", "--json", db], capture_output=True, text=True)
 runs = json.loads(r.stdout)["runs"]
 check([x["exit_status"] for x in runs] == [0, 3], "runs: %r" % runs)

@@ -353,6 +353,60 @@ TEST(store_fork)
     unlink(path);
 }
 
+/* The environment kept with a run: only CUDA_/OPENCL_/GPUPROF_/NVTX_
+ * variables, values redacted like the command line. */
+TEST(store_env)
+{
+    char *v = gp_store_redact_value("GPUPROF_API_TOKEN", "hunter2");
+    ASSERT_EQ_STR(v, "<redacted>");
+    free(v);
+    v = gp_store_redact_value("CUDA_CACHE_PATH", "ghp_abcdefgh12345678");
+    ASSERT_EQ_STR(v, "<redacted>");
+    free(v);
+    v = gp_store_redact_value("OPENCL_URL", "https://bob:pw1@example.com/x");
+    ASSERT_EQ_STR(v, "https://bob:<redacted>@example.com/x");
+    free(v);
+    v = gp_store_redact_value("CUDA_VISIBLE_DEVICES", "0,1");
+    ASSERT_EQ_STR(v, "0,1");
+    free(v);
+    ASSERT(gp_store_env_kept("OPENCL_LAYERS") && gp_store_env_kept("NVTX_INJECTION64_PATH"));
+    ASSERT(!gp_store_env_kept("HOME") && !gp_store_env_kept("AWS_SECRET_ACCESS_KEY"));
+    char path[256];
+    tmp_path(path, sizeof path, "env");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    gp_store *st;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_store_open(path, &st, &err), 0);
+    char *envp[] = {"HOME=/root",
+                    "CUDA_VISIBLE_DEVICES=1",
+                    "GPUPROF_DB_PASSWORD=s3cr3t",
+                    "AWS_SECRET_ACCESS_KEY=abc",
+                    "OPENCL_LAYERS=/x/l.so",
+                    "=odd",
+                    "NOEQUALS",
+                    NULL};
+    ASSERT_EQ_INT(gp_store_run_env(st, run, envp, &err), 0);
+    gp_store_close(st);
+    FILE *f = tmpfile();
+    ASSERT(f != NULL);
+    ASSERT_EQ_INT(
+        gp_store_sql(path, "SELECT run, name, value FROM run_env ORDER BY name", 0, f, &err), 0);
+    char out[1024] = "";
+    rewind(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    fclose(f);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%lld|CUDA_VISIBLE_DEVICES|1\n%lld|GPUPROF_DB_PASSWORD|<redacted>\n"
+             "%lld|OPENCL_LAYERS|/x/l.so\n",
+             (long long)run, (long long)run, (long long)run);
+    ASSERT_CONTAINS(out, want);
+    ASSERT(!strstr(out, "s3cr3t") && !strstr(out, "HOME") && !strstr(out, "AWS"));
+    unlink(path);
+}
+
 TEST(store_spec)
 {
     char *f;
@@ -375,4 +429,4 @@ TEST(store_spec)
     unlink(path);
 }
 
-TEST_MAIN(store_write_read, store_redact, store_sigkill_prefix, store_fork, store_spec)
+TEST_MAIN(store_write_read, store_redact, store_sigkill_prefix, store_fork, store_env, store_spec)

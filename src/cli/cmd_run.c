@@ -325,6 +325,8 @@ int gp_cmd_run(int argc, char **argv)
     if (nvtx) setenv("NVTX_INJECTION64_PATH", inject, 1);
     setenv("GPUPROF_CUDA", cuda ? "1" : "0", 1);
     setenv("GPUPROF_NVTX", nvtx ? "1" : "0", 1);
+    if (gp_store_run_env(st, run, environ, &err)) /* what CMD gets, redacted */
+        fprintf(stderr, "gpuprof: %s (continuing)\n", err.msg);
     if (!quiet)
         fprintf(stderr, "gpuprof: recording run %lld into %s (OpenCL %s, CUDA %s, NVTX %s)\n",
                 (long long)run, out, opencl ? "on" : "off", cuda ? "on" : "off",

@@ -56,6 +56,9 @@ static const char *const schema_sql =
      * taken_mono_ns is in it (crash safety is checked against this) */
     "CREATE TABLE IF NOT EXISTS commits(proc INTEGER PRIMARY KEY, taken_mono_ns INTEGER, "
     "events INTEGER);"
+    /* the recorded program's environment that matters to recording (redacted) */
+    "CREATE TABLE IF NOT EXISTS run_env(run INTEGER, name TEXT, value TEXT, PRIMARY KEY(run, "
+    "name)) WITHOUT ROWID;"
     /* readable views: names resolved */
     "CREATE VIEW IF NOT EXISTS kernel_v AS SELECT p.run AS run, k.proc AS proc, s.s AS name, "
     "k.ts AS ts, k.dur AS dur, k.queued AS queued, k.submit AS submit, k.corr AS corr, k.device "
@@ -297,6 +300,73 @@ char *gp_store_redact_argv(char *const *argv, int argc)
     char *out = gp_xstrdup(b.n ? gp_sbuf_cstr(&b) : "");
     gp_sbuf_free(&b);
     return out;
+}
+
+char *gp_store_redact_value(const char *name, const char *value)
+{
+    if (!value) value = "";
+    if ((name && secret_name(name, strlen(name))) || looks_like_token(value))
+        return gp_xstrdup("<redacted>");
+    /* scheme://user:password@host */
+    const char *sch = strstr(value, "://");
+    const char *at = sch ? strchr(sch + 3, '@') : NULL;
+    const char *colon = sch ? strchr(sch + 3, ':') : NULL;
+    if (at && colon && colon < at) {
+        gp_sbuf b = {0};
+        gp_sbuf_add(&b, value, (size_t)(colon - value) + 1);
+        gp_sbuf_puts(&b, "<redacted>");
+        gp_sbuf_puts(&b, at);
+        char *out = gp_xstrdup(gp_sbuf_cstr(&b));
+        gp_sbuf_free(&b);
+        return out;
+    }
+    return gp_xstrdup(value);
+}
+
+int gp_store_env_kept(const char *name)
+{
+    static const char *const prefixes[] = {"CUDA_", "OPENCL_", "GPUPROF_", "NVTX_"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return 1;
+    return 0;
+}
+
+int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO run_env VALUES(?,?,?)", -1, &st, NULL) !=
+            SQLITE_OK) {
+        int rc = db_err(s->db, s->path, err, "cannot store the environment");
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    int rc = 0;
+    for (size_t i = 0; envp && envp[i] && !rc; i++) {
+        const char *eq = strchr(envp[i], '=');
+        if (!eq || eq == envp[i]) continue;
+        size_t nl = (size_t)(eq - envp[i]);
+        char *name = gp_xmalloc(nl + 1);
+        memcpy(name, envp[i], nl);
+        name[nl] = 0;
+        if (gp_store_env_kept(name)) {
+            char *v = gp_store_redact_value(name, eq + 1);
+            sqlite3_bind_int64(st, 1, run);
+            sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, v, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE)
+                rc = db_err(s->db, s->path, err, "cannot store the environment");
+            sqlite3_reset(st);
+            free(v);
+        }
+        free(name);
+    }
+    sqlite3_finalize(st);
+    if (rc || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        if (!rc) rc = db_err(s->db, s->path, err, "cannot store the environment");
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rc;
 }
 
 /* ---- writer ---- */

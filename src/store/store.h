@@ -76,6 +76,17 @@ int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration
  * "<redacted>". Returns a malloc'ed string the caller frees. */
 char *gp_store_redact_argv(char *const *argv, int argc);
 
+/* Returns value redacted like the command line (malloc'ed, caller frees):
+ * "<redacted>" when the variable's name suggests a secret or the value looks
+ * like a token; a URL's password replaced; else a copy. */
+char *gp_store_redact_value(const char *name, const char *value);
+/* 1 when an environment variable is kept with a run: the CUDA_, OPENCL_,
+ * GPUPROF_ and NVTX_ variables (which include all that gpuprof run sets). */
+int gp_store_env_kept(const char *name);
+/* Stores the kept variables of envp ("NAME=VALUE" strings, NULL-terminated)
+ * with redacted values in run_env(run, name, value). 0 or GP_E* with err set. */
+int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err);
+
 /* ---- writer (in recorded processes) ---- */
 
 typedef struct gp_store_writer gp_store_writer;
