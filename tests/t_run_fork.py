@@ -86,6 +86,9 @@ for pid, (pre, kernels, writes) in sorted(want.items()):
     tids = con.execute("SELECT DISTINCT t.tid FROM api_calls a JOIN tracks t ON t.proc = a.proc "
                        "AND t.id = a.track WHERE a.proc = ?", (proc,)).fetchall()
     check(tids == [(pid,)], "process %d's API calls on its own thread: %r" % (pid, tids))
+    ttr = con.execute("SELECT tid FROM tracks WHERE proc = ? AND type = 0", (proc,)).fetchall()
+    check(ttr == [(pid,)], "process %d's thread tracks %r (the parent's not repeated)" %
+          (pid, ttr))
 tot = con.execute("SELECT count(*) FROM kernels").fetchone()[0]
 check(tot == sum(v[0] + v[1] for v in want.values()), "no duplicated kernels: %d" % tot)
 con.close()

@@ -313,12 +313,17 @@ TEST(store_fork)
     gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
     ASSERT(w != NULL);
     put_kernels(w, 0, 100); /* queued, not yet committed: the parent's */
+    uint32_t t555 = gp_store_writer_track(w, GP_STORE_TRACK_THREAD, 555, GP_NONE, NULL);
     for (int round = 0; round < 2; round++) {
         gp_store_writer_fork_prepare(w);
         pid_t pid = fork();
         if (pid == 0) {
             gp_store_writer_fork_child(w);
             put_kernels(w, 1000 * (round + 1), 50 + round);
+            /* a parent's thread track is written in the child only when used there */
+            if (round == 0 &&
+                gp_store_writer_track(w, GP_STORE_TRACK_THREAD, 555, GP_NONE, NULL) != t555)
+                _exit(4);
             _exit(gp_store_writer_stop(w) ? 3 : 0);
         }
         gp_store_writer_fork_parent(w);
@@ -350,6 +355,8 @@ TEST(store_fork)
              "3|%lld|1|51|2000|2050|51|0|1|1\n",
              (long long)run, (long long)run, (long long)run);
     ASSERT_CONTAINS(out, want);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM tracks WHERE type = 0 AND tid = 555"), 2);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM tracks WHERE proc = 3 AND type = 0"), 0);
     unlink(path);
 }
 

@@ -376,6 +376,7 @@ typedef struct wtrack {
     int64_t id;
     int32_t device;
     char *name;
+    int hidden; /* a parent's thread track in a forked child: written once used */
 } wtrack;
 
 typedef struct wdev {
@@ -573,7 +574,8 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
         if (sqlite3_step(w->st_str) != SQLITE_DONE) rc = GP_EIO;
         sqlite3_reset(w->st_str);
     }
-    for (size_t i = 0; i < ntr && !rc; i++) rc = write_track(w, &tr[i], (int64_t)(tr_first + i));
+    for (size_t i = 0; i < ntr && !rc; i++)
+        if (!tr[i].hidden) rc = write_track(w, &tr[i], (int64_t)(tr_first + i));
     for (size_t i = 0; i < nren && !rc; i++) rc = write_track(w, &ren[i], ren_id[i]);
     for (size_t i = 0; i < ndv && !rc; i++) {
         sqlite3_bind_int64(w->st_dev, 1, w->proc);
@@ -925,6 +927,8 @@ void gp_store_writer_fork_child(gp_store_writer *w)
     w->flush_req = w->flush_done = 0;
     w->strs_sent = 0;
     w->tracks_sent = 0;
+    for (size_t i = 0; i < w->tracks.n; i++) /* the parent's threads are not the child's */
+        w->tracks.v[i].hidden = w->tracks.v[i].type == GP_STORE_TRACK_THREAD;
     w->renamed.n = 0;
     w->devs_sent = 0;
     w->err = 0;
@@ -952,13 +956,17 @@ uint32_t gp_store_writer_track(gp_store_writer *w, int type, int64_t id, int32_t
     if (slot && *slot != UINT64_MAX) {
         out = (uint32_t)*slot;
         wtrack *t = &w->tracks.v[out];
+        if (t->hidden) { /* a parent's thread track used in the child after all */
+            t->hidden = 0;
+            if (out < w->tracks_sent) GP_VEC_PUSH(w->renamed, out);
+        }
         if (name && (!t->name || strcmp(t->name, name))) { /* renamed (NVTX thread names) */
             free(t->name);
             t->name = gp_xstrdup(name);
             if (out < w->tracks_sent) GP_VEC_PUSH(w->renamed, out);
         }
     } else {
-        wtrack t = {type, id, device, name ? gp_xstrdup(name) : NULL};
+        wtrack t = {type, id, device, name ? gp_xstrdup(name) : NULL, 0};
         out = (uint32_t)w->tracks.n;
         if (GP_VEC_PUSH(w->tracks, t)) {
             free(t.name);
