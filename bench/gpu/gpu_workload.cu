@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 __global__ void scale(float *x, int n, float a)
@@ -47,7 +49,7 @@ static int mix(int iters)
     const size_t bytes = (size_t)n * sizeof(float);
     float *d_a, *d_b, *h_pinned, *h_pageable;
     cudaStream_t s0, s1;
-    nvtxNameOsThreadA(0, "main"); /* 0: the calling thread, as NVTX defines it */
+    nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main");
     CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     CK(cudaMalloc(&d_a, bytes));

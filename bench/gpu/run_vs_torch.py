@@ -285,6 +285,8 @@ def part_c(gp, prog, tmp, runs, kernels, have_torch):
                                               "torch-cuda" if mode == "torch-cuda" else "none"])
             else:
                 cmd = [prog, "loop", str(kernels)]
+            if os.path.exists(rep):
+                os.remove(rep)
             t = time.monotonic()
             if mode == "gpuprof":
                 out, _ = gprun(gp, db, cmd)
