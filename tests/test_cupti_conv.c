@@ -218,7 +218,26 @@ TEST(cupti_api_sync_memory_overhead)
     ASSERT_EQ_INT(gp_cupti_convert(&other, &s, &e), 0);
 }
 
-TEST_MAIN(cupti_kernel, cupti_memcpy_memset, cupti_api_sync_memory_overhead)
+/* CUPTI's mangled kernel names are demangled like Kineto's and ncu's. */
+TEST(cupti_kernel_demangled)
+{
+    gp_cupti_sink s = sink();
+    gp_cupti_kernel k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = "_Z5scalePfif";
+    k.start = 1;
+    k.end = 2;
+    gp_store_ev e;
+    ASSERT_EQ_INT(gp_cupti_convert((const CUpti_Activity *)&k, &s, &e), 1);
+    if (!strcmp(strs[e.name], "_Z5scalePfif")) SKIP("no C++ runtime to demangle with");
+    ASSERT_EQ_STR(strs[e.name], "scale(float*, int, float)");
+    k.name = "_Znot_a_valid_mangling";
+    ASSERT_EQ_INT(gp_cupti_convert((const CUpti_Activity *)&k, &s, &e), 1);
+    ASSERT_EQ_STR(strs[e.name], "_Znot_a_valid_mangling"); /* kept as given */
+}
+
+TEST_MAIN(cupti_kernel, cupti_kernel_demangled, cupti_memcpy_memset, cupti_api_sync_memory_overhead)
 #else
 TEST(cupti_not_built)
 {

@@ -55,7 +55,8 @@ endforeach()
 # dlopen'ed at run time so nothing GPU-specific is linked.
 if(GP_HAVE_CUDA AND SQLITE3_LIB)
   add_library(gpuprof_cuda_inject SHARED ${CMAKE_SOURCE_DIR}/src/record/inject/cuda_inject.c
-              ${CMAKE_SOURCE_DIR}/src/record/cuda/cupti_conv.c ${GP_STORE_SOURCES})
+              ${CMAKE_SOURCE_DIR}/src/record/cuda/cupti_conv.c
+              ${CMAKE_SOURCE_DIR}/src/core/demangle.c ${GP_STORE_SOURCES})
   target_include_directories(gpuprof_cuda_inject PRIVATE ${CMAKE_SOURCE_DIR}/include
                              ${CMAKE_SOURCE_DIR}/src ${SQLITE3_INC})
   target_include_directories(gpuprof_cuda_inject SYSTEM PRIVATE ${CUDA_INC})

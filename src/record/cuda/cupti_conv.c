@@ -1,5 +1,7 @@
 /* record/cuda/cupti_conv.c: CUPTI activity records -> run-store events. */
 #include "record/cuda/cupti_conv.h"
+#include "core/demangle.h"
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,7 +116,10 @@ int gp_cupti_convert(const CUpti_Activity *rec, const gp_cupti_sink *s, gp_store
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const gp_cupti_kernel *k = (const gp_cupti_kernel *)rec;
         gp_store_ev_init(e, GP_ST_KERNEL);
-        e->name = s->str(s->ud, k->name ? k->name : "<unnamed kernel>");
+        /* CUPTI gives mangled names; show them as Kineto and ncu do */
+        char *dm = gp_demangle(k->name);
+        e->name = s->str(s->ud, dm ? dm : k->name ? k->name : "<unnamed kernel>");
+        free(dm);
         e->track = s->stream_track(s->ud, k->deviceId, k->streamId);
         e->ts = (int64_t)k->start;
         e->dur = dur_of(k->start, k->end);
