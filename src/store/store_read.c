@@ -258,6 +258,21 @@ static int push_slice(loader *L, const gp_slice *s)
     return 1;
 }
 
+/* Fills a slice from the leading columns shared by the slice tables:
+ * (proc, track, cat, name, ts, dur, corr); no external id, no GPU info. */
+static void slice_from_row(loader *L, lproc *p, sqlite3_stmt *st, gp_slice *s)
+{
+    memset(s, 0, sizeof *s);
+    s->track = map_track(p, sqlite3_column_int64(st, 1));
+    s->cat = map_cat(L, p, sqlite3_column_int64(st, 2));
+    s->name = map_str(p, sqlite3_column_int64(st, 3));
+    s->ts = sqlite3_column_int64(st, 4);
+    s->dur = sqlite3_column_int64(st, 5);
+    s->correlation = col_opt(st, 6);
+    s->external_id = GP_NONE;
+    s->gpu = GP_NO_INDEX;
+}
+
 /* Loads the rows (proc, track, cat, name, ts, dur, corr) of `table` as
  * slices; with flow_ph set, a slice with a correlation also gets that flow
  * end. Returns 0 or a GP_E* code with err set. */
@@ -274,15 +289,8 @@ static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err 
     while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
-        gp_slice s = {0};
-        s.track = map_track(p, sqlite3_column_int64(st, 1));
-        s.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
-        s.name = map_str(p, sqlite3_column_int64(st, 3));
-        s.ts = sqlite3_column_int64(st, 4);
-        s.dur = sqlite3_column_int64(st, 5);
-        s.correlation = col_opt(st, 6);
-        s.external_id = GP_NONE;
-        s.gpu = GP_NO_INDEX;
+        gp_slice s;
+        slice_from_row(L, p, st, &s);
         if (push_slice(L, &s) && flow_ph && s.correlation != GP_NONE)
             add_flow(L, s.correlation, s.ts, s.track, flow_ph);
     }
@@ -343,14 +351,8 @@ static int load_events(loader *L, gp_err *err)
     while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
-        gp_slice s = {0};
-        s.track = map_track(p, sqlite3_column_int64(st, 1));
-        s.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
-        s.name = map_str(p, sqlite3_column_int64(st, 3));
-        s.ts = sqlite3_column_int64(st, 4);
-        s.dur = sqlite3_column_int64(st, 5);
-        s.correlation = col_opt(st, 6);
-        s.external_id = GP_NONE;
+        gp_slice s;
+        slice_from_row(L, p, st, &s);
         gp_gpu_info g;
         memset(&g, 0, sizeof g);
         g.device = (int32_t)col_opt(st, 7);
