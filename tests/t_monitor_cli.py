@@ -104,7 +104,13 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(cfg, "w") as f:
         f.write("mode: production\nmax_snapshots: -3\n")
     rc, out, err = run(["devices", "--config", cfg])
-    check(rc == 2 and (cfg + ":2: max_snapshots") in err, "bad config: FILE:LINE")
+    check(rc == 2 and (cfg + ":2:16: max_snapshots") in err, "bad config: FILE:LINE:COLUMN")
+    # issue 15 item 16: layers checked together (file + --set)
+    with open(cfg, "w") as f:
+        f.write("gpu_profiler:\n  temperature_critical_threshold: 85\n")
+    rc, out, err = run(["devices", "--config", cfg, "--set", "temperature_warning_threshold=86"])
+    check(rc == 2 and "temperature_warning_threshold (86) is above" in err,
+          "warning above critical across layers: %d %s" % (rc, err))
     rc, out, err = run(["devices"], {"GPUPROF_MAX_SNAPSHOTS": "x"})
     check(rc == 2 and "$GPUPROF_MAX_SNAPSHOTS" in err, "bad environment variable")
 

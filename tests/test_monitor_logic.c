@@ -310,16 +310,33 @@ TEST(config_yaml)
     static const struct {
         const char *text, *msg;
     } bad[] = {
-        {"mode: production\nfoo: 1\n", ":2: unknown key 'foo'"},
+        {"mode: production\nfoo: 1\n", ":2:1: unknown key 'foo'"},
         {"\n\nmonitoring_interval_seconds: 0.001\n",
-         ":3: monitoring_interval_seconds: 0.001 is out"},
-        {"max_snapshots: 2.5\n", ":1: max_snapshots: expected an integer"},
-        {"enable_alerts: maybe\n", ":1: enable_alerts: expected true or false"},
-        {"mode: turbo\n", ":1: mode: 'turbo' is not one of development|production|benchmark"},
-        {"# c\nlevel\n", ":2: expected 'key: value'"},
-        {"alerts:\n  temperature: 3\n", ":1: alerts: missing value"},
+         ":3:30: monitoring_interval_seconds: 0.001 is out"},
+        {"max_snapshots: 2.5\n", ":1:16: max_snapshots: expected an integer"},
+        {"enable_alerts: maybe\n", ":1:16: enable_alerts: expected true or false"},
+        {"mode: turbo\n", ":1:7: mode: 'turbo' is not one of development|production|benchmark"},
+        {"# c\nlevel\n", ":2:1: expected a mapping of 'key: value' lines"},
+        {"alerts:\n  temperature: 3\n", ":2:3: unknown key 'temperature' in section 'alerts'"},
         {"temperature_warning_threshold: hot\n",
-         ":1: temperature_warning_threshold: expected a number"},
+         ":1:32: temperature_warning_threshold: expected a number"},
+        /* issue 15 item 16: what the hand-written reader accepted silently */
+        {"max_snapshots: 5\nmax_snapshots: 6\n",
+         ":2:1: duplicate key 'max_snapshots' (first at line 1)"},
+        {"max_snapshots: 0x10\n", ":1:16: max_snapshots: expected a number, got '0x10'"},
+        {"history_size: 010\n", ":1:15: history_size: expected a number"},
+        {"mode: production\n---\nlevel: basic\n", ":3:1: only one YAML document is read"},
+        {"temperature_warning_threshold: 95\n", ":1:32: temperature_warning_threshold (95) is "
+                                                "above temperature_critical_threshold (90)"},
+        {"memory_warning_threshold: 90\nmemory_critical_threshold: 85\n",
+         ":1:27: memory_warning_threshold (90) is above memory_critical_threshold (85)"},
+        {"gpu_profiler:\n  mode: production\n  mode: benchmark\n", ":3:3: duplicate key 'mode'"},
+        {"gpu_profiler:\n  thresholds:\n    temperature_warning: 70\n    bogus: 1\n",
+         ":4:5: unknown key 'bogus' in section 'thresholds'"},
+        {"mode: [a, b]\n", ":1:7: mode: a list is not a valid value"},
+        {"max_snapshots:\n", ":1:15: max_snapshots: missing value"},
+        {"mode: 'production\n", ":2:1: found unexpected end of stream"},
+        {"a: &x 1\nmax_snapshots: *y\n", ": found undefined alias"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gp_mon_config_defaults(&c);
@@ -328,8 +345,47 @@ TEST(config_yaml)
         unlink(p);
         ASSERT_EQ_INT(rc, GP_EPARSE);
         ASSERT_CONTAINS(err, bad[i].msg);
-        ASSERT(!strncmp(err, p, strlen(p))); /* FILE:LINE: */
+        ASSERT(!strncmp(err, p, strlen(p))); /* FILE:LINE:COLUMN: */
+        /* c unchanged by a file with an error */
+        ASSERT_NEAR(c.temperature_warning_threshold, 80, 0);
+        ASSERT_EQ_STR(c.mode, "development");
     }
+    /* the seed's nested form: a `gpu_profiler:` root with sections; a leaf
+     * is its own key, SECTION_KEY, or either with "_threshold" */
+    gp_mon_config_defaults(&c);
+    p = write_tmp("---\n"
+                  "gpu_profiler:\n"
+                  "  mode: benchmark\n"
+                  "  level: basic\n"
+                  "  monitoring:\n"
+                  "    interval_seconds: 0.5\n"
+                  "    enable_alerts: false\n"
+                  "  thresholds:\n"
+                  "    temperature_warning: 70\n"
+                  "    temperature_critical: 88\n"
+                  "  memory_warning_threshold: 60\n"
+                  "  max_snapshots: 7   # comment\n"
+                  "...\n");
+    ASSERT_EQ_INT(gp_mon_config_load(&c, p, err, sizeof err), 0);
+    unlink(p);
+    ASSERT_EQ_STR(c.mode, "benchmark");
+    ASSERT_EQ_STR(c.level, "basic");
+    ASSERT_NEAR(c.monitoring_interval_seconds, 0.5, 0);
+    ASSERT_EQ_INT(c.enable_alerts, 0);
+    ASSERT_NEAR(c.temperature_warning_threshold, 70, 0);
+    ASSERT_NEAR(c.temperature_critical_threshold, 88, 0);
+    ASSERT_NEAR(c.memory_warning_threshold, 60, 0);
+    ASSERT_EQ_INT(c.max_snapshots, 7);
+    /* cross-field check over all layers (file, environment, --set) */
+    gp_mon_config_defaults(&c);
+    ASSERT_EQ_INT(gp_mon_config_check(&c, err, sizeof err), 0);
+    c.memory_warning_threshold = 99;
+    ASSERT_EQ_INT(gp_mon_config_check(&c, err, sizeof err), GP_EINVAL);
+    ASSERT_CONTAINS(err, "memory_warning_threshold (99) is above memory_critical_threshold (95)");
+    /* --set and the environment refuse hexadecimal numbers too */
+    ASSERT_EQ_INT(gp_mon_config_set(&c, "history_size", "0x10", err, sizeof err), GP_EINVAL);
+    ASSERT_EQ_INT(gp_mon_config_set(&c, "history_size", "16", err, sizeof err), 0);
+    ASSERT_EQ_INT(c.history_size, 16);
     ASSERT_EQ_INT(gp_mon_config_load(&c, "/nonexistent/gpuprof.yaml", err, sizeof err), GP_EIO);
     /* environment overrides */
     gp_mon_config_defaults(&c);

@@ -138,9 +138,14 @@ typedef struct gp_mon_config {
 
 /* Fills c with the defaults (1 s sampling, 80/90 C, 80/95 %, 90 % util...). */
 GP_API void gp_mon_config_defaults(gp_mon_config *c);
-/* Reads a YAML file of flat `key: value` lines (# comments) into c. Unknown
- * keys and bad values fail with GP_EPARSE and "FILE:LINE: ..." in errbuf. */
+/* Reads a YAML file (libyaml; one document; flat keys, sections, or the
+ * seed's `gpu_profiler:` root, see docs/monitoring.md) into c. Unknown keys,
+ * duplicate keys, bad values and cross-field violations fail with GP_EPARSE
+ * and "FILE:LINE:COLUMN: ..." in errbuf, leaving c unchanged. */
 GP_API int gp_mon_config_load(gp_mon_config *c, const char *path, char *errbuf, size_t n);
+/* Cross-field rules over a whole configuration (a warning threshold not
+ * above its critical one): 0, or GP_EINVAL with the message in errbuf. */
+GP_API int gp_mon_config_check(const gp_mon_config *c, char *errbuf, size_t n);
 /* Sets one key from text (used for env vars and --set KEY=VALUE); 0 or
  * GP_EINVAL/GP_ENOTFOUND with the message in errbuf. */
 GP_API int gp_mon_config_set(gp_mon_config *c, const char *key, const char *value, char *errbuf,
