@@ -102,7 +102,7 @@ check(rc == 2 and "out of range" in err, "monitor rejects a too-short interval")
 with tempfile.TemporaryDirectory() as tmp:
     cfg = os.path.join(tmp, "gpuprof.yaml")
     with open(cfg, "w") as f:
-        f.write("mode: production\nmax_snapshots: -3\n")
+        f.write("history_size: 30\nmax_snapshots: -3\n")
     rc, out, err = run(["devices", "--config", cfg])
     check(rc == 2 and (cfg + ":2:16: max_snapshots") in err, "bad config: FILE:LINE:COLUMN")
     # issue 15 item 16: layers checked together (file + --set)
@@ -111,6 +111,11 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(["devices", "--config", cfg, "--set", "temperature_warning_threshold=86"])
     check(rc == 2 and "temperature_warning_threshold (86) is above" in err,
           "warning above critical across layers: %d %s" % (rc, err))
+    rc, out, err = run(["devices", "--set", "level=basic"])
+    check(rc == 2 and "'level' is not supported" in err, "item 15: --set level refused: %s" % err)
+    rc, out, err = run(["devices"], {"GPUPROF_MODE": "production"})
+    check(rc == 2 and "$GPUPROF_MODE: 'mode' is not supported" in err,
+          "item 15: GPUPROF_MODE refused: %s" % err)
     rc, out, err = run(["devices"], {"GPUPROF_MAX_SNAPSHOTS": "x"})
     check(rc == 2 and "$GPUPROF_MAX_SNAPSHOTS" in err, "bad environment variable")
 

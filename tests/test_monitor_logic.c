@@ -280,8 +280,7 @@ TEST(config_yaml)
     char err[512];
     const char *p = write_tmp("# gpuprof monitor settings\n"
                               "---\n"
-                              "mode: production\n"
-                              "level: \"comprehensive\"   # quoted\n"
+                              "store_path: \"/tmp/q.db\"   # quoted\n"
                               "monitoring_interval_seconds: 0.25\n"
                               "metrics_update_interval_seconds: 2\n"
                               "device_discovery_interval_seconds: 30\n"
@@ -297,8 +296,7 @@ TEST(config_yaml)
                               "export_json_reports: false\n");
     ASSERT_EQ_INT(gp_mon_config_load(&c, p, err, sizeof err), 0);
     unlink(p);
-    ASSERT_EQ_STR(c.mode, "production");
-    ASSERT_EQ_STR(c.level, "comprehensive");
+    ASSERT_EQ_STR(c.store_path, "/tmp/q.db");
     ASSERT_NEAR(c.monitoring_interval_seconds, 0.25, 0);
     ASSERT_NEAR(c.device_discovery_interval_seconds, 30, 0);
     ASSERT_EQ_INT(c.enable_alerts, 0);
@@ -310,12 +308,14 @@ TEST(config_yaml)
     static const struct {
         const char *text, *msg;
     } bad[] = {
-        {"mode: production\nfoo: 1\n", ":2:1: unknown key 'foo'"},
+        {"max_snapshots: 3\nfoo: 1\n", ":2:1: unknown key 'foo'"},
         {"\n\nmonitoring_interval_seconds: 0.001\n",
          ":3:30: monitoring_interval_seconds: 0.001 is out"},
         {"max_snapshots: 2.5\n", ":1:16: max_snapshots: expected an integer"},
         {"enable_alerts: maybe\n", ":1:16: enable_alerts: expected true or false"},
-        {"mode: turbo\n", ":1:7: mode: 'turbo' is not one of development|production|benchmark"},
+        /* item 15: the seed's mode and level did nothing: refused, saying why */
+        {"mode: production\n", ":1:1: 'mode' is not supported (it changed nothing)"},
+        {"gpu_profiler:\n  level: basic\n", ":2:3: 'level' is not supported (it changed nothing)"},
         {"# c\nlevel\n", ":2:1: expected a mapping of 'key: value' lines"},
         {"alerts:\n  temperature: 3\n", ":2:3: unknown key 'temperature' in section 'alerts'"},
         {"temperature_warning_threshold: hot\n",
@@ -325,17 +325,17 @@ TEST(config_yaml)
          ":2:1: duplicate key 'max_snapshots' (first at line 1)"},
         {"max_snapshots: 0x10\n", ":1:16: max_snapshots: expected a number, got '0x10'"},
         {"history_size: 010\n", ":1:15: history_size: expected a number"},
-        {"mode: production\n---\nlevel: basic\n", ":3:1: only one YAML document is read"},
+        {"max_snapshots: 3\n---\nhistory_size: 9\n", ":3:1: only one YAML document is read"},
         {"temperature_warning_threshold: 95\n", ":1:32: temperature_warning_threshold (95) is "
                                                 "above temperature_critical_threshold (90)"},
         {"memory_warning_threshold: 90\nmemory_critical_threshold: 85\n",
          ":1:27: memory_warning_threshold (90) is above memory_critical_threshold (85)"},
-        {"gpu_profiler:\n  mode: production\n  mode: benchmark\n", ":3:3: duplicate key 'mode'"},
+        {"gpu_profiler:\n  output_dir: a\n  output_dir: b\n", ":3:3: duplicate key 'output_dir'"},
         {"gpu_profiler:\n  thresholds:\n    temperature_warning: 70\n    bogus: 1\n",
          ":4:5: unknown key 'bogus' in section 'thresholds'"},
-        {"mode: [a, b]\n", ":1:7: mode: a list is not a valid value"},
+        {"output_dir: [a, b]\n", ":1:13: output_dir: a list is not a valid value"},
         {"max_snapshots:\n", ":1:15: max_snapshots: missing value"},
-        {"mode: 'production\n", ":2:1: found unexpected end of stream"},
+        {"output_dir: 'production\n", ":2:1: found unexpected end of stream"},
         {"a: &x 1\nmax_snapshots: *y\n", ": found undefined alias"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -348,15 +348,14 @@ TEST(config_yaml)
         ASSERT(!strncmp(err, p, strlen(p))); /* FILE:LINE:COLUMN: */
         /* c unchanged by a file with an error */
         ASSERT_NEAR(c.temperature_warning_threshold, 80, 0);
-        ASSERT_EQ_STR(c.mode, "development");
+        ASSERT_EQ_INT(c.max_snapshots, 100);
     }
     /* the seed's nested form: a `gpu_profiler:` root with sections; a leaf
      * is its own key, SECTION_KEY, or either with "_threshold" */
     gp_mon_config_defaults(&c);
     p = write_tmp("---\n"
                   "gpu_profiler:\n"
-                  "  mode: benchmark\n"
-                  "  level: basic\n"
+                  "  output_dir: /tmp/seed\n"
                   "  monitoring:\n"
                   "    interval_seconds: 0.5\n"
                   "    enable_alerts: false\n"
@@ -368,8 +367,7 @@ TEST(config_yaml)
                   "...\n");
     ASSERT_EQ_INT(gp_mon_config_load(&c, p, err, sizeof err), 0);
     unlink(p);
-    ASSERT_EQ_STR(c.mode, "benchmark");
-    ASSERT_EQ_STR(c.level, "basic");
+    ASSERT_EQ_STR(c.output_dir, "/tmp/seed");
     ASSERT_NEAR(c.monitoring_interval_seconds, 0.5, 0);
     ASSERT_EQ_INT(c.enable_alerts, 0);
     ASSERT_NEAR(c.temperature_warning_threshold, 70, 0);

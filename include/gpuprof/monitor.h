@@ -114,8 +114,6 @@ GP_API const char *gp_health_name(int state);
 
 /* Configuration: the YAML file's keys (see docs/monitoring.md). */
 typedef struct gp_mon_config {
-    char mode[32];                            /* development | production | benchmark */
-    char level[32];                           /* basic | detailed | comprehensive */
     double monitoring_interval_seconds;       /* sampler period, 0.01 .. 3600 */
     double metrics_update_interval_seconds;   /* live-view refresh */
     double device_discovery_interval_seconds; /* re-discovery period, 0 = never */

@@ -46,8 +46,6 @@ typedef struct key_def {
     }
 
 static const key_def keys[] = {
-    K_ENUM(mode, "development|production|benchmark"),
-    K_ENUM(level, "basic|detailed|comprehensive"),
     K_DBL(monitoring_interval_seconds, 0.01, 3600),
     K_DBL(metrics_update_interval_seconds, 0.01, 3600),
     K_DBL(device_discovery_interval_seconds, 0, 86400),
@@ -82,8 +80,6 @@ static const key_def keys[] = {
 void gp_mon_config_defaults(gp_mon_config *c)
 {
     memset(c, 0, sizeof *c);
-    snprintf(c->mode, sizeof c->mode, "development");
-    snprintf(c->level, sizeof c->level, "detailed");
     c->monitoring_interval_seconds = 1.0;
     c->metrics_update_interval_seconds = 1.0;
     c->device_discovery_interval_seconds = 60.0;
@@ -188,8 +184,27 @@ static int set_key(gp_mon_config *c, const key_def *k, const char *v, char *msg,
     }
 }
 
+/* Keys of the seed that gpuprof does not have: accepted and ignored they
+ * would promise an effect that never happens (issue 15 item 15). */
+static const char *removed_key(const char *key)
+{
+    if (!strcmp(key, "mode"))
+        return "'mode' is not supported (it changed nothing); set what it stood for with "
+               "monitoring_interval_seconds, enable_alerts and enable_event_log";
+    if (!strcmp(key, "level"))
+        return "'level' is not supported (it changed nothing); choose what is sampled and kept "
+               "with enable_process_monitoring, history_size, max_snapshots and "
+               "enable_snapshot_on_alert";
+    return NULL;
+}
+
 int gp_mon_config_set(gp_mon_config *c, const char *key, const char *value, char *errbuf, size_t n)
 {
+    const char *why = removed_key(key);
+    if (why) {
+        snprintf(errbuf, n, "%s", why);
+        return GP_ENOTFOUND;
+    }
     for (size_t i = 0; i < NKEYS; i++)
         if (!strcmp(keys[i].key, key)) return set_key(c, &keys[i], value, errbuf, n);
     snprintf(errbuf, n, "unknown key '%s'", key);
@@ -285,6 +300,7 @@ static int load_map(yctx *y, yaml_node_t *map, const char *prefix, const char *s
         if (vn->type != YAML_SCALAR_NODE)
             return yerr(y, vn->start_mark, "%s: a list is not a valid value", k);
         int ki = resolve_key(prefix, section, k);
+        if (ki < 0 && removed_key(k)) return yerr(y, kn->start_mark, "%s", removed_key(k));
         if (ki < 0) {
             if (*prefix)
                 return yerr(y, kn->start_mark, "unknown key '%s' in section '%s'", k, prefix);
@@ -406,6 +422,12 @@ int gp_mon_config_env(gp_mon_config *c, char *errbuf, size_t n)
     } alias[] = {{"GPUPROF_NVML_LIB", "nvml_library"},
                  {"GPUPROF_NVIDIA_SMI", "nvidia_smi"},
                  {"GPUPROF_SYSFS_ROOT", "sysfs_root"}};
+    static const char *const gone[] = {"GPUPROF_MODE", "GPUPROF_LEVEL"};
+    for (int g = 0; g < 2; g++) /* the removed keys' variables are refused too */
+        if (getenv(gone[g])) {
+            snprintf(errbuf, n, "$%s: %s", gone[g], removed_key(g ? "level" : "mode"));
+            return GP_EINVAL;
+        }
     for (size_t i = 0; i < NKEYS + sizeof alias / sizeof alias[0]; i++) {
         char name[96];
         const char *key;
@@ -419,6 +441,7 @@ int gp_mon_config_env(gp_mon_config *c, char *errbuf, size_t n)
         }
         const char *v = getenv(name);
         if (!v) continue;
+
         char msg[400];
         if (gp_mon_config_set(c, key, v, msg, sizeof msg)) {
             snprintf(errbuf, n, "$%s: %s", name, msg);

@@ -380,7 +380,7 @@ int gp_monitor_start(gp_monitor *m)
     }
     m->stop = 0;
     open_log_locked(m);
-    emit(m, GP_EV_PROFILER_STARTED, "monitor started (%s)", m->cfg.mode);
+    emit(m, GP_EV_PROFILER_STARTED, "monitor started%s", "");
     int rc = pthread_create(&m->thread, NULL, sampler_main, m);
     m->running = rc == 0;
     pthread_mutex_unlock(&m->mu);
@@ -400,7 +400,7 @@ int gp_monitor_stop(gp_monitor *m)
     pthread_join(m->thread, NULL);
     pthread_mutex_lock(&m->mu);
     m->running = 0;
-    emit(m, GP_EV_PROFILER_STOPPED, "monitor stopped (%s)", m->cfg.mode);
+    emit(m, GP_EV_PROFILER_STOPPED, "monitor stopped%s", "");
     pthread_mutex_unlock(&m->mu);
     return 0;
 }
