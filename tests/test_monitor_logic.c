@@ -52,7 +52,7 @@ TEST(temperature_hysteresis)
                {91, 2},   {70, 0}, {79.99, 0}, {100, 2},  {50, 0}};
     for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
         gp_dev_sample s = temp_sample(seq[i].t);
-        gp_alerts_check(a, 0, "gpu0", &s);
+        gp_alerts_check(a, 0, "gpu0", "gpu", &s);
         if (gp_alerts_level(a, 0, GP_ALERT_TEMPERATURE) != seq[i].level)
             GP_FAIL_("step %zu (%.2f C): level %d, want %d", i, seq[i].t,
                      gp_alerts_level(a, 0, GP_ALERT_TEMPERATURE), seq[i].level);
@@ -66,7 +66,7 @@ TEST(temperature_hysteresis)
     int before = r.n;
     for (int i = 0; i < 1000; i++) {
         gp_dev_sample s = temp_sample(i % 2 ? 80.4 : 79.6);
-        gp_alerts_check(a, 1, "gpu1", &s);
+        gp_alerts_check(a, 1, "gpu1", "gpu", &s);
     }
     ASSERT_EQ_INT(r.n - before, 1); /* one warning, never cleared */
     gp_alerts_destroy(a);
@@ -85,30 +85,68 @@ TEST(memory_and_utilization_alerts)
     s.v[GP_MF_MEM_TOTAL] = 1000;
     s.v[GP_MF_MEM_USED] = 960; /* 96 %: critical */
     s.v[GP_MF_UTIL] = 95;      /* > 90 %: high */
-    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", &s), 2);
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", "gpu", &s), 2);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_MEMORY), 2);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_UTILIZATION), 1); /* one level only */
     s.v[GP_MF_UTIL] = 86;                                          /* within hysteresis 5 */
     s.v[GP_MF_MEM_USED] = 930;                                     /* 93 % > 95 - 3 */
-    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", "gpu", &s), 0);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_UTILIZATION), 1);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_MEMORY), 2);
     s.v[GP_MF_UTIL] = 84.9;
     s.v[GP_MF_MEM_USED] = 700; /* straight down two levels */
-    gp_alerts_check(a, 0, "gpu0", &s);
+    gp_alerts_check(a, 0, "gpu0", "gpu", &s);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_UTILIZATION), 0);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_MEMORY), 0);
     ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_MEMORY), 1);
     ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_UTILIZATION), 1);
     /* invalid fields raise nothing */
     memset(&s, 0, sizeof s);
-    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", "gpu", &s), 0);
     /* disabled alerts */
     c.enable_alerts = 0;
     gp_alerts *off = gp_alerts_create(&c);
     s = temp_sample(99);
-    ASSERT_EQ_INT(gp_alerts_check(off, 0, "gpu0", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(off, 0, "gpu0", "gpu", &s), 0);
     gp_alerts_destroy(off);
+    gp_alerts_destroy(a);
+}
+
+/* Issue 15 item 17: the host's CPU load is not a GPU utilization alert;
+ * XID 79 is a device-lost alert, another new XID code an xid alert. */
+TEST(host_utilization_and_xid_alerts)
+{
+    gp_mon_config c;
+    gp_mon_config_defaults(&c);
+    gp_alerts *a = gp_alerts_create(&c);
+    rec r = {0};
+    gp_alerts_on_event(a, rec_cb, &r);
+    gp_dev_sample s;
+    memset(&s, 0, sizeof s);
+    s.valid = 1ull << GP_MF_UTIL;
+    s.v[GP_MF_UTIL] = 100;
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "host", "host", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 1, "CPU (OpenCL)", "cpu", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_UTILIZATION), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 2, "MI250", "accelerator", &s), 1);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_UTILIZATION), 1);
+    /* XID: 0 is none; 79 raises device_lost once; 13 raises xid once */
+    memset(&s, 0, sizeof s);
+    s.valid = 1ull << GP_MF_XID;
+    s.v[GP_MF_XID] = 0;
+    ASSERT_EQ_INT(gp_alerts_check(a, 3, "gpu3", "gpu", &s), 0);
+    s.v[GP_MF_XID] = 79;
+    int before = r.raised;
+    ASSERT_EQ_INT(gp_alerts_check(a, 3, "gpu3", "gpu", &s), 1);
+    ASSERT_EQ_INT(gp_alerts_check(a, 3, "gpu3", "gpu", &s), 0); /* the same XID again */
+    ASSERT_EQ_INT(gp_alerts_level(a, 3, GP_ALERT_DEVICE_LOST), 2);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_DEVICE_LOST), 1);
+    ASSERT_EQ_INT(r.raised - before, 1);
+    s.v[GP_MF_XID] = 13;
+    ASSERT_EQ_INT(gp_alerts_check(a, 4, "gpu4", "gpu", &s), 1);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_XID), 1);
+    ASSERT_EQ_INT(gp_alerts_level(a, 4, GP_ALERT_XID), 1);
+    ASSERT_EQ_STR(gp_alert_kind_name(GP_ALERT_XID), "xid");
     gp_alerts_destroy(a);
 }
 
@@ -124,7 +162,7 @@ TEST(event_log_jsonl)
     gp_err err = {0};
     ASSERT_EQ_INT(gp_alerts_open_log(a, path, &err), 0);
     gp_dev_sample s = temp_sample(95);
-    gp_alerts_check(a, 3, "H100 #3", &s);
+    gp_alerts_check(a, 3, "H100 #3", "gpu", &s);
     gp_alerts_device_lost(a, 2, "GPU is lost");
     gp_alerts_device_lost(a, 2, "GPU is lost"); /* once per loss */
     gp_event ev = {0};
@@ -445,5 +483,5 @@ TEST(session_report_in_sqlite)
 #endif
 }
 
-TEST_MAIN(temperature_hysteresis, memory_and_utilization_alerts, event_log_jsonl,
-          sessions_retention_and_report, config_yaml, session_report_in_sqlite)
+TEST_MAIN(temperature_hysteresis, memory_and_utilization_alerts, host_utilization_and_xid_alerts,
+          event_log_jsonl, sessions_retention_and_report, config_yaml, session_report_in_sqlite)

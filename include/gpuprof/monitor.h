@@ -195,7 +195,8 @@ typedef enum gp_alert_kind {
     GP_ALERT_TEMPERATURE,
     GP_ALERT_MEMORY,
     GP_ALERT_UTILIZATION,
-    GP_ALERT_DEVICE_LOST,
+    GP_ALERT_DEVICE_LOST, /* also raised by XID 79 (the GPU fell off the bus) */
+    GP_ALERT_XID,         /* any other new XID error code reported by the driver */
     GP_ALERT__COUNT
 } gp_alert_kind;
 typedef enum gp_event_type {

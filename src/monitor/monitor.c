@@ -335,7 +335,7 @@ static void tick_locked(gp_monitor *m)
         if (d->n < (size_t)m->cfg.history_size) d->n++;
         m->s_sample.v[i] = s;
         m->s_have.v[i] = 1;
-        raised += gp_alerts_check(m->alerts, (int)i, d->info.name, &s);
+        raised += gp_alerts_check(m->alerts, (int)i, d->info.name, d->info.kind, &s);
     }
     gp_sessions_observe(m->sessions, nd, m->s_info.v, m->s_sample.v, m->s_have.v);
     if (raised && m->cfg.enable_snapshot_on_alert && gp_sessions_active(m->sessions))
