@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Issue 15, figures that disagreed or misled (items 1-4), on small traces
+whose expected figures are computed here independently:
+ 1. nested time is counted once: self time per operation, bottlenecks ranked
+    by self time, report figures and category pie from self time;
+ 2. CPU active has one definition (cpu_op, runtime, driver) in analyze,
+    timeline and report alike;
+ 3. flame --min-duration keeps the weight of top-level frames in "(other)";
+ 4. Kineto's "est. achieved occupancy %" = 0 is unknown: no low-occupancy
+    advice for it."""
+import json, os, re, subprocess, sys, tempfile
+
+BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def gp(*args):
+    return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=120)
+
+
+tmp = tempfile.mkdtemp(prefix="gp_truth_")
+
+
+def write(name, events, extra=None):
+    doc = {"schemaVersion": 1, "traceEvents": events}
+    doc.update(extra or {})
+    p = os.path.join(tmp, name)
+    with open(p, "w") as f:
+        json.dump(doc, f)
+    return p
+
+
+def X(cat, name, ts, dur, pid=1, tid=1, args=None):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+# ---- 1. one call chain on one thread: ProfilerStep > a > b > c, plus a kernel
+chain = [X("user_annotation", "ProfilerStep#1", 0, 1000),
+         X("cpu_op", "aten::a", 0, 900),
+         X("cpu_op", "aten::b", 100, 700),
+         X("cpu_op", "aten::c", 200, 500),
+         X("cuda_runtime", "cudaLaunchKernel", 300, 50, args={"correlation": 5}),
+         X("kernel", "k", 400, 300, pid=0, tid=7,
+           args={"device": 0, "stream": 7, "correlation": 5})]
+p1 = write("chain.json", chain)
+# self times (us): step 100, a 200, b 200, c 450 (500 - launch 50), launch 50, kernel 300
+want_self = {"ProfilerStep#1": 100, "aten::a": 200, "aten::b": 200, "aten::c": 450,
+             "cudaLaunchKernel": 50, "k": 300}
+r = gp("summary", "--json", p1)
+check(r.returncode == 0, "1 summary: %s" % r.stderr)
+js = json.loads(r.stdout) if r.returncode == 0 else {"traces": [{"categories": []}]}
+tr = js["traces"][0]
+rows = {o["name"]: o for c in tr["categories"] for o in c["ops"]}
+for name, us in want_self.items():
+    got = rows.get(name, {}).get("self_ns")
+    check(got == us * 1000, "1 self time of %s: %r, want %d ns" % (name, got, us * 1000))
+cpu_pct = sum(o.get("self_pct", 0) for o in rows.values() if o["name"] != "k")
+check(cpu_pct <= 100.0 + 1e-9, "1 self shares of one thread add up to %.2f %% (<= 100)" % cpu_pct)
+bn = [b["name"] for b in tr.get("bottlenecks", [])]
+check(bn[:3] == ["aten::c", "k", "aten::a"] or bn[:3] == ["aten::c", "k", "aten::b"],
+      "1 bottlenecks by self time: %r" % bn)
+rh = os.path.join(tmp, "r.html")
+r = gp("report", "-o", rh, p1)
+check(r.returncode == 0, "1 report: %s" % r.stderr)
+html = open(rh).read() if os.path.exists(rh) else ""
+# the busy time of all operations = sum of self times (1.3 ms), never the
+# inclusive 2.65 ms of the nested chain
+m = re.search(r'id="r0-total">([^<]+)</div><div class="k">self time \(all ops', html)
+check(m and m.group(1) == "1300.000 us", "1 report shows the self-time total 1300.000 us: %r"
+      % (m and m.group(1)))
+check("2650.000 us" not in html, "1 report does not add nested inclusive times (2650.000 us)")
+
+# ---- 2. CPU active: cpu_op + runtime + driver, not annotations
+# step annotation [0, 1000] us; ops [0, 900]; kernel [400, 700]
+want_cpu = 900_000
+want_overlap = 300_000
+r = gp("analyze", "--json", "--only", "timeline", p1)
+if r.returncode != 0:
+    r = gp("analyze", "--json", p1)
+check(r.returncode == 0, "2 analyze: %s" % r.stderr)
+try:
+    ts = json.loads(r.stdout)["timeline_stats"][0]
+    check(ts["cpu_active_us"] == want_cpu / 1000 and ts["overlap_us"] == want_overlap / 1000,
+          "2 analyze timeline_stats cpu %r overlap %r" % (ts["cpu_active_us"], ts["overlap_us"]))
+except (ValueError, KeyError, IndexError) as e:
+    check(False, "2 analyze JSON: %s" % e)
+for cmd in ("timeline", "report"):
+    out = os.path.join(tmp, "%s.html" % cmd)
+    r = gp(cmd, "-o", out, p1)
+    check(r.returncode == 0, "2 %s: %s" % (cmd, r.stderr))
+    page = open(out).read() if os.path.exists(out) else ""
+    fig = re.search(r'-cpu">([^<]+)</div><div class="k">CPU active', page)
+    check(fig and fig.group(1) == "900.000 us", "2 %s CPU active %r, want 900.000 us"
+          % (cmd, fig and fig.group(1)))
+    ov = re.search(r'-overlap">([^<]+)</div>', page)
+    check(ov and ov.group(1) == "300.000 us", "2 %s overlap %r, want 300.000 us"
+          % (cmd, ov and ov.group(1)))
+
+# ---- 3. flame --min-duration: short top-level frames go to "(other)"
+ev = [X("cpu_op", "long", 0, 10000, tid=1), X("cpu_op", "short", 0, 20, tid=2),
+      X("kernel", "tiny", 100, 30, pid=0, tid=9, args={"device": 0, "stream": 9})]
+p3 = write("flame.json", ev)
+fo = os.path.join(tmp, "f.folded")
+r = gp("flame", "--min-duration", "1ms", "-o", fo, p3)
+check(r.returncode == 0, "3 flame: %s" % r.stderr)
+total = 0
+other = 0
+for line in open(fo) if os.path.exists(fo) else []:
+    stack, w = line.rsplit(" ", 1)
+    total += int(w)
+    if stack.split(";")[0] == "(other)":
+        other += int(w)
+check(total == (10000 + 20 + 30) * 1000, "3 folded total %d keeps every frame's weight" % total)
+check(other == 50 * 1000, "3 (other) holds the folded top-level frames: %d" % other)
+
+# ---- 4. occupancy 0 (Kineto: not computed) is unknown
+ev = [X("kernel", "big_gemm_smem", 0, 9000, pid=0, tid=7,
+        args={"device": 0, "stream": 7, "grid": [216, 1, 1], "block": [256, 1, 1],
+              "est. achieved occupancy %": 0}),
+      X("kernel", "low_occ", 9000, 1000, pid=0, tid=7,
+        args={"device": 0, "stream": 7, "grid": [216, 1, 1], "block": [256, 1, 1],
+              "est. achieved occupancy %": 5})]
+p4 = write("occ.json", ev, {"deviceProperties": [{"id": 0, "name": "A100", "numSms": 108}]})
+r = gp("advise", "--json", p4)
+check(r.returncode == 0, "4 advise: %s" % r.stderr)
+try:
+    adv = json.loads(r.stdout)
+    occ = [a for a in adv["traces"][0]["advice"] if a.get("id") == "low-occupancy"]
+    text = json.dumps(occ)
+    check(occ and "big_gemm_smem" not in text and "low_occ" in text,
+          "4 low-occupancy names low_occ only: %s" % text[:300])
+except ValueError as e:
+    check(False, "4 advise JSON: %s" % e)
+
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("ok")
