@@ -141,6 +141,60 @@ try:
 except ValueError as e:
     check(False, "4 advise JSON: %s" % e)
 
+# ---- 8. compare: a named file without events is an error; an empty side
+# never passes the gate
+base = os.path.join(os.environ.get("GPUPROF_SOURCE_DIR", "."), "tests", "data",
+                    "small_kineto.json")
+for nm, text in (("foo.json", '{"foo": 1}'), ("arr.json", "[]"),
+                 ("noev.json", '{"traceEvents": []}')):
+    pth = os.path.join(tmp, nm)
+    open(pth, "w").write(text)
+    for cmd in (["compare", "--fail-on-regression", base, pth],
+                ["compare", "--fail-on-regression", pth, base], ["summary", pth],
+                ["flame", "-o", os.path.join(tmp, "x.folded"), pth]):
+        r = gp(*cmd)
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and nm in r.stderr,
+              "8 %s %s: exit %d %r" % (cmd[0], nm, r.returncode, r.stderr[:200]))
+# a folder side whose traces hold no operation (only counters) fails the gate
+empty_dir = os.path.join(tmp, "emptyside")
+os.mkdir(empty_dir)
+for i in range(2):
+    with open(os.path.join(empty_dir, "r%d.json" % i), "w") as f:
+        json.dump({"traceEvents": [{"ph": "C", "name": "c", "pid": 1, "tid": 1, "ts": i,
+                                    "args": {"v": 1}}]}, f)
+r = gp("compare", "--fail-on-regression", base, empty_dir)
+check(r.returncode == 1 and "has no operations" in r.stderr,
+      "8 compare against a side without operations: exit %d %r" % (r.returncode, r.stderr[:200]))
+
+# ---- 14. one behaviour for empty input, gzip trailing garbage, a UTF-8 BOM
+import gzip
+raw = open(base, "rb").read()
+bom = os.path.join(tmp, "bom.json")
+open(bom, "wb").write(b"\xef\xbb\xbf" + raw)
+gzg = os.path.join(tmp, "g.json.gz")
+open(gzg, "wb").write(gzip.compress(raw) + b"garbage\n")
+emp = os.path.join(tmp, "empty.json")
+open(emp, "wb").write(b"")
+bomf = os.path.join(tmp, "bom.folded")
+open(bomf, "wb").write(b"\xef\xbb\xbfa;b 3\n")
+outs = {"flame": ["-o", os.path.join(tmp, "o.folded")], "timeline": ["-o", os.path.join(tmp, "o.html")],
+        "report": ["-o", os.path.join(tmp, "o2.html")], "memory": ["--json"], "summary": [],
+        "analyze": [], "advise": []}
+for cmd, extra in outs.items():
+    r = gp(cmd, *(extra + [bom]))
+    check(r.returncode == 0, "14 %s reads a JSON trace with a UTF-8 BOM: %d %s"
+          % (cmd, r.returncode, r.stderr[:200]))
+    for bad, what in ((gzg, "trailing garbage"), (emp, "")):
+        r = gp(cmd, *(extra + [bad]))
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and what in r.stderr,
+              "14 %s refuses %s: exit %d %r" % (cmd, os.path.basename(bad), r.returncode,
+                                                r.stderr[:200]))
+r = gp("compare", bom, gzg)
+check(r.returncode == 2 and "trailing garbage" in r.stderr, "14 compare refuses gzip garbage")
+r = gp("flame", "-o", os.path.join(tmp, "b.folded"), bomf)
+folded = open(os.path.join(tmp, "b.folded"), "rb").read() if r.returncode == 0 else b""
+check(folded == b"a;b 3\n", "14 a folded file's BOM is not part of the first frame: %r" % folded)
+
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)

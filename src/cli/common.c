@@ -31,6 +31,14 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
         gp_paths_free(files);
         return 2;
     }
+    /* a file named directly must hold events (docs/trace-import.md) */
+    for (size_t i = 0; i < count; i++)
+        if (named[i] && gp_cli_check_events(traces[i], files[i])) {
+            gp_cli_free_traces(traces, count);
+            free(named);
+            gp_paths_free(files);
+            return 2;
+        }
     /* JSON files in a folder that hold no event array (e.g. expected.hta.json
      * beside the traces) are not traces: leave them out */
     size_t k = 0;
@@ -53,6 +61,19 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
     gp_paths_free(files);
     *out = traces;
     *n = k;
+    return 0;
+}
+
+int gp_cli_check_events(const gp_trace *t, const char *path)
+{
+    if (!t->meta.has_trace_events) {
+        fprintf(stderr, "gpuprof: %s: not a trace (no \"traceEvents\" array)\n", path);
+        return 2;
+    }
+    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n) {
+        fprintf(stderr, "gpuprof: %s: the trace holds no events\n", path);
+        return 2;
+    }
     return 0;
 }
 

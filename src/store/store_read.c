@@ -562,6 +562,7 @@ int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err)
     L.t->meta.trace_name = L.t->meta.source;
     /* timestamps are CLOCK_MONOTONIC; the base makes t0_abs_ns an epoch time */
     L.t->meta.has_base_time = 1;
+    L.t->meta.has_trace_events = 1; /* a run is a trace (its events may be none) */
     L.t->meta.base_time_ns = wall - mono;
     L.t->meta.events_read = L.t->slices.n + L.t->instants.n + L.t->counters.n + L.t->mem_events.n;
     gp_trace_finish(L.t);

@@ -153,6 +153,11 @@ long gp_input_read(gp_input *in, void *dst, size_t cap, gp_err *err)
                 inflateReset(&in->zs);
                 continue;
             }
+            if (in->zs.avail_in > 0) /* one behaviour for every reader: refused */
+                return gp_err_set(err, GP_EPARSE,
+                                  "%s: trailing garbage after the gzip stream (compressed byte "
+                                  "%llu)",
+                                  in->name, (unsigned long long)(in->pos - in->zs.avail_in));
             in->z_end = 1;
             break;
         }
