@@ -3,11 +3,17 @@
 #define GP_TRACE_IMPORT_H
 #include "core/error.h"
 #include "trace/trace.h"
+#include <stdatomic.h>
+#include <stdint.h>
 
 typedef struct gp_import_opts {
     int progress; /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
     int threads;  /* parts parsed in parallel for large plain files; 0 = one per core
                      (or $GPUPROF_IMPORT_THREADS) */
+    /* When set, the bytes of the file read so far (compressed bytes for
+     * .gz; the file size when done) are added to *read_bytes as the import
+     * goes (a server shows it as progress). */
+    _Atomic(uint64_t) *read_bytes;
 } gp_import_opts;
 
 /* Imports a .json or .json.gz trace (object form or bare array form).

@@ -95,6 +95,8 @@ typedef struct P {
     uint32_t last_cat_id;
     span last_cat;
     int progress;
+    _Atomic(uint64_t) *read_bytes; /* gp_import_opts.read_bytes */
+    uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
     int progress_shown;
     int64_t progress_after_ns; /* 1 s; $GPUPROF_PROGRESS_AFTER_MS for tests */
@@ -1543,6 +1545,11 @@ static int refill(P *p, size_t keep)
     }
     memset(p->buf + p->len, 0, PAD);
     progress(p, 0);
+    if (p->read_bytes) {
+        uint64_t pos = gp_input_pos(p->in);
+        if (pos > p->counted) atomic_fetch_add(p->read_bytes, pos - p->counted);
+        if (pos > p->counted) p->counted = pos;
+    }
     return 0;
 }
 
@@ -1751,6 +1758,10 @@ static void apply_track_meta(P *p)
 }
 
 /* Creates a parser over `in` (not owned). NULL on out of memory. */
+/* gp_import_opts.read_bytes of the import running on this thread: every P
+ * of one import is created on the thread that called gp_import_json_file */
+static _Thread_local _Atomic(uint64_t) *tls_read_bytes;
+
 static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
 {
     P *p = calloc(1, sizeof *p);
@@ -1769,6 +1780,8 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->scratch = malloc(p->scap);
     p->t = gp_trace_create();
     p->progress = prog;
+    p->read_bytes = tls_read_bytes;
+    p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
     p->t_last_progress = 0;
     const char *after = getenv("GPUPROF_PROGRESS_AFTER_MS");
@@ -2183,6 +2196,7 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
     if (rc) return rc;
     int prog = opts ? opts->progress : -1;
     if (prog < 0) prog = isatty(2);
+    tls_read_bytes = opts ? opts->read_bytes : NULL;
     int threads = opts ? opts->threads : 0;
     const char *env = getenv("GPUPROF_IMPORT_THREADS");
     if (threads <= 0 && env && *env) threads = atoi(env);
@@ -2199,11 +2213,15 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
         *out = NULL;
         gp_err_clear(err);
         rc = import_split(path, threads, prog, out, err);
-        if (rc != 1) return rc;
+        if (rc != 1) {
+            tls_read_bytes = NULL;
+            return rc;
+        }
         if ((rc = gp_input_open_file(path, &in, err))) return rc;
     }
     rc = import(in, path, NULL, 0, prog, out, err);
     gp_input_close(in);
+    tls_read_bytes = NULL;
     return rc;
 }
 
