@@ -95,7 +95,7 @@ typedef struct P {
     uint32_t last_cat_id;
     span last_cat;
     int progress;
-    _Atomic(uint64_t) *read_bytes; /* gp_import_opts.read_bytes */
+    _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
     uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
     int progress_shown;
@@ -1758,9 +1758,14 @@ static void apply_track_meta(P *p)
 }
 
 /* Creates a parser over `in` (not owned). NULL on out of memory. */
-/* gp_import_opts.read_bytes of the import running on this thread: every P
- * of one import is created on the thread that called gp_import_json_file */
+/* gp_import_count_bytes of this thread: every P of one import is created on
+ * the thread that called gp_import_json_file */
 static _Thread_local _Atomic(uint64_t) *tls_read_bytes;
+
+void gp_import_count_bytes(_Atomic(uint64_t) *read_bytes)
+{
+    tls_read_bytes = read_bytes;
+}
 
 static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
 {
@@ -2196,7 +2201,6 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
     if (rc) return rc;
     int prog = opts ? opts->progress : -1;
     if (prog < 0) prog = isatty(2);
-    tls_read_bytes = opts ? opts->read_bytes : NULL;
     int threads = opts ? opts->threads : 0;
     const char *env = getenv("GPUPROF_IMPORT_THREADS");
     if (threads <= 0 && env && *env) threads = atoi(env);
@@ -2213,15 +2217,11 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
         *out = NULL;
         gp_err_clear(err);
         rc = import_split(path, threads, prog, out, err);
-        if (rc != 1) {
-            tls_read_bytes = NULL;
-            return rc;
-        }
+        if (rc != 1) return rc;
         if ((rc = gp_input_open_file(path, &in, err))) return rc;
     }
     rc = import(in, path, NULL, 0, prog, out, err);
     gp_input_close(in);
-    tls_read_bytes = NULL;
     return rc;
 }
 

@@ -120,8 +120,10 @@ static void *worker(void *arg)
             continue;
         }
 #endif
-        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split, j->read_bytes};
+        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split};
+        gp_import_count_bytes(j->read_bytes);
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
+        gp_import_count_bytes(NULL);
     }
 }
 
@@ -130,8 +132,8 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
     return gp_load_many_progress(paths, n, threads, traces, err, NULL);
 }
 
-int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces,
-                          gp_err *err, _Atomic(uint64_t) *read_bytes)
+int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
+                          _Atomic(uint64_t) *read_bytes)
 {
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);

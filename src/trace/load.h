@@ -21,7 +21,7 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
 /* Same; the bytes read so far of all the files (compressed bytes for .gz;
  * a store run counts when loaded) are added to *read_bytes as the imports
  * go (used for progress; may be NULL). */
-int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces,
-                          gp_err *err, _Atomic(uint64_t) *read_bytes);
+int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
+                          _Atomic(uint64_t) *read_bytes);
 
 #endif
