@@ -195,6 +195,40 @@ r = gp("flame", "-o", os.path.join(tmp, "b.folded"), bomf)
 folded = open(os.path.join(tmp, "b.folded"), "rb").read() if r.returncode == 0 else b""
 check(folded == b"a;b 3\n", "14 a folded file's BOM is not part of the first frame: %r" % folded)
 
+# ---- 7. smaller: stream -1 as written by Kineto (4294967295); no negative
+# fragmentation without a reserved figure; --interval errors name the
+# option; a missing -o is said
+ev = [X("cuda_runtime", "cudaMemcpyAsync", 0, 10, args={"correlation": 9}),
+      X("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 20, 30, pid=0, tid=4294967295,
+        args={"device": 0, "stream": 4294967295, "correlation": 9, "bytes": 1024}),
+      {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
+       "ts": 5, "args": {"Device Type": 0, "Device Id": -1, "Addr": 1, "Bytes": 4096,
+                         "Total Allocated": 4096, "Total Reserved": 0}}]
+p7 = write("stream.json", ev)
+rh7 = os.path.join(tmp, "r7.html")
+r = gp("report", "-o", rh7, p7)
+page = open(rh7).read() if r.returncode == 0 else ""
+check("4294967295" not in page and "stream -1" in page,
+      "7 report shows stream -1, never 4294967295")
+r = gp("memory", "--json", p7)
+try:
+    d = json.loads(r.stdout)["traces"][0]["devices"][0]
+    check(d.get("fragmentation_at_peak_bytes") is None and d.get("peak_reserved_bytes") is None,
+          "7 no reserved figure: fragmentation unknown, not %r" % d.get("fragmentation_at_peak_bytes"))
+except (ValueError, KeyError, IndexError) as e:
+    check(False, "7 memory JSON: %s %s" % (e, r.stderr))
+for cmd in ("monitor", "session"):
+    args = [cmd, "--interval", "0.001", "--count", "1"] if cmd == "monitor" else \
+        [cmd, "list", "--interval", "0.001"]
+    r = gp(*args)
+    check(r.returncode == 2 and "--interval expects seconds" in r.stderr and
+          "monitoring_interval_seconds" not in r.stderr,
+          "7 %s --interval error names the option: %r" % (cmd, r.stderr[:200]))
+for cmd in ("flame", "timeline", "report"):
+    r = gp(cmd, p7)
+    check(r.returncode == 2 and r.stderr.startswith("gpuprof %s: -o OUT is missing" % cmd),
+          "7 %s without -o says so: %r" % (cmd, r.stderr[:120]))
+
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)

@@ -304,7 +304,7 @@ int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix)
             const gp_track *tk = &t->tracks.v[s->track];
             if (tk->type == GP_TRACK_GPU)
                 snprintf(buf, sizeof buf, "GPU %d stream %lld (launch not found)", tk->device,
-                         (long long)tk->stream);
+                         gp_stream_shown(tk->stream));
             else
                 snprintf(buf, sizeof buf, "GPU pid %lld tid %lld (launch not found)",
                          (long long)tk->pid, (long long)tk->tid);

@@ -138,6 +138,11 @@ int gp_cmd_flame(int argc, char **argv)
         }
     }
     if (optind >= argc || (!out && !json)) {
+        /* say what is missing before the usage */
+        if (optind >= argc)
+            fprintf(stderr, "gpuprof flame: no input named\n");
+        else
+            fprintf(stderr, "gpuprof flame: -o OUT is missing (the file to write)\n");
         usage(stderr);
         return 2;
     }

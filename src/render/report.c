@@ -168,7 +168,8 @@ static void op_timeline_data(const gp_trace *t, gp_sbuf *d)
         const gp_track *tk = &t->tracks.v[k];
         char lbl[256];
         if (tk->type == GP_TRACK_GPU)
-            snprintf(lbl, sizeof lbl, "GPU %d stream %lld", tk->device, (long long)tk->stream);
+            snprintf(lbl, sizeof lbl, "GPU %d stream %lld", tk->device,
+                     gp_stream_shown(tk->stream));
         else if (tk->name)
             snprintf(lbl, sizeof lbl, "%s", gp_trace_s(t, tk->name));
         else
@@ -239,7 +240,7 @@ static void analyze_section(const gp_hview *v, gp_sbuf *b, gp_sbuf *d)
     size_t ni = 0;
     if (!gp_idle_breakdown(v, 30000, &ir, &ni))
         for (size_t i = 0; i < ni; i++) {
-            gp_sbuf_printf(b, "<tr><td>%lld</td>", (long long)ir[i].stream);
+            gp_sbuf_printf(b, "<tr><td>%lld</td>", gp_stream_shown(ir[i].stream));
             td_dur(b, (double)ir[i].host_wait_ns);
             td_dur(b, (double)ir[i].kernel_wait_ns);
             td_dur(b, (double)ir[i].other_ns);
