@@ -96,7 +96,7 @@ check(rc == 0 and rows[0].startswith("wall_ns,tick,device,name,backend,present,u
       "monitor --csv header")
 check(len(rows) == 1 + 2 * 2, "monitor --csv --gpus-only rows")
 rc, out, err = run(["monitor", "--interval", "0.001"])
-check(rc == 2 and "out of range" in err, "monitor rejects a too-short interval")
+check(rc == 2 and "--interval expects seconds from 0.01" in err, "monitor rejects a too-short interval")
 
 # configuration errors name the line
 with tempfile.TemporaryDirectory() as tmp:
@@ -134,6 +134,12 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(["session", "list", "--json"], env)
     doc = json.loads(out)
     check([s["state"] for s in doc["sessions"]] == ["running"], "session list: running")
+    # issue 15 item 7: a running session shows how long it has run, not "-"
+    d0 = doc["sessions"][0].get("duration_s")
+    check(isinstance(d0, (int, float)) and 0.3 <= d0 < 600, "running duration so far: %r" % d0)
+    rc, out, err = run(["session", "list"], env)
+    check(rc == 0 and "so far" in out and "\t-" not in out and " - " not in out,
+          "session list text for a running session: %r" % out)
     rc, out, err = run(["session", "stop", "train1"], env)
     check(rc == 0 and "train1.json" in out, "session stop")
     rc, out, err = run(["session", "show", "train1"], env)
