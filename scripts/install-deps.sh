@@ -6,7 +6,9 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
-      chromium)  # headless browser: tests/t_viz_browser.py opens every HTML view
+      chromium   # headless browser: tests/t_viz_browser.py opens every HTML view
+      libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
+      prometheus)  # promtool and a real server: tests/t_prometheus.py
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})

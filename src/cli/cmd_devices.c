@@ -70,18 +70,6 @@ static void two_samples(gp_monitor *m)
     gp_monitor_sample_now(m);
 }
 
-static size_t count_gpus(gp_monitor *m)
-{
-    size_t n = gp_monitor_device_count(m), g = 0;
-    for (size_t i = 0; i < n; i++) {
-        gp_dev_info d;
-        if (!gp_monitor_device_info(m, i, &d) && d.present && !strcmp(d.kind, "gpu") &&
-            strcmp(d.backend, "opencl"))
-            g++;
-    }
-    return g;
-}
-
 int gp_cmd_devices(int argc, char **argv)
 {
     gp_mon_opts mo = {0};
@@ -97,7 +85,7 @@ int gp_cmd_devices(int argc, char **argv)
         return 3;
     }
     two_samples(m);
-    size_t n = gp_monitor_device_count(m), gpus = count_gpus(m);
+    size_t n = gp_monitor_device_count(m), gpus = gp_monitor_gpu_count(m);
     if (json) {
         gp_sbuf b = {0};
         int overall;

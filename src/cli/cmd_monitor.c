@@ -1,11 +1,16 @@
 /* cli/cmd_monitor.c: `gpuprof monitor`: a live full-screen view on a terminal
  * (per-device bars, a history sparkline, processes, alerts) or, when the
- * output is not a terminal, one JSON object or CSV row per device and tick. */
+ * output is not a terminal, one JSON object or CSV row per device and tick
+ * plus one per alert; optionally a Prometheus endpoint and/or textfile. */
 #include "cli/cli.h"
 #include "cli/mon_common.h"
 #include "core/clock.h"
 #include "core/table.h"
+#include "core/vec.h"
+#include "monitor/alerts.h"
 #include "monitor/fields.h"
+#include "serve/metrics.h"
+#include "serve/promhttp.h"
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -36,25 +41,103 @@ static void usage(FILE *f)
                "  --json | --csv   force line output (also on a terminal)\n"
                "  --gpus-only      leave out OpenCL and host devices\n"
                "  --config FILE    monitor configuration (YAML; default $GPUPROF_CONFIG)\n"
-               "  --set KEY=VALUE  override one configuration key\n");
+               "  --set KEY=VALUE  override one configuration key\n"
+               "  --prometheus ADDR:PORT  serve the Prometheus exposition on GET /metrics\n"
+               "                   (loopback unless --token-file or --no-auth; docs/fleet.md)\n"
+               "  --textfile FILE  rewrite FILE (e.g. DIR/gpuprof.prom) atomically every tick\n"
+               "  --metric-names dcgm  also expose the dcgm-exporter names and labels\n"
+               "  --token-file F   bearer token scrapers must send (first line of F)\n"
+               "  --no-auth        allow a non-loopback --prometheus address without a token\n"
+               "  With --prometheus or --textfile nothing is printed unless --json/--csv.\n");
 }
 
 typedef struct mon_state {
-    int json, csv, gpus_only;
+    int json, csv, gpus_only, quiet;
     long count;
     char last_alert[256];
+    char host[256];
+    GP_VEC(gp_event) pending; /* alerts of the current tick, printed after it */
 } mon_state;
 
+/* Called on the sampling thread with the monitor locked: only copies. */
 static void on_event(const gp_event *ev, void *user)
 {
     mon_state *ms = user;
-    if (ev->type == GP_EV_ALERT || ev->type == GP_EV_ALERT_CLEARED)
-        snprintf(ms->last_alert, sizeof ms->last_alert, "%s", ev->message);
+    if (ev->type != GP_EV_ALERT && ev->type != GP_EV_ALERT_CLEARED) return;
+    snprintf(ms->last_alert, sizeof ms->last_alert, "%s", ev->message);
+    GP_VEC_PUSH(ms->pending, *ev);
 }
 
 static int shown(const gp_dev_info *d, const mon_state *ms)
 {
     return !ms->gpus_only || (!strcmp(d->kind, "gpu") && strcmp(d->backend, "opencl"));
+}
+
+static void csv_str(gp_sbuf *b, const char *s)
+{
+    gp_sbuf_putc(b, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"') gp_sbuf_putc(b, '"');
+        gp_sbuf_putc(b, *p == '\n' ? ' ' : *p);
+    }
+    gp_sbuf_putc(b, '"');
+}
+
+static void json_str_or_null(gp_sbuf *b, const char *s)
+{
+    if (s && *s)
+        gp_json_str(b, s);
+    else
+        gp_sbuf_puts(b, "null");
+}
+
+/* The alert records of this tick: the events.jsonl record plus the
+ * device's uuid, name and the hostname (JSON), or a CSV row whose trailing
+ * columns say event, kind, level, value, threshold and message. */
+static void print_alerts(gp_monitor *m, mon_state *ms, uint64_t tick, gp_sbuf *b)
+{
+    for (size_t k = 0; k < ms->pending.n; k++) {
+        const gp_event *ev = &ms->pending.v[k];
+        gp_dev_info d;
+        int have = ev->device >= 0 && gp_monitor_device_info(m, (size_t)ev->device, &d) == 0;
+        if (have && !shown(&d, ms)) continue;
+        if (ms->csv) {
+            gp_sbuf_printf(b, "%lld,%llu,", (long long)ev->wall_ns, (unsigned long long)tick);
+            if (ev->device >= 0) gp_sbuf_printf(b, "%d", ev->device);
+            gp_sbuf_putc(b, ',');
+            if (have) csv_str(b, d.name);
+            gp_sbuf_printf(b, ",%s,", have ? d.backend : "");
+            if (have) gp_sbuf_puts(b, d.present ? "1" : "0");
+            for (int f = 0; f < GP_MF_COUNT; f++) gp_sbuf_putc(b, ',');
+            gp_sbuf_putc(b, ',');
+            if (have) csv_str(b, d.uuid);
+            gp_sbuf_putc(b, ',');
+            csv_str(b, ms->host);
+            gp_sbuf_printf(b, ",%s,%s,%s,%.17g,%.17g,", gp_event_type_name(ev->type),
+                           gp_alert_kind_name(ev->kind), gp_alert_level_name(ev->level), ev->value,
+                           ev->threshold);
+            csv_str(b, ev->message);
+            gp_sbuf_putc(b, '\n');
+        } else {
+            gp_sbuf pre = {0};
+            gp_event_json(&pre, ev);
+            /* same record as events.jsonl, with the tick and identity added */
+            gp_sbuf_add(b, pre.s, pre.n - 1);
+            gp_sbuf_free(&pre);
+            gp_json_key(b, "tick", 1);
+            gp_json_int(b, (int64_t)tick);
+            if (have) {
+                gp_json_key(b, "name", 1);
+                gp_json_str(b, d.name);
+                gp_json_key(b, "uuid", 1);
+                json_str_or_null(b, d.uuid);
+            }
+            gp_json_key(b, "hostname", 1);
+            json_str_or_null(b, ms->host);
+            gp_sbuf_puts(b, "}\n");
+        }
+    }
+    ms->pending.n = 0;
 }
 
 static void print_lines(gp_monitor *m, const mon_state *ms, uint64_t tick, gp_sbuf *b)
@@ -68,20 +151,19 @@ static void print_lines(gp_monitor *m, const mon_state *ms, uint64_t tick, gp_sb
         if (!have) memset(&s, 0, sizeof s);
         if (ms->csv) {
             gp_sbuf_printf(b, "%lld,%llu,%zu,", (long long)s.wall_ns, (unsigned long long)tick, i);
-            /* names never hold double quotes in practice; escape them anyway */
-            gp_sbuf_putc(b, '"');
-            for (const char *p = d.name; *p; p++) {
-                if (*p == '"') gp_sbuf_putc(b, '"');
-                gp_sbuf_putc(b, *p);
-            }
-            gp_sbuf_printf(b, "\",%s,%d", d.backend, d.present);
+            csv_str(b, d.name);
+            gp_sbuf_printf(b, ",%s,%d", d.backend, d.present);
             for (int f = 0; f < GP_MF_COUNT; f++) {
                 if (gp_sample_has(&s, f))
                     gp_sbuf_printf(b, ",%.17g", s.v[f]);
                 else
                     gp_sbuf_puts(b, ",");
             }
-            gp_sbuf_putc(b, '\n');
+            gp_sbuf_putc(b, ',');
+            if (d.uuid[0]) csv_str(b, d.uuid);
+            gp_sbuf_putc(b, ',');
+            csv_str(b, ms->host);
+            gp_sbuf_puts(b, ",,,,,,\n");
         } else {
             gp_sbuf_puts(b, "{\"tick\":");
             gp_json_int(b, (int64_t)tick);
@@ -96,6 +178,10 @@ static void print_lines(gp_monitor *m, const mon_state *ms, uint64_t tick, gp_sb
             gp_json_str(b, d.name);
             gp_json_key(b, "backend", 1);
             gp_json_str(b, d.backend);
+            gp_json_key(b, "uuid", 1);
+            json_str_or_null(b, d.uuid);
+            gp_json_key(b, "hostname", 1);
+            json_str_or_null(b, ms->host);
             gp_json_key(b, "present", 1);
             gp_sbuf_puts(b, d.present ? "true" : "false");
             gp_fields_json(b, &s, 1);
@@ -246,6 +332,32 @@ static int wait_until(int64_t deadline, int tty)
     }
 }
 
+/* Reads the first line of path into tok (size n); 0 or 2 with a message. */
+static int read_token(const char *path, char *tok, size_t n)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        fprintf(stderr, "gpuprof monitor: --token-file %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    if (!fgets(tok, (int)n, f)) tok[0] = 0;
+    fclose(f);
+    tok[strcspn(tok, "\r\n")] = 0;
+    if (strlen(tok) < 16) {
+        fprintf(stderr,
+                "gpuprof monitor: --token-file %s: the token must have at least 16 "
+                "characters\n",
+                path);
+        return 2;
+    }
+    return 0;
+}
+
+typedef struct prom_opts {
+    const char *listen, *textfile, *token_file;
+    int dcgm, no_auth;
+} prom_opts;
+
 int gp_cmd_monitor(int argc, char **argv)
 {
     static const struct option lo[] = {{"interval", required_argument, 0, 'i'},
@@ -255,10 +367,16 @@ int gp_cmd_monitor(int argc, char **argv)
                                        {"gpus-only", no_argument, 0, 'g'},
                                        {"config", required_argument, 0, 'c'},
                                        {"set", required_argument, 0, 's'},
+                                       {"prometheus", required_argument, 0, 'P'},
+                                       {"textfile", required_argument, 0, 'T'},
+                                       {"metric-names", required_argument, 0, 'M'},
+                                       {"token-file", required_argument, 0, 'K'},
+                                       {"no-auth", no_argument, 0, 'A'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     gp_mon_opts mo = {0};
     mon_state ms = {0};
+    prom_opts po = {0};
     const char *interval = NULL;
     int ch;
     optind = 1;
@@ -285,6 +403,25 @@ int gp_cmd_monitor(int argc, char **argv)
         case 's':
             if (gp_cli_mon_add_set(&mo, optarg)) return 2;
             break;
+        case 'P':
+            po.listen = optarg;
+            break;
+        case 'T':
+            po.textfile = optarg;
+            break;
+        case 'M':
+            if (strcmp(optarg, "dcgm") && strcmp(optarg, "gpuprof")) {
+                fprintf(stderr, "gpuprof monitor: --metric-names expects dcgm or gpuprof\n");
+                return 2;
+            }
+            po.dcgm = !strcmp(optarg, "dcgm");
+            break;
+        case 'K':
+            po.token_file = optarg;
+            break;
+        case 'A':
+            po.no_auth = 1;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -295,6 +432,13 @@ int gp_cmd_monitor(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "gpuprof monitor: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    char token[512] = "";
+    if (po.token_file && read_token(po.token_file, token, sizeof token)) return 2;
+    if ((po.token_file || po.no_auth || po.dcgm) && !po.listen && !po.textfile) {
+        fprintf(stderr, "gpuprof monitor: --metric-names, --token-file and --no-auth go with "
+                        "--prometheus or --textfile\n");
         return 2;
     }
     gp_mon_config cfg;
@@ -308,20 +452,57 @@ int gp_cmd_monitor(int argc, char **argv)
             return 2;
         }
     }
-    int tty = isatty(1) && !ms.json && !ms.csv;
+    int exporting = po.listen || po.textfile;
+    ms.quiet = exporting && !ms.json && !ms.csv;
+    int tty = !exporting && isatty(1) && !ms.json && !ms.csv;
     if (!tty && !ms.csv) ms.json = 1;
+    if (gethostname(ms.host, sizeof ms.host - 1)) ms.host[0] = 0;
     gp_monitor *m = gp_monitor_create(&cfg);
     if (!m) return 3;
     gp_monitor_on_event(m, on_event, &ms);
+    gp_monitor_open_event_log(m);
+    gp_metrics *mx = NULL;
+    gp_promhttp *http = NULL;
+    int rc = 0;
+    if (exporting) {
+        gp_metrics_opts mopt = {0};
+        mopt.dcgm = po.dcgm;
+        snprintf(mopt.hostname, sizeof mopt.hostname, "%s", ms.host);
+        mx = gp_metrics_create(m, &mopt);
+        if (!mx) {
+            rc = 3;
+            goto done;
+        }
+    }
+    if (po.listen) {
+        gp_err err = {0};
+        gp_promhttp_opts hopt = {token[0] ? token : NULL, po.no_auth};
+        gp_monitor_sample_now(m); /* the first scrape already has a sample */
+        http = gp_promhttp_start(po.listen, mx, &hopt, &err);
+        memset(token, 0, sizeof token);
+        if (!http) {
+            fprintf(stderr, "gpuprof monitor: --prometheus: %s\n", err.msg);
+            rc = 2;
+            goto done;
+        }
+        if (po.no_auth && !hopt.token)
+            fprintf(stderr,
+                    "gpuprof monitor: WARNING: --no-auth: the metrics on %s are open to "
+                    "anyone who can reach it\n",
+                    po.listen);
+        fprintf(stderr, "gpuprof monitor: metrics on http://%s/metrics (port %d)\n", po.listen,
+                gp_promhttp_port(http));
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    if (ms.csv) {
+    if (ms.csv && !ms.quiet) {
         printf("wall_ns,tick,device,name,backend,present");
         for (int f = 0; f < GP_MF_COUNT; f++) printf(",%s", gp_mfield_key(f));
-        printf("\n");
+        printf(",uuid,hostname,event,alert_kind,alert_level,alert_value,alert_threshold,"
+               "message\n");
     }
     struct termios saved;
     int raw = 0;
@@ -338,13 +519,23 @@ int gp_cmd_monitor(int argc, char **argv)
     gp_sbuf line = {0};
     for (uint64_t tick = 0; !stop_flag && (ms.count == 0 || tick < (uint64_t)ms.count); tick++) {
         gp_monitor_sample_now(m);
+        if (po.textfile) {
+            gp_err err = {0};
+            if (gp_metrics_write_textfile(mx, po.textfile, &err)) {
+                fprintf(stderr, "gpuprof monitor: --textfile: %s\n", err.msg);
+                rc = 1;
+                break;
+            }
+        }
         if (tty)
             draw_screen(m, &ms, cfg.monitoring_interval_seconds);
-        else {
+        else if (!ms.quiet) {
             gp_sbuf_reset(&line);
             print_lines(m, &ms, tick, &line);
+            print_alerts(m, &ms, tick, &line);
             if (gp_sbuf_write(&line, stdout) || fflush(stdout)) break; /* reader went away */
         }
+        ms.pending.n = 0;
         if (ms.count && tick + 1 >= (uint64_t)ms.count) break;
         next += period;
         if (wait_until(next, tty)) break;
@@ -352,6 +543,10 @@ int gp_cmd_monitor(int argc, char **argv)
     gp_sbuf_free(&line);
     if (tty) printf("\033[?25h\n");
     if (raw) tcsetattr(0, TCSANOW, &saved);
+done:
+    gp_promhttp_stop(http);
+    gp_metrics_destroy(mx);
     gp_monitor_destroy(m);
-    return 0;
+    GP_VEC_FREE(ms.pending);
+    return rc;
 }
