@@ -11,7 +11,7 @@ foreach(variant fake_nvml fake_nvml_old)
   target_compile_options(${variant} PRIVATE -Wno-missing-prototypes)
 endforeach()
 target_compile_definitions(fake_nvml_old PRIVATE FAKE_NVML_OLD=1)
-foreach(t test_monitor test_monitor_backends test_monitor_logic)
+foreach(t test_monitor test_monitor_backends test_monitor_logic test_metrics)
   if(TARGET ${t})
     add_dependencies(${t} fake_nvml fake_nvml_old)
     target_compile_definitions(${t} PRIVATE
