@@ -133,6 +133,7 @@ procs = []
 try:
     # 1. promtool on every scenario, with and without the dcgm names
     cases = [("no GPU", {}), ("basic (lost GPU, unsupported fields)", scenario("nvml_basic.scn")),
+             ("8 GPUs, every field", scenario("nvml_8gpu.scn")),
              ("soak (faults)", scenario("nvml_soak.scn")), ("bench", scenario("nvml_bench.scn")),
              ("prom (escaped name)", scenario("nvml_prom.scn")), ("nvidia-smi fallback", SMI)]
     for name, extra in cases:
@@ -348,6 +349,14 @@ scrape_configs:
     st, body, hdr = http(gurl + "/metrics", auth)
     check(st == 200 and hdr.get("Content-Type", "").startswith("text/plain; version=0.0.4") and
           "gpu_device_count 2\n" in body, "listener: 200 with the exposition")
+    import gzip
+    st, _, _ = http(gurl + "/metrics", auth)
+    req = urllib.request.Request(gurl + "/metrics", headers=dict(auth, **{"Accept-Encoding": "gzip"}))
+    with urllib.request.urlopen(req, timeout=5) as r:
+        zbody, zenc = r.read(), r.headers.get("Content-Encoding")
+    plain = http(gurl + "/metrics", auth)[1]
+    check(zenc == "gzip" and "gpu_device_count 2\n" in gzip.decompress(zbody).decode() and
+          len(zbody) < len(plain) / 4, "listener: gzip when asked (%d vs %d bytes)" % (len(zbody), len(plain)))
     check(http(gurl + "/metrics", auth, "POST")[0] == 405, "listener: POST is 405")
     check(http(gurl + "/nope", auth)[0] == 404, "listener: unknown path is 404")
 

@@ -46,7 +46,9 @@ static double value_of(const char *text, const char *prefix)
     return -12345;
 }
 
-#define L0 "{gpu=\"0\",uuid=\"GPU-aaaaaaaa-1111-2222-3333-444444444444\",model=\"NVIDIA A100-SXM4-80GB\",hostname=\"node-7\",backend=\"nvml\"}"
+#define L0                                                                                         \
+    "{gpu=\"0\",uuid=\"GPU-aaaaaaaa-1111-2222-3333-444444444444\",model=\"NVIDIA "                 \
+    "A100-SXM4-80GB\",hostname=\"node-7\",backend=\"nvml\"}"
 
 TEST(values_units_and_absent_fields)
 {
@@ -99,9 +101,10 @@ TEST(values_units_and_absent_fields)
     o.dcgm = 1;
     x = gp_metrics_create(m, &o);
     t = gp_metrics_acquire(x);
-    const char *d0 = "{gpu=\"0\",UUID=\"GPU-aaaaaaaa-1111-2222-3333-444444444444\",device=\"nvidia0\","
-                     "modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"node-7\","
-                     "DCGM_FI_DRIVER_VERSION=\"550.54.15\"}";
+    const char *d0 =
+        "{gpu=\"0\",UUID=\"GPU-aaaaaaaa-1111-2222-3333-444444444444\",device=\"nvidia0\","
+        "modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"node-7\","
+        "DCGM_FI_DRIVER_VERSION=\"550.54.15\"}";
     snprintf(key, sizeof key, "DCGM_FI_DEV_FB_USED%s", d0);
     ASSERT_NEAR(value_of(t->data, key), 20480, 0);
     snprintf(key, sizeof key, "DCGM_FI_DEV_GPU_UTIL%s", d0);

@@ -12,15 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- formatting ------------------------------------------------------- */
 
-/* Appends a sample value: integers exactly, others in the shortest of
- * 15 or 17 significant digits that reads back as the same double. */
+/* Appends the decimal digits of u. */
+static void put_u64(gp_sbuf *b, unsigned long long u, int min_digits)
+{
+    char t[24], *p = t + sizeof t;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u || t + sizeof t - p < min_digits);
+    gp_sbuf_add(b, p, (size_t)(t + sizeof t - p));
+}
+
+/* Appends a sample value in the shortest decimal that reads back as the
+ * same double: integers and values with up to 9 decimals without printf
+ * (r / 10^d == v proves that the decimal r * 10^-d rounds to v), others in
+ * 15 or 17 significant digits. */
 static void put_num(gp_sbuf *b, double v)
 {
-    char t[40];
-    int n;
+    static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
     if (isnan(v)) {
         gp_sbuf_puts(b, "NaN");
         return;
@@ -29,19 +42,26 @@ static void put_num(gp_sbuf *b, double v)
         gp_sbuf_puts(b, v > 0 ? "+Inf" : "-Inf");
         return;
     }
-    if (v == floor(v) && fabs(v) < 9e15) {
-        long long k = (long long)v;
-        unsigned long long u = k < 0 ? (unsigned long long)(-k) : (unsigned long long)k;
-        char *p = t + sizeof t;
-        do {
-            *--p = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
-        if (k < 0) *--p = '-';
-        gp_sbuf_add(b, p, (size_t)(t + sizeof t - p));
+    if (fabs(v) < 1e6) {
+        for (int d = 0; d <= 9; d++) {
+            double r = nearbyint(v * p10[d]);
+            if (r / p10[d] != v) continue;
+            if (r < 0) gp_sbuf_putc(b, '-');
+            unsigned long long u = (unsigned long long)fabs(r), q = (unsigned long long)p10[d];
+            put_u64(b, u / q, 1);
+            if (d) {
+                gp_sbuf_putc(b, '.');
+                put_u64(b, u % q, d);
+            }
+            return;
+        }
+    } else if (v == floor(v) && fabs(v) < 9e15) {
+        if (v < 0) gp_sbuf_putc(b, '-');
+        put_u64(b, (unsigned long long)fabs(v), 1);
         return;
     }
-    n = snprintf(t, sizeof t, "%.15g", v);
+    char t[40];
+    int n = snprintf(t, sizeof t, "%.15g", v);
     if (strtod(t, NULL) != v) n = snprintf(t, sizeof t, "%.17g", v);
     gp_sbuf_add(b, t, (size_t)n);
 }
@@ -65,6 +85,13 @@ static void put_label(gp_sbuf *b, int comma, const char *name, const char *v)
     gp_sbuf_puts(b, name);
     gp_sbuf_puts(b, "=\"");
     for (const unsigned char *p = (const unsigned char *)v; *p;) {
+        const unsigned char *q = p; /* a run of printable ASCII goes in one copy */
+        while (*q >= 0x20 && *q < 0x7f && *q != '\\' && *q != '"') q++;
+        if (q > p) {
+            gp_sbuf_add(b, (const char *)p, (size_t)(q - p));
+            p = q;
+            continue;
+        }
         if (*p == '\\' || *p == '"') {
             gp_sbuf_putc(b, '\\');
             gp_sbuf_putc(b, (char)*p++);
@@ -90,7 +117,15 @@ static void put_label(gp_sbuf *b, int comma, const char *name, const char *v)
 
 static void family(gp_sbuf *b, const char *name, const char *type, const char *help)
 {
-    gp_sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    gp_sbuf_puts(b, "# HELP ");
+    gp_sbuf_puts(b, name);
+    gp_sbuf_putc(b, ' ');
+    gp_sbuf_puts(b, help);
+    gp_sbuf_puts(b, "\n# TYPE ");
+    gp_sbuf_puts(b, name);
+    gp_sbuf_putc(b, ' ');
+    gp_sbuf_puts(b, type);
+    gp_sbuf_putc(b, '\n');
 }
 
 /* `name{labels} value\n`; labels is a pre-rendered `a="x",b="y"` or "". */
@@ -504,6 +539,7 @@ void gp_metrics_release(gp_metrics_text *t)
     text_rc *r = (text_rc *)t;
     if (atomic_fetch_sub(&r->refs, 1) == 1) {
         free(r->pub.data);
+        free(r->pub.gz);
         free(r);
     }
 }
@@ -550,6 +586,38 @@ gp_metrics_text *gp_metrics_acquire(gp_metrics *x)
     gp_metrics_text *out = &x->cur->pub;
     pthread_mutex_unlock(&x->mu);
     return out;
+}
+
+/* gzip (RFC 1952) of t->data into t->gz; leaves gz NULL on failure. */
+static void compress_text(gp_metrics_text *t)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return;
+    uLong cap = deflateBound(&z, (uLong)t->len);
+    char *out = malloc(cap);
+    if (out) {
+        z.next_in = (Bytef *)t->data;
+        z.avail_in = (uInt)t->len;
+        z.next_out = (Bytef *)out;
+        z.avail_out = (uInt)cap;
+        if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
+            t->gz = out;
+            t->gz_len = z.total_out;
+        } else
+            free(out);
+    }
+    deflateEnd(&z);
+}
+
+gp_metrics_text *gp_metrics_acquire_gzip(gp_metrics *x)
+{
+    gp_metrics_text *t = gp_metrics_acquire(x);
+    if (!t) return NULL;
+    pthread_mutex_lock(&x->mu); /* one compression per text, whoever asks first */
+    if (!t->gz) compress_text(t);
+    pthread_mutex_unlock(&x->mu);
+    return t;
 }
 
 uint64_t gp_metrics_renders(gp_metrics *x)

@@ -28,7 +28,9 @@ void gp_metrics_render(const gp_mon_view *v, const gp_metrics_opts *o, gp_sbuf *
 /* One rendered exposition, shared by every reader until released. */
 typedef struct gp_metrics_text {
     size_t len;
-    char *data; /* len bytes, NUL-terminated */
+    char *data;    /* len bytes, NUL-terminated */
+    size_t gz_len; /* gzip of data, made once when a reader first asks */
+    char *gz;      /* NULL when not asked for (or compression failed) */
 } gp_metrics_text;
 
 typedef struct gp_metrics gp_metrics;
@@ -42,6 +44,9 @@ void gp_metrics_destroy(gp_metrics *x);
  * only when the monitor changed since the last call; thread-safe. The
  * caller releases it with gp_metrics_release. NULL when out of memory. */
 gp_metrics_text *gp_metrics_acquire(gp_metrics *x);
+/* As gp_metrics_acquire, and also makes t->gz (once per text) so that
+ * scrapers that accept gzip share one compression per generation. */
+gp_metrics_text *gp_metrics_acquire_gzip(gp_metrics *x);
 void gp_metrics_release(gp_metrics_text *t);
 /* How many times the text was rendered (for tests and benchmarks). */
 uint64_t gp_metrics_renders(gp_metrics *x);

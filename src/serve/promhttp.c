@@ -116,10 +116,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/")) return reply_text(c, 200, "gpuprof metrics: GET /metrics\n", 0);
     if (strcmp(url, "/metrics")) return reply_text(c, 404, "not found (try /metrics)\n", 0);
-    gp_metrics_text *t = gp_metrics_acquire(h->x);
+    const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding");
+    int gz = ae && strstr(ae, "gzip"); /* Prometheus asks for gzip */
+    gp_metrics_text *t = gz ? gp_metrics_acquire_gzip(h->x) : gp_metrics_acquire(h->x);
     if (!t) return reply_text(c, 503, "out of memory\n", 0);
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, free_text, t);
+    gz = gz && t->gz;
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+        gz ? t->gz_len : t->len, gz ? t->gz : t->data, free_text, t);
     if (!r) {
         gp_metrics_release(t);
         return MHD_NO;
@@ -127,6 +130,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     MHD_add_response_header(r, "Content-Type", GP_METRICS_CONTENT_TYPE);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "Vary", "Accept-Encoding");
+    if (gz) MHD_add_response_header(r, "Content-Encoding", "gzip");
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     atomic_fetch_add(&h->scrapes, 1);
@@ -155,13 +160,13 @@ gp_promhttp *gp_promhttp_start(const char *listen, gp_metrics *x, const gp_promh
     }
     h->x = x;
     atomic_init(&h->scrapes, 0);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
                             (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)512,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192, MHD_OPTION_END);
     if (!h->d) {
         gp_err_set(err, GP_EIO, "cannot listen on %s (address in use or not available)", listen);
         free(h->token);
