@@ -292,10 +292,15 @@ try:
     tokf = os.path.join(tmp, "token")
     open(tokf, "w").write(token + "\n")
     gport, pport = free_port(), free_port()
+    rules = os.path.join(SRC, "dashboards", "gpuprof-rules.yml")
+    pr = subprocess.run([PROMTOOL, "check", "rules", rules], capture_output=True, text=True)
+    check(pr.returncode == 0, "dashboards/gpuprof-rules.yml: promtool check rules")
     cfgp = os.path.join(tmp, "prometheus.yml")
     open(cfgp, "w").write("""global:
   scrape_interval: 500ms
   scrape_timeout: 400ms
+  evaluation_interval: 500ms
+rule_files: ['%s']
 scrape_configs:
   - job_name: gpuprof
     authorization:
@@ -303,7 +308,7 @@ scrape_configs:
       credentials_file: %s
     static_configs:
       - targets: ['127.0.0.1:%d']
-""" % (tokf, gport))
+""" % (rules, tokf, gport))
     prom = subprocess.Popen([PROMETHEUS, "--config.file=" + cfgp,
                              "--web.listen-address=127.0.0.1:%d" % pport,
                              "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
@@ -391,6 +396,27 @@ scrape_configs:
     check(r and float(r[0]["value"][1]) == 1073741824, "prometheus: escaped label value round trip")
     r = query('gpuprof_gpu_temperature_celsius{gpu="1"}')
     check(r == [], "prometheus: an unsupported field is absent, not 0")
+    # the shipped rules and dashboard work on what gpuprof exposes
+    r = query('gpuprof:gpu_memory_used:ratio{uuid="%s"}' % ua)
+    check(r and float(r[0]["value"][1]) == 0.25, "rules: recording rule (memory ratio 0.25)")
+    firing = None
+    while time.time() < deadline and not firing:
+        firing = query('ALERTS{alertname="GpuprofMonitorAlert",alertstate="firing",kind="temperature"}')
+        time.sleep(0.3)
+    check(bool(firing), "rules: GpuprofMonitorAlert fires for the temperature alert")
+    dash = json.load(open(os.path.join(SRC, "dashboards", "gpuprof-grafana.json")))
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    empty = []
+    for e in exprs:
+        e2 = e.replace("$hostname", ".*").replace("$gpu", ".*")
+        r = query(e2)
+        if not r:
+            empty.append(e)
+    check(len(exprs) >= 20 and not empty,
+          "dashboard: all %d panel queries answer with data (empty: %s)" % (len(exprs), empty[:3]))
+    for v in dash["templating"]["list"][1:]:
+        st, body, _ = http(base + "/api/v1/label/%s/values" % v["name"])
+        check(st == 200 and json.loads(body)["data"], "dashboard: variable %s has values" % v["name"])
     gp.send_signal(signal.SIGTERM)
     gp.wait(timeout=10)
     check(gp.returncode == 0, "monitor --prometheus stops on SIGTERM")

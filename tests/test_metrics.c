@@ -123,6 +123,7 @@ TEST(seed_counters_histogram_and_cache)
     if (!m) SKIP("the NVML stand-in was not built");
     gp_monitor_sample_now(m);
     gp_metrics_opts o = {0};
+    snprintf(o.hostname, sizeof o.hostname, "node-7");
     gp_metrics *x = gp_metrics_create(m, &o);
     gp_metrics_text *a = gp_metrics_acquire(x), *b = gp_metrics_acquire(x);
     ASSERT(a == b); /* nothing changed: the same text, rendered once */
@@ -154,7 +155,8 @@ TEST(seed_counters_histogram_and_cache)
     for (int i = 0; i < 30; i++) gp_monitor_sample_now(m);
     c = gp_metrics_acquire(x);
     ASSERT_NEAR(value_of(c->data, "gpu_thermal_alerts_total"), 1, 0);
-    ASSERT_NEAR(value_of(c->data, "gpuprof_alerts_total{kind=\"temperature\",level=\"critical\"}"),
+    ASSERT_NEAR(value_of(c->data, "gpuprof_alerts_total{kind=\"temperature\",level=\"critical\","
+                                  "hostname=\"node-7\"}"),
                 1, 0);
     ASSERT_NEAR(value_of(c->data, "gpu_max_temperature_celsius"), 95, 0);
     ASSERT_CONTAINS(c->data, "backend=\"nvml\",kind=\"temperature\"} 2\n"); /* active level */

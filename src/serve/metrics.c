@@ -375,7 +375,7 @@ static void seed_metrics(gp_sbuf *b, const gp_mon_view *v)
     series(b, "gpu_profiling_sessions_total", "", (double)v->sessions_started);
 }
 
-static void alert_metrics(gp_sbuf *b, const gp_mon_view *v, const labelset *ls)
+static void alert_metrics(gp_sbuf *b, const gp_mon_view *v, const labelset *ls, const char *host)
 {
     family(b, "gpuprof_alerts_total", "counter",
            "Alerts raised, by kind and by the level raised to (an escalation counts again).");
@@ -386,6 +386,7 @@ static void alert_metrics(gp_sbuf *b, const gp_mon_view *v, const labelset *ls)
             gp_sbuf_puts(b, "gpuprof_alerts_total{");
             put_label(b, 0, "kind", gp_alert_kind_name(k));
             put_label(b, 1, "level", gp_alert_level_name(l));
+            put_label(b, 1, "hostname", host);
             gp_sbuf_puts(b, "} ");
             put_num(b, (double)v->alerts[k][l]);
             gp_sbuf_putc(b, '\n');
@@ -495,7 +496,7 @@ void gp_metrics_render(const gp_mon_view *v, const gp_metrics_opts *o, gp_sbuf *
     if (v->ndev) {
         device_fams(b, v, &ls, gp_fams, NELEM(gp_fams), 0);
         device_extra(b, v, &ls);
-        alert_metrics(b, v, &ls);
+        alert_metrics(b, v, &ls, host);
         if (o->dcgm) device_fams(b, v, &ls, dcgm_fams, NELEM(dcgm_fams), 1);
     }
     monitor_meta(b, v, host);
