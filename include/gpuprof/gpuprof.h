@@ -382,6 +382,62 @@ typedef struct gp_comparison {
 /* Compares two results. Returns 0 or GP_EINVAL (invalid wall times). */
 GP_API int gp_result_compare(const gp_result *base, const gp_result *cur, gp_comparison *out);
 
+/* ------------------------------------------------------------------ */
+/* Sessions: one result for a stretch of a program (the seed's          */
+/* ProfileSession)                                                      */
+
+typedef struct gp_session gp_session; /* opaque */
+
+typedef struct gp_session_result {
+    char name[128];
+    int64_t total_ns;            /* wall time from gp_session_begin to gp_session_end */
+    int64_t cpu_ns;              /* CPU time of the process (user + system) in that time */
+    int gpu_valid;               /* 1 when a CUDA/OpenCL kernel timer completed in the session */
+    int64_t gpu_ns;              /* device time of those kernel timings (sum of their durations) */
+    uint64_t kernel_launches;    /* kernel timings completed in the session */
+    int mem_valid;               /* 1 when buffers were tracked (gp_mem_track) */
+    int64_t mem_peak_bytes;      /* peak of tracked bytes during the session */
+    int64_t mem_allocated_bytes; /* tracked bytes at the end */
+    int reserved_valid;          /* 1 when the device pool is known (gp_mem_pool_info) */
+    int64_t mem_reserved_bytes;  /* device memory in use (total - free) at the end */
+    /* operations of the session (counts and times are the session's share:
+     * totals at the end minus totals at the begin) */
+    gp_kernel_row *kernels; /* top kernels by total device time */
+    size_t nkernels;
+    gp_summary_row *bottlenecks; /* top operations by self time (inclusive beside) */
+    size_t nbottlenecks;
+    char **recommendations; /* advice engine findings on the profiler's data */
+    size_t nrecommendations;
+} gp_session_result;
+
+/* Starts a session named `name` (copied) on p: snapshots the per-operation
+ * and kernel statistics, CPU time and memory. Returns NULL on out of memory.
+ * End it with gp_session_end. */
+GP_API gp_session *gp_session_begin(gp_profiler *p, const char *name);
+/* Ends s (freeing it) and fills *out (free with gp_session_result_free).
+ * Returns 0, GP_EINVAL or GP_ENOMEM. */
+GP_API int gp_session_end(gp_session *s, gp_session_result *out);
+GP_API void gp_session_result_free(gp_session_result *r);
+/* Prints the result as the seed's session summary. */
+GP_API void gp_session_result_print(const gp_session_result *r, FILE *f);
+/* Writes the result as one JSON object to path ("gpuprof-session-1"
+ * schema, times in ns). Returns 0 or GP_EIO. */
+GP_API int gp_session_result_json(const gp_session_result *r, const char *path);
+
+typedef struct gp_session_cmp {
+    double speedup; /* base total / current total (> 1: current is faster) */
+    int cpu_valid;
+    double cpu_speedup; /* same on CPU time */
+    int gpu_valid;
+    double gpu_speedup; /* same on GPU time (both sessions had kernel timings) */
+    int mem_valid;
+    int64_t mem_peak_diff_bytes; /* current peak - base peak */
+} gp_session_cmp;
+/* Compares two session results (the seed's compare_sessions). Returns 0 or
+ * GP_EINVAL (a total time that is not positive). */
+GP_API int gp_session_compare(const gp_session_result *base, const gp_session_result *cur,
+                              gp_session_cmp *out);
+
 #ifdef __cplusplus
 }
 #endif

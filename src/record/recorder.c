@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -407,12 +408,19 @@ static void live_remove(gp_profiler *p)
 /* How often the drain thread empties the thread buffers (ns). */
 #define GP_DRAIN_PERIOD_NS 2000000
 
+static int drain_pass(gp_profiler *p, int max_chunks);
+
 static void *drain_main(void *arg)
 {
     gp_profiler *p = arg;
     pthread_mutex_lock(&p->mu);
     while (p->drain_state == 1) {
-        gp_rec_drain(p);
+        if (drain_pass(p, GP_MAX_CHUNKS / 4) == 1) { /* more waiting: let others take the lock */
+            pthread_mutex_unlock(&p->mu);
+            sched_yield();
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += GP_DRAIN_PERIOD_NS;
@@ -721,7 +729,7 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
     uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
     gp_rev *e = NULL;
     if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max))
-        e = rec_slot(p, b, 0);
+        e = rec_slot(p, b, p->sink == GP_SINK_KEEP); /* keep: the buffer grows */
     uint64_t t = gp_rec_now(p);
     if (e) {
         e->t = t;
@@ -1058,11 +1066,16 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
     }
 }
 
-int gp_rec_drain(gp_profiler *p)
+/* One pass over the thread buffers, at most max_chunks full chunks per
+ * thread (a thread that recycles chunks as fast as they are drained would
+ * otherwise keep one pass going, and its slices in memory, forever).
+ * Returns 1 when some thread had more, 0 when all were drained, or
+ * GP_ENOMEM. */
+static int drain_pass(gp_profiler *p, int max_chunks)
 {
-    int rc = 0;
+    int rc = 0, more = 0;
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
-        for (;;) {
+        for (int k = 0;; k++) {
             gp_chunk *c = b->head;
             uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             for (uint32_t i = b->head_pos; i < n; i++)
@@ -1079,9 +1092,26 @@ int gp_rec_drain(gp_profiler *p)
                 c->free_next = top;
             } while (!atomic_compare_exchange_weak_explicit(
                 &b->freed, &top, c, memory_order_release, memory_order_relaxed));
+            if (k + 1 >= max_chunks) {
+                more = 1;
+                break;
+            }
         }
     }
-    if (p->stream && gp_stream_flush_(p)) rc = GP_EIO;
+    if (p->stream && gp_stream_flush_(p) && !rc) rc = GP_EIO;
+    return rc ? rc : more;
+}
+
+int gp_rec_drain(gp_profiler *p)
+{
+    /* bounded passes: what was recorded before the call is drained (threads
+     * recording meanwhile may leave newer events for the next drain) */
+    int rc = 0;
+    for (int pass = 0; pass < 64; pass++) {
+        int r = drain_pass(p, GP_MAX_CHUNKS);
+        if (r < 0) rc = r;
+        if (r <= 0) break;
+    }
     return rc;
 }
 

@@ -191,6 +191,7 @@ struct gp_profiler {
     GP_VEC(gp_membuf) mem;
     gp_u64map mem_of; /* address -> index in mem */
     int64_t mem_cur, mem_peak, mem_window_peak;
+    int64_t mem_session_peak; /* peak since the innermost gp_session_begin */
     uint32_t mem_series;
     void *cl_device;
 
