@@ -486,10 +486,11 @@ int gp_cmd_run(int argc, char **argv)
 
     gp_store_run_row *rows = NULL;
     size_t nr = 0;
-    int64_t dropped = (int64_t)ws.dropped;
+    int64_t dropped = (int64_t)ws.dropped, events = -1;
     if (gp_store_runs(db, &rows, &nr, &err) == 0) {
         for (size_t i = 0; i < nr; i++)
             if (rows[i].id == run) {
+                events = rows[i].events == GP_NONE ? 0 : rows[i].events;
                 if (rows[i].dropped != GP_NONE && rows[i].dropped > dropped)
                     dropped = rows[i].dropped;
                 if (dropped > 0) incomplete = 1;
@@ -514,7 +515,9 @@ int gp_cmd_run(int argc, char **argv)
                 ws.failed ? ", the store could not be written (disk full or file size limit?)"
                           : "");
     if (incomplete && code == 0 && !allow_incomplete) code = 3;
-    if (summary && gp_cmd_summary) {
+    if (summary && events == 0 && !quiet) /* nothing to summarize: said, not an error */
+        fprintf(stderr, "gpuprof: run %lld recorded no events (no summary)\n", (long long)run);
+    if (summary && events != 0 && gp_cmd_summary) {
         char spec[PATH_MAX + 32];
         snprintf(spec, sizeof spec, "%s:%lld", out, (long long)run);
         char *sargv[] = {"summary", spec, NULL};
