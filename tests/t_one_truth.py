@@ -141,6 +141,22 @@ try:
 except ValueError as e:
     check(False, "4 advise JSON: %s" % e)
 
+# ---- 6 (part). queue length at equal timestamps: the default mode counts
+# the dequeue (kernel start) first; --compat hta orders the launch first, as
+# HTA 0.6.1's queue length does (launches come first in the frame it sorts)
+ev = [X("cuda_runtime", "cudaLaunchKernel", 0, 5, args={"correlation": 1}),
+      X("kernel", "kA", 10, 10, pid=0, tid=7, args={"device": 0, "stream": 7, "correlation": 1}),
+      X("cuda_runtime", "cudaLaunchKernel", 10, 5, args={"correlation": 2}),
+      X("kernel", "kB", 30, 10, pid=0, tid=7, args={"device": 0, "stream": 7, "correlation": 2})]
+p6 = write("queue.json", ev)
+for mode, want in (([], 1), (["--compat", "hta"], 2)):
+    r = gp("analyze", "--json", *(mode + [p6]))
+    try:
+        q = json.loads(r.stdout)["queue_length"][0]
+        check(q["max"] == want, "6 queue max %r in %s, want %d" % (q["max"], mode or "default", want))
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, "6 analyze JSON: %s %s" % (e, r.stderr[:200]))
+
 # ---- 8. compare: a named file without events is an error; an empty side
 # never passes the gate
 base = os.path.join(os.environ.get("GPUPROF_SOURCE_DIR", "."), "tests", "data",
