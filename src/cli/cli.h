@@ -64,4 +64,8 @@ GP_CMD_FN(gp_cmd_runs);
 GP_CMD_FN(gp_cmd_sql);
 GP_CMD_FN(gp_cmd_export);
 
+/* Device benchmarks (issue 14): cmd_bench.c; health --bench lands there too. */
+GP_CMD_FN(gp_cmd_bench);
+GP_CMD_FN(gp_cmd_bench_health);
+
 #endif

@@ -17,23 +17,27 @@
  * kernels: two vector-16 variables (32 independent chains) per work-item. */
 static const char *const base_src =
     "#define FETCH 16\n"
+    "/* each work-group reads FETCH x its size contiguous float4s; the FETCH\n"
+    "   accesses are unrolled (PoCL vectorises across work-items only in\n"
+    "   loop-free code) */\n"
+    "#define FIRST (get_group_id(0) * get_local_size(0) * FETCH + get_local_id(0))\n"
+    "#define X4(S) S S S S\n"
+    "#define X16(S) X4(S) X4(S) X4(S) X4(S)\n"
+    "#define PAT(i) (float4)((float)((4 * (i)) & 1023), (float)((4 * (i) + 1) & 1023), \\\n"
+    "                       (float)((4 * (i) + 2) & 1023), (float)((4 * (i) + 3) & 1023))\n"
     "__kernel void gp_read(__global const float4 *in, __global float *out) {\n"
-    "  size_t g = get_global_id(0), n = get_global_size(0);\n"
+    "  size_t i = FIRST, l = get_local_size(0);\n"
     "  float4 s = (float4)(0.0f);\n"
-    "  for (int k = 0; k < FETCH; k++) s += in[g + k * n];\n"
-    "  out[g] = s.x + s.y + s.z + s.w;\n"
+    "  X16(s += in[i]; i += l;)\n"
+    "  out[get_global_id(0)] = s.x + s.y + s.z + s.w;\n"
     "}\n"
     "__kernel void gp_write(__global float4 *out) {\n"
-    "  size_t g = get_global_id(0), n = get_global_size(0);\n"
-    "  for (int k = 0; k < FETCH; k++) {\n"
-    "    size_t i = g + k * n, j = 4 * i;\n"
-    "    out[i] = (float4)((float)(j & 1023), (float)((j + 1) & 1023), (float)((j + 2) & 1023),\n"
-    "                      (float)((j + 3) & 1023));\n"
-    "  }\n"
+    "  size_t i = FIRST, l = get_local_size(0);\n"
+    "  X16(out[i] = PAT(i); i += l;)\n"
     "}\n"
     "__kernel void gp_copy(__global const float4 *in, __global float4 *out) {\n"
-    "  size_t g = get_global_id(0), n = get_global_size(0);\n"
-    "  for (int k = 0; k < FETCH; k++) out[g + k * n] = in[g + k * n];\n"
+    "  size_t i = FIRST, l = get_local_size(0);\n"
+    "  X16(out[i] = in[i]; i += l;)\n"
     "}\n"
     "__kernel void gp_empty(void) {}\n"
     "#define CHAIN(T) x = mad(x, a, b); y = mad(y, a, b);\n"
@@ -102,7 +106,7 @@ typedef struct ocl_dev {
     cl_program prog[3]; /* base, fp64, fp16: built when first needed */
     int has_fp64, has_fp16;
     cl_uint cus;
-    size_t max_wg;
+    size_t max_wg, local; /* local: work-group size of the kernels (a power of two) */
     cl_ulong max_alloc;
     /* the running test */
     cl_mem a, b, pin;
@@ -229,10 +233,13 @@ static int64_t mem_bytes(const ocl_dev *d)
     return b;
 }
 
+/* Runs the test's kernel over gsize work-items in work-groups of the
+ * device's largest size (as clpeak does) and gives its device time. */
 static int run_kernel(ocl_dev *d, size_t gsize, double *ns, gp_err *err)
 {
     cl_event ev;
-    cl_int rc = clEnqueueNDRangeKernel(d->q, d->k, 1, NULL, &gsize, NULL, 0, NULL, &ev);
+    size_t local = d->local;
+    cl_int rc = clEnqueueNDRangeKernel(d->q, d->k, 1, NULL, &gsize, &local, 0, NULL, &ev);
     if (rc != CL_SUCCESS) return cl_fail(err, "kernel launch", rc);
     return ev_ns(ev, ns, err);
 }
@@ -337,8 +344,10 @@ static int ocl_prepare(void *state, gp_bench_test t, int64_t bytes, gp_err *err)
                                                 : t == GP_BT_FP16 ? "gp_fp16" : "gp_int32";
     int which = t == GP_BT_FP64 ? 1 : t == GP_BT_FP16 ? 2 : 0;
     if (!(d->k = kernel(d, which, kn, err))) goto fail;
-    size_t wg = d->max_wg > 256 ? 256 : d->max_wg;
-    d->gsize = (size_t)d->cus * wg * 8;
+    /* a power of two work-groups of the largest size, >= 4 per compute unit */
+    size_t groups = 1;
+    while (groups < 4 * (size_t)d->cus) groups *= 2;
+    d->gsize = groups * d->local;
     size_t osz = t == GP_BT_FP64 ? sizeof(double) : 4;
     if (!(d->a = mkbuf(d, CL_MEM_WRITE_ONLY, d->gsize * osz, err))) goto fail;
     for (d->iters = 1;; d->iters *= 2) {
@@ -421,9 +430,10 @@ static int check_read(ocl_dev *d, gp_bench_test t, int *ok, gp_err *err)
     for (size_t i = 0; i < outn && *ok; i++) {
         float want;
         if (t == GP_BT_READ) {
-            double s = 0; /* float4 index i + k * gsize, 4 floats each */
+            double s = 0; /* float4 FIRST + k * local, 4 floats each */
+            size_t first = i / d->local * d->local * 16 + i % d->local;
             for (size_t k = 0; k < 16; k++)
-                for (size_t c = 0; c < 4; c++) s += pat((i + k * d->gsize) * 4 + c);
+                for (size_t c = 0; c < 4; c++) s += pat((first + k * d->local) * 4 + c);
             want = (float)s;
         } else {
             want = pat(i);
@@ -593,6 +603,7 @@ int gp_bench_ocl_open(gp_bench_dev *devs, size_t max, size_t *n, char *why, size
                             &d->max_alloc, NULL);
             if (!d->cus) d->cus = 1;
             if (!d->max_wg) d->max_wg = 1;
+            for (d->local = 1; d->local * 2 <= d->max_wg && d->local < 1024;) d->local *= 2;
             d->has_fp64 = has_ext(ids[i], "cl_khr_fp64");
             d->has_fp16 = has_ext(ids[i], "cl_khr_fp16");
             gp_bench_dev *b = &devs[(*n)++];
