@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "core/table.h"
+#include "render/bench_out.h"
 #include "trace/load.h"
 #include <errno.h>
 #include <getopt.h>
@@ -478,7 +479,9 @@ static void print_json(gp_sbuf *b, const gp_comparison *c, const char *bpath, co
         if (i) gp_sbuf_putc(b, ',');
         json_row(b, c, &c->rows[i]);
     }
-    gp_sbuf_puts(b, "]}\n");
+    gp_sbuf_putc(b, ']');
+    gp_bench_write_compare_json(b, c);
+    gp_sbuf_puts(b, "}\n");
 }
 
 /* In a folder of runs, files without any event (e.g. a JSON side file that
@@ -487,11 +490,12 @@ static void print_json(gp_sbuf *b, const gp_comparison *c, const char *bpath, co
 static void drop_empty(gp_trace **t, size_t *n, const char *path)
 {
     size_t nonempty = 0;
-    for (size_t i = 0; i < *n; i++) nonempty += t[i]->slices.n || t[i]->mem_events.n;
+    for (size_t i = 0; i < *n; i++)
+        nonempty += t[i]->slices.n || t[i]->mem_events.n || t[i]->counters.n;
     if (*n < 2 || nonempty == 0 || nonempty == *n) return;
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        if (t[i]->slices.n || t[i]->mem_events.n) {
+        if (t[i]->slices.n || t[i]->mem_events.n || t[i]->counters.n) {
             t[k++] = t[i];
             continue;
         }
@@ -647,8 +651,9 @@ int gp_cmd_compare(int argc, char **argv)
         gp_sbuf_free(&b);
     } else {
         print_text(&cmp, argv[optind], argv[optind + 1], &o);
+        gp_bench_write_compare_text(stdout, &cmp, o.wide);
     }
-    int regressed = cmp.verdicts[GP_V_REGRESSION] > 0;
+    int regressed = cmp.verdicts[GP_V_REGRESSION] + cmp.metric_verdicts[GP_V_REGRESSION] > 0;
     gp_comparison_free(&cmp);
     if (fflush(stdout) != 0) return 2;
     return o.fail_on_regression && regressed ? 1 : 0;

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "core/table.h"
+#include "render/bench_out.h"
 #include "store/store.h"
 #include "trace/load.h"
 #include <errno.h>
@@ -211,7 +212,7 @@ static void print_list_text(const gp_history *h, const gp_store_run_row *rows, s
     double mx = 0;
     for (size_t i = 0; i < k; i++)
         for (size_t r = 0; r < nr; r++)
-            if (ops[i].pts[r].count) mx = fmax(mx, ops[i].pts[r].mean_ns);
+            if (ops[i].pts[r].count && !ops[i].metric) mx = fmax(mx, ops[i].pts[r].mean_ns);
     gp_unit u = gp_unit_pick(mx);
     char hf[48], hl[48];
     snprintf(hf, sizeof hf, "First mean (%s)", u.name);
@@ -228,8 +229,13 @@ static void print_list_text(const gp_history *h, const gp_store_run_row *rows, s
                 last = x->pts[r].mean_ns;
             }
         snprintf(runs, sizeof runs, "%zu", x->runs_present);
-        gp_fmt_dur(fm, sizeof fm, first, u);
-        gp_fmt_dur(lm, sizeof lm, last, u);
+        if (x->metric) { /* bench figures: in their own unit */
+            gp_bench_fmt_value(fm, sizeof fm, first, gp_history_name(h, x->name));
+            gp_bench_fmt_value(lm, sizeof lm, last, gp_history_name(h, x->name));
+        } else {
+            gp_fmt_dur(fm, sizeof fm, first, u);
+            gp_fmt_dur(lm, sizeof lm, last, u);
+        }
         gp_cli_fmt_pct(ch, sizeof ch, x->change_pct);
         if (isnan(x->spread_pct))
             snprintf(sp, sizeof sp, "N/A");
@@ -276,6 +282,12 @@ static void json_op(gp_sbuf *b, const gp_history *h, const gp_hist_op *x,
     gp_json_key(b, "name", 1);
     gp_json_str(b, gp_history_name(h, x->name));
     gp_sbuf_printf(b, ",\"runs_present\":%zu", x->runs_present);
+    if (x->metric) { /* a bench figure: the *_ns figures below are in this unit */
+        gp_json_key(b, "unit", 1);
+        gp_json_str(b, gp_bench_series_unit(gp_history_name(h, x->name)));
+        gp_json_key(b, "higher_is_better", 1);
+        gp_sbuf_puts(b, x->higher_better ? "true" : "false");
+    }
     gp_json_key(b, "total_ns", 1);
     gp_json_num(b, x->total_ns);
     gp_json_key(b, "change_pct", 1);
@@ -478,6 +490,8 @@ int gp_cmd_history(int argc, char **argv)
             gp_sbuf_puts(&b, "}\n");
             gp_sbuf_write(&b, stdout);
             gp_sbuf_free(&b);
+        } else if (x && x->metric) {
+            gp_bench_write_history_text(stdout, h, x, rv, n, path, &ho);
         } else if (x) {
             print_op_text(h, x, rv, n, path, &ho);
         } else {

@@ -300,3 +300,172 @@ void gp_bench_write_health_json(gp_sbuf *b, const gp_bench_result *r, const gp_b
     }
     gp_sbuf_puts(b, "]}\n");
 }
+
+/* ---- bench figures in compare and history ---- */
+
+const char *gp_bench_series_unit(const char *series)
+{
+    static const struct {
+        const char *suf, *unit;
+    } u[] = {{"_GBps", "GB/s"}, {"_GFLOPS", "GFLOP/s"}, {"_GIOPS", "GIOP/s"}, {"_us", "us"}};
+    const char *at = strchr(series, '@');
+    size_t n = at ? (size_t)(at - series) : strlen(series);
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+        size_t k = strlen(u[i].suf);
+        if (n >= k && !memcmp(series + n - k, u[i].suf, k)) return u[i].unit;
+    }
+    return "";
+}
+
+const char *gp_bench_fmt_value(char *buf, size_t n, double v, const char *series)
+{
+    char num[32];
+    if (isnan(v)) {
+        snprintf(buf, n, "N/A");
+        return buf;
+    }
+    snprintf(buf, n, "%s %s", fmt_num(num, sizeof num, v), gp_bench_series_unit(series));
+    return buf;
+}
+
+void gp_bench_write_compare_text(FILE *out, const gp_comparison *c, int wide)
+{
+    if (!c->nmetrics) return;
+    const size_t *v = c->metric_verdicts;
+    fprintf(out,
+            "\nBench figures (%zu): %zu regressions, %zu improvements, %zu unchanged, %zu not "
+            "significant, %zu new, %zu removed; bandwidth and throughput: higher is better, "
+            "latency: lower is better\n",
+            c->nmetrics, v[GP_V_REGRESSION], v[GP_V_IMPROVEMENT], v[GP_V_NO_CHANGE],
+            v[GP_V_UNSURE], v[GP_V_NEW], v[GP_V_REMOVED]);
+    const char *hd[] = {"Figure", "Better", "Base n", "Cur n", "Base mean", "Cur mean",
+                        "Change %", "p", "Verdict"};
+    gp_table *tb = gp_table_create(9, hd, "llrrrrrrl");
+    for (size_t i = 0; i < c->nmetrics; i++) {
+        const gp_cmp_row *r = &c->metrics[i];
+        const char *nm = gp_strtab_get(c->names, r->name);
+        char bn[32], cn[32], bm[48], cm[48], pc[32], pv[32], vd[48];
+        snprintf(bn, sizeof bn, "%llu", (unsigned long long)r->base.samples);
+        snprintf(cn, sizeof cn, "%llu", (unsigned long long)r->cur.samples);
+        gp_bench_fmt_value(bm, sizeof bm, r->base_fig, nm);
+        gp_bench_fmt_value(cm, sizeof cm, r->cur_fig, nm);
+        if (isnan(r->change_pct))
+            snprintf(pc, sizeof pc, "N/A");
+        else
+            snprintf(pc, sizeof pc, "%+.1f%%", r->change_pct);
+        if (isnan(r->p_adj))
+            snprintf(pv, sizeof pv, "N/A");
+        else if (r->p_adj < 1e-4)
+            snprintf(pv, sizeof pv, "<1e-4");
+        else
+            snprintf(pv, sizeof pv, "%.4f", r->p_adj);
+        snprintf(vd, sizeof vd, "%s%s", gp_verdict_name(r->verdict),
+                 r->few_samples ? " (few)" : "");
+        const char *cells[] = {nm, r->higher_better ? "higher" : "lower", bn, cn, bm, cm, pc, pv,
+                               vd};
+        gp_table_row(tb, cells);
+    }
+    gp_table_print(tb, out, wide ? 0 : 60);
+    gp_table_destroy(tb);
+}
+
+void gp_bench_write_compare_json(gp_sbuf *b, const gp_comparison *c)
+{
+    if (!c->nmetrics) return;
+    gp_json_key(b, "bench_figures", 1);
+    gp_sbuf_putc(b, '[');
+    for (size_t i = 0; i < c->nmetrics; i++) {
+        const gp_cmp_row *r = &c->metrics[i];
+        const char *nm = gp_strtab_get(c->names, r->name);
+        if (i) gp_sbuf_putc(b, ',');
+        gp_sbuf_puts(b, "{\"name\":");
+        gp_json_str(b, nm);
+        gp_sbuf_puts(b, ",\"unit\":");
+        gp_json_str(b, gp_bench_series_unit(nm));
+        gp_sbuf_puts(b, ",\"higher_is_better\":");
+        gp_sbuf_puts(b, r->higher_better ? "true" : "false");
+        gp_sbuf_puts(b, ",\"verdict\":");
+        gp_json_str(b, gp_verdict_name(r->verdict));
+        gp_sbuf_puts(b, ",\"baseline_mean\":");
+        gp_json_num(b, r->base_fig);
+        gp_sbuf_puts(b, ",\"current_mean\":");
+        gp_json_num(b, r->cur_fig);
+        gp_sbuf_puts(b, ",\"baseline_samples\":");
+        gp_json_int(b, (int64_t)r->base.samples);
+        gp_sbuf_puts(b, ",\"current_samples\":");
+        gp_json_int(b, (int64_t)r->cur.samples);
+        gp_sbuf_puts(b, ",\"change_pct\":");
+        gp_json_num(b, r->change_pct);
+        gp_sbuf_puts(b, ",\"p_value\":");
+        gp_json_num(b, r->p);
+        gp_sbuf_puts(b, ",\"p_adjusted\":");
+        gp_json_num(b, r->p_adj);
+        gp_sbuf_puts(b, ",\"effect\":");
+        gp_json_num(b, r->effect);
+        gp_sbuf_putc(b, '}');
+    }
+    gp_sbuf_putc(b, ']');
+}
+
+void gp_bench_write_history_text(FILE *out, const gp_history *h, const gp_hist_op *x,
+                                 const gp_store_run_row *rows, size_t nr, const char *path,
+                                 const gp_history_opts *ho)
+{
+    const char *nm = gp_history_name(h, x->name);
+    const char *unit = gp_bench_series_unit(nm);
+    fprintf(out, "== gpuprof history %s: bench figure %s (%s, %s is better)\n", path, nm, unit,
+            x->higher_better ? "higher" : "lower");
+    fprintf(out,
+            "runs: %zu (the figure in %zu); step: the mean changes by >= %g%% and the two-sided "
+            "Mann-Whitney U test of the repetitions before/after gives p < %g (Bonferroni over "
+            "the candidate splits)\n",
+            nr, x->runs_present, ho->threshold_pct, ho->alpha);
+    char hm[48], h50[48], h95[48];
+    snprintf(hm, sizeof hm, "Mean (%s)", unit);
+    snprintf(h50, sizeof h50, "p50 (%s)", unit);
+    snprintf(h95, sizeof h95, "p95 (%s)", unit);
+    const char *hd[] = {"Run", "Reps", hm, h50, h95, "vs prev", "Step"};
+    gp_table *tb = gp_table_create(7, hd, "rrrrrrl");
+    double prev = NAN;
+    for (size_t r = 0; r < nr; r++) {
+        const gp_hist_point *p = &x->pts[r];
+        char id[32], cnt[32], mean[32], p50[32], p95[32], vs[32], step[96] = "";
+        snprintf(id, sizeof id, "%lld", (long long)rows[r].id);
+        snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)p->count);
+        for (size_t k = 0; k < x->nsteps; k++)
+            if (x->steps[k].at == r) {
+                int better = (x->steps[k].change_pct > 0) == (x->higher_better != 0);
+                snprintf(step, sizeof step, "<- step %+.1f%% (%s, p %.2g)",
+                         x->steps[k].change_pct, better ? "better" : "worse", x->steps[k].p);
+            }
+        if (!p->count) {
+            snprintf(mean, sizeof mean, "-");
+            snprintf(p50, sizeof p50, "-");
+            snprintf(p95, sizeof p95, "-");
+            snprintf(vs, sizeof vs, "-");
+        } else {
+            fmt_num(mean, sizeof mean, p->mean_ns);
+            fmt_num(p50, sizeof p50, p->p50_ns);
+            fmt_num(p95, sizeof p95, p->p95_ns);
+            if (!isnan(prev) && prev > 0)
+                snprintf(vs, sizeof vs, "%+.1f%%", 100 * (p->mean_ns / prev - 1));
+            else
+                snprintf(vs, sizeof vs, "N/A");
+            prev = p->mean_ns;
+        }
+        const char *cells[] = {id, cnt, mean, p50, p95, vs, step};
+        gp_table_row(tb, cells);
+    }
+    gp_table_print(tb, out, 0);
+    gp_table_destroy(tb);
+    fprintf(out, "\nSteps (%zu)%s\n", x->nsteps, x->nsteps ? ":" : ": none, the mean did not change");
+    for (size_t k = 0; k < x->nsteps; k++) {
+        const gp_hist_step *s = &x->steps[k];
+        char a[48], b[48];
+        int better = (s->change_pct > 0) == (x->higher_better != 0);
+        fprintf(out, "  from run %lld: mean %s -> %s (%+.1f%%, %s), p %.3g, effect %.3f\n",
+                (long long)rows[s->at].id, gp_bench_fmt_value(a, sizeof a, s->before_ns, nm),
+                gp_bench_fmt_value(b, sizeof b, s->after_ns, nm), s->change_pct,
+                better ? "better" : "worse", s->p, s->effect);
+    }
+}
