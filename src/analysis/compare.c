@@ -351,8 +351,8 @@ static void decide(gp_comparison *c, gp_cmp_row *r, const gp_compare_opts *o)
         else if (!sig)
             r->verdict = GP_V_UNSURE;
         else
-            r->verdict = (r->change_ns > 0) != (r->higher_better != 0) ? GP_V_REGRESSION
-                                                                       : GP_V_IMPROVEMENT;
+            r->verdict =
+                (r->change_ns > 0) != (r->higher_better != 0) ? GP_V_REGRESSION : GP_V_IMPROVEMENT;
         if (r->few_samples) c->few_sample_rows++;
     }
     if (r->verdict == GP_V_NEW || r->verdict == GP_V_REMOVED) {
@@ -452,7 +452,7 @@ static int compare_metrics(gp_comparison *c, gp_trace *const *tr, size_t nb, siz
     }
     if (o->correction == GP_CORR_HOLM && holm(c->metrics, c->nmetrics)) goto done;
     gp_compare_opts mo = *o;
-    mo.min_time_ns = 0;                  /* figures, not times */
+    mo.min_time_ns = 0;              /* figures, not times */
     size_t few = c->few_sample_rows; /* counted for the operations only */
     for (size_t k = 0; k < c->nmetrics; k++) {
         gp_cmp_row *r = &c->metrics[k];

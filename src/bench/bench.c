@@ -82,8 +82,7 @@ int gp_bench_key_higher_better(const char *key)
         buf[n] = 0;
         key = buf;
     }
-    if (ends_with(key, "_GBps") || ends_with(key, "_GFLOPS") || ends_with(key, "_GIOPS"))
-        return 1;
+    if (ends_with(key, "_GBps") || ends_with(key, "_GFLOPS") || ends_with(key, "_GIOPS")) return 1;
     if (ends_with(key, "_us")) return 0;
     return -1;
 }
@@ -92,10 +91,10 @@ int gp_bench_key_higher_better(const char *key)
  * expansion around the normal quantile (error < 1e-4 for df > 30). */
 double gp_bench_t975(size_t df)
 {
-    static const double t[31] = {
-        NAN,    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-        2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static const double t[31] = {NAN,   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                 2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                 2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
     if (df == 0) return NAN;
     if (df <= 30) return t[df];
     double z = 1.959964, v = (double)df;
@@ -203,8 +202,8 @@ static int repeat(gp_bench_dev *d, gp_bench_test t, int64_t bytes, const gp_benc
         if ((rc = d->ops->sample(d->state, t, bytes, &ns, &work, err))) return rc;
         double v = value_of(t, ns, work);
         if (!isfinite(v) || v <= 0)
-            return gp_err_set(err, GP_EIO, "%s: a repetition gave %g (time %g ns)",
-                              infos[t].key, v, ns);
+            return gp_err_set(err, GP_EIO, "%s: a repetition gave %g (time %g ns)", infos[t].key, v,
+                              ns);
         if (st->n == cap) {
             double *nv = realloc(st->samples, 2 * cap * sizeof *nv);
             if (!nv) return GP_ENOMEM;
@@ -249,11 +248,20 @@ static void set_peak(gp_bench_fig *f, const gp_bench_peaks *p)
     case GP_BT_D2D:
         ok = p->mem_valid, v = p->mem_GBps, src = p->mem_src;
         break;
-    case GP_BT_FP32: ok = p->fp32_valid, v = p->fp32_GFLOPS; break;
-    case GP_BT_FP64: ok = p->fp64_valid, v = p->fp64_GFLOPS; break;
-    case GP_BT_FP16: ok = p->fp16_valid, v = p->fp16_GFLOPS; break;
-    case GP_BT_INT32: ok = p->int32_valid, v = p->int32_GIOPS; break;
-    default: break;
+    case GP_BT_FP32:
+        ok = p->fp32_valid, v = p->fp32_GFLOPS;
+        break;
+    case GP_BT_FP64:
+        ok = p->fp64_valid, v = p->fp64_GFLOPS;
+        break;
+    case GP_BT_FP16:
+        ok = p->fp16_valid, v = p->fp16_GFLOPS;
+        break;
+    case GP_BT_INT32:
+        ok = p->int32_valid, v = p->int32_GIOPS;
+        break;
+    default:
+        break;
     }
     f->peak_valid = ok && v > 0;
     if (f->peak_valid) {
@@ -426,8 +434,8 @@ size_t gp_bench_open_devices(const char *sel, gp_bench_dev *devs, size_t max, ch
         if (n)
             snprintf(why, whylen, "no device matches '%s'", sel);
         else
-            snprintf(why, whylen, "no device: %s%s%s", w1[0] ? w1 : "",
-                     w1[0] && w2[0] ? "; " : "", w2);
+            snprintf(why, whylen, "no device: %s%s%s", w1[0] ? w1 : "", w1[0] && w2[0] ? "; " : "",
+                     w2);
     }
     return k;
 }

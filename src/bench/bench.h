@@ -51,8 +51,8 @@ int gp_bench_key_higher_better(const char *key);
  * 1); the int32 kernel starts from x0 = g + l, y0 = x0 + 7 and steps
  * x -> IA x + IB (mod 2^32). Outputs: the sum of the 32 final values (float
  * kinds) or their XOR (int32). */
-#define GP_BENCH_CHAIN_A 0.9f
-#define GP_BENCH_CHAIN_B 0.1f
+#define GP_BENCH_CHAIN_A  0.9f
+#define GP_BENCH_CHAIN_B  0.1f
 #define GP_BENCH_CHAIN_IA 1664525
 #define GP_BENCH_CHAIN_IB 1013904223
 /* Expected outputs of work-item g after n steps (closed forms: the float
@@ -88,17 +88,17 @@ typedef struct gp_bench_point {
  * ran; peak_valid whether a peak is known. */
 typedef struct gp_bench_fig {
     gp_bench_test test;
-    int selected;   /* asked for (by --only / --quick) */
-    int valid;      /* ran and verified */
-    char why[160];  /* when !valid: unsupported / error / verification failure */
+    int selected;  /* asked for (by --only / --quick) */
+    int valid;     /* ran and verified */
+    char why[160]; /* when !valid: unsupported / error / verification failure */
     gp_bench_stat st;
-    int64_t bytes;  /* work size of one repetition (bytes moved, or 0) */
-    double work;    /* bytes or operations of one repetition */
-    int verified;   /* 1: output buffer checked and correct */
+    int64_t bytes; /* work size of one repetition (bytes moved, or 0) */
+    double work;   /* bytes or operations of one repetition */
+    int verified;  /* 1: output buffer checked and correct */
     int peak_valid;
-    double peak;            /* in the test's unit */
-    char peak_src[96];      /* how the peak was derived */
-    gp_bench_point *sweep;  /* sweep tests: one point per size (malloc'ed) */
+    double peak;           /* in the test's unit */
+    char peak_src[96];     /* how the peak was derived */
+    gp_bench_point *sweep; /* sweep tests: one point per size (malloc'ed) */
     size_t nsweep;
     int64_t half_peak_bytes; /* smallest swept size reaching half the sweep's best mean (-1 none) */
 } gp_bench_fig;
@@ -121,8 +121,7 @@ typedef struct gp_bench_ops {
     /* Allocates and initialises what the test needs. GP_EUNSUPPORTED (with
      * err saying why) when the device cannot run it. */
     int (*prepare)(void *dev, gp_bench_test t, int64_t bytes, gp_err *err);
-    int (*sample)(void *dev, gp_bench_test t, int64_t bytes, double *ns, double *work,
-                  gp_err *err);
+    int (*sample)(void *dev, gp_bench_test t, int64_t bytes, double *ns, double *work, gp_err *err);
     /* Checks the output of the last repetition (1 correct, 0 wrong with err
      * saying what) and frees the test's buffers. Returns 0 or GP_E*. */
     int (*finish)(void *dev, gp_bench_test t, int *ok, gp_err *err);
@@ -130,8 +129,8 @@ typedef struct gp_bench_ops {
 } gp_bench_ops;
 
 typedef struct gp_bench_dev {
-    char sel[16];      /* "cl0", "cuda0" */
-    char backend[16];  /* "opencl", "cuda" */
+    char sel[16];     /* "cl0", "cuda0" */
+    char backend[16]; /* "opencl", "cuda" */
     char name[128];
     char driver[96];
     gp_bench_peaks peaks;
@@ -204,8 +203,8 @@ int64_t gp_bench_store_save(const char *path, const gp_bench_result *r, const ch
 /* A stored figure: the mean of one series in earlier runs. */
 typedef struct gp_bench_baseline {
     int valid;
-    double mean;    /* mean over the runs found */
-    size_t runs;    /* runs it comes from */
+    double mean; /* mean over the runs found */
+    size_t runs; /* runs it comes from */
     int64_t last_run;
 } gp_bench_baseline;
 
@@ -241,10 +240,10 @@ typedef struct gp_bench_health_row {
     size_t dev;
     gp_bench_test test;
     gp_bench_flag flag;
-    double value;            /* the run's mean */
-    double peak_share;       /* value / peak (NaN: peak unknown) */
-    gp_bench_baseline base;  /* baseline from the store */
-    double base_share;       /* value / baseline mean (NaN without one) */
+    double value;           /* the run's mean */
+    double peak_share;      /* value / peak (NaN: peak unknown) */
+    gp_bench_baseline base; /* baseline from the store */
+    double base_share;      /* value / baseline mean (NaN without one) */
 } gp_bench_health_row;
 
 typedef struct gp_bench_health {

@@ -40,6 +40,7 @@ typedef struct cu_api {
     CUresult (*DeviceGet)(CUdevice *, int);
     CUresult (*DeviceGetName)(char *, int, CUdevice);
     CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+    CUresult (*DeviceTotalMem)(size_t *, CUdevice);
     CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*DevicePrimaryCtxRelease)(CUdevice);
     CUresult (*CtxSetCurrent)(CUcontext);
@@ -54,8 +55,8 @@ typedef struct cu_api {
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
     CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
     CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
     CUresult (*StreamCreate)(CUstream *, unsigned);
     CUresult (*StreamDestroy)(CUstream);
     CUresult (*StreamSynchronize)(CUstream);
@@ -67,9 +68,9 @@ typedef struct cu_api {
     CUresult (*GetErrorName)(CUresult, const char **);
 } cu_api;
 
-#define MIB (1024LL * 1024)
+#define MIB    (1024LL * 1024)
 #define UNROLL 8
-#define BLOCK 256
+#define BLOCK  256
 
 typedef struct cu_dev {
     cu_api *api; /* shared by the devices; freed with the last (refs) */
@@ -80,6 +81,7 @@ typedef struct cu_dev {
     CUevent e0, e1;
     CUmodule mod[2]; /* base (sm_50), fp16 (sm_53) */
     int sms, cc_major, cc_minor;
+    size_t total_mem;
     /* the running test */
     CUfunction f;
     CUdeviceptr a, b;
@@ -99,7 +101,7 @@ static int cu_fail(const cu_dev *d, gp_err *err, const char *what, CUresult rc)
 {
     const char *nm = NULL;
     if (d->api->GetErrorName) d->api->GetErrorName(rc, &nm);
-    int code = rc == CUDA_ERROR_OUT_OF_MEMORY ? GP_ENOMEM : GP_EIO;
+    int code = GP_EIO; /* device memory: not the host's GP_ENOMEM, which stops the run */
     if (rc == CUDA_ERROR_OUT_OF_MEMORY)
         return gp_err_set(err, code, "CUDA: %s: out of device memory (%s)", what,
                           nm ? nm : "CUDA_ERROR_OUT_OF_MEMORY");
@@ -142,6 +144,7 @@ static cu_api *cu_load(char *why, size_t whylen)
     SYM(DeviceGet, "cuDeviceGet");
     SYM(DeviceGetName, "cuDeviceGetName");
     SYM(DeviceGetAttribute, "cuDeviceGetAttribute");
+    SYM2(DeviceTotalMem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem");
     SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     SYM2(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
     SYM(CtxSetCurrent, "cuCtxSetCurrent");
@@ -254,8 +257,9 @@ static void ptx_mem(pbuf *b)
                 /* floats j..j+3 of the pattern (j & 1023), j = 4 * index */
                 pf(b, "  shl.b32 %%r8, %%r7, 2;\n");
                 for (int c = 0; c < 4; c++)
-                    pf(b, "  add.u32 %%r9, %%r8, %d;\n  and.b32 %%r9, %%r9, 1023;\n"
-                          "  cvt.rn.f32.u32 %%f%d, %%r9;\n",
+                    pf(b,
+                       "  add.u32 %%r9, %%r8, %d;\n  and.b32 %%r9, %%r9, 1023;\n"
+                       "  cvt.rn.f32.u32 %%f%d, %%r9;\n",
                        c, c);
                 pf(b, "  add.u64 %%rd3, %%rd0, %%rd2;\n"
                       "  st.global.v4.f32 [%%rd3], {%%f0, %%f1, %%f2, %%f3};\n");
@@ -276,15 +280,19 @@ static void ptx_mem(pbuf *b)
  * lanes as 8 f16x2 pairs). Params: out, a, b (f32; s32 for int32), iters. */
 static void ptx_compute(pbuf *b, char kind)
 {
-    const char *nm = kind == 'f' ? "gp_fp32" : kind == 'd' ? "gp_fp64"
-                                               : kind == 'i' ? "gp_int32" : "gp_fp16";
+    const char *nm = kind == 'f'   ? "gp_fp32"
+                     : kind == 'd' ? "gp_fp64"
+                     : kind == 'i' ? "gp_int32"
+                                   : "gp_fp16";
     const char *ty = kind == 'f' ? "f32" : kind == 'd' ? "f64" : kind == 'i' ? "s32" : "b32";
     int lanes = kind == 'h' ? 8 : 16;
-    pf(b, ".visible .entry %s(.param .u64 p_out, .param .%s p_a, .param .%s p_b, "
-          ".param .u32 p_it)\n{\n",
+    pf(b,
+       ".visible .entry %s(.param .u64 p_out, .param .%s p_a, .param .%s p_b, "
+       ".param .u32 p_it)\n{\n",
        nm, kind == 'i' ? "s32" : "f32", kind == 'i' ? "s32" : "f32");
-    pf(b, "  .reg .pred %%p;\n  .reg .u32 %%r<12>;\n  .reg .u64 %%rd<4>;\n  .reg .f32 %%f<8>;\n"
-          "  .reg .%s %%x<16>, %%y<16>, %%a, %%b;\n",
+    pf(b,
+       "  .reg .pred %%p;\n  .reg .u32 %%r<12>;\n  .reg .u64 %%rd<4>;\n  .reg .f32 %%f<8>;\n"
+       "  .reg .%s %%x<16>, %%y<16>, %%a, %%b;\n",
        ty);
     if (kind == 'h') pf(b, "  .reg .f16 %%h<4>;\n");
     if (kind == 'd') pf(b, "  .reg .f64 %%s;\n");
@@ -302,8 +310,9 @@ static void ptx_compute(pbuf *b, char kind)
             pf(b, "  cvt.rn.f16.f32 %%h0, %%f6;\n  mov.b32 %%a, {%%h0, %%h0};\n"
                   "  cvt.rn.f16.f32 %%h1, %%f7;\n  mov.b32 %%b, {%%h1, %%h1};\n");
         /* %f0 = (g & 63) / 64 */
-        pf(b, "  and.b32 %%r5, %%r3, 63;\n  cvt.rn.f32.u32 %%f0, %%r5;\n"
-              "  mul.f32 %%f0, %%f0, 0f%08X;\n",
+        pf(b,
+           "  and.b32 %%r5, %%r3, 63;\n  cvt.rn.f32.u32 %%f0, %%r5;\n"
+           "  mul.f32 %%f0, %%f0, 0f%08X;\n",
            f32_bits(0.015625f));
         for (int l = 0; l < 16; l++) {
             /* x = %f1, y = %f2 of lane l */
@@ -316,8 +325,9 @@ static void ptx_compute(pbuf *b, char kind)
             else if (l % 2 == 0)
                 pf(b, "  cvt.rn.f16.f32 %%h0, %%f1;\n  cvt.rn.f16.f32 %%h1, %%f2;\n");
             else
-                pf(b, "  cvt.rn.f16.f32 %%h2, %%f1;\n  cvt.rn.f16.f32 %%h3, %%f2;\n"
-                      "  mov.b32 %%x%d, {%%h0, %%h2};\n  mov.b32 %%y%d, {%%h1, %%h3};\n",
+                pf(b,
+                   "  cvt.rn.f16.f32 %%h2, %%f1;\n  cvt.rn.f16.f32 %%h3, %%f2;\n"
+                   "  mov.b32 %%x%d, {%%h0, %%h2};\n  mov.b32 %%y%d, {%%h1, %%h3};\n",
                    l / 2, l / 2);
         }
     }
@@ -325,7 +335,8 @@ static void ptx_compute(pbuf *b, char kind)
     for (int u = 0; u < UNROLL; u++)
         for (int l = 0; l < lanes; l++) {
             if (kind == 'i')
-                pf(b, "  mad.lo.s32 %%x%d, %%x%d, %%a, %%b;\n  mad.lo.s32 %%y%d, %%y%d, %%a, %%b;\n",
+                pf(b,
+                   "  mad.lo.s32 %%x%d, %%x%d, %%a, %%b;\n  mad.lo.s32 %%y%d, %%y%d, %%a, %%b;\n",
                    l, l, l, l);
             else
                 pf(b, "  fma.rn.%s %%x%d, %%x%d, %%a, %%b;\n  fma.rn.%s %%y%d, %%y%d, %%a, %%b;\n",
@@ -340,7 +351,8 @@ static void ptx_compute(pbuf *b, char kind)
               "  st.global.s32 [%%rd2], %%x0;\n");
     } else if (kind == 'd') {
         pf(b, "  mov.f64 %%s, 0d0000000000000000;\n");
-        for (int l = 0; l < 16; l++) pf(b, "  add.f64 %%s, %%s, %%x%d;\n  add.f64 %%s, %%s, %%y%d;\n", l, l);
+        for (int l = 0; l < 16; l++)
+            pf(b, "  add.f64 %%s, %%s, %%x%d;\n  add.f64 %%s, %%s, %%y%d;\n", l, l);
         pf(b, "  mul.wide.u32 %%rd1, %%r3, 8;\n  add.u64 %%rd2, %%rd0, %%rd1;\n"
               "  st.global.f64 [%%rd2], %%s;\n");
     } else {
@@ -447,12 +459,22 @@ static int launch(cu_dev *d, gp_bench_test t, unsigned nthreads)
     void *fp[] = {&d->a, &fa, &fb, &it}, *ip[] = {&d->a, &ia, &ib, &it};
     void **params = NULL;
     switch (t) {
-    case GP_BT_LAUNCH: params = NULL; break;
+    case GP_BT_LAUNCH:
+        params = NULL;
+        break;
     case GP_BT_READ:
-    case GP_BT_COPY: params = mem2; break;
-    case GP_BT_WRITE: params = mem1; break;
-    case GP_BT_INT32: params = ip; break;
-    default: params = fp; break;
+    case GP_BT_COPY:
+        params = mem2;
+        break;
+    case GP_BT_WRITE:
+        params = mem1;
+        break;
+    case GP_BT_INT32:
+        params = ip;
+        break;
+    default:
+        params = fp;
+        break;
     }
     unsigned block = nthreads < BLOCK ? nthreads : BLOCK;
     return a->LaunchKernel(d->f, nthreads / block, 1, 1, block, 1, 1, 0, d->s, params, NULL);
@@ -473,8 +495,12 @@ static int timed(cu_dev *d, gp_bench_test t, int64_t bytes, double *ns, gp_err *
         case GP_BT_D2H_PINNED:
             rc = a->MemcpyDtoHAsync(d->pin ? d->pin : d->host, d->a, (size_t)bytes, d->s);
             break;
-        case GP_BT_D2D: rc = a->MemcpyDtoDAsync(d->b, d->a, (size_t)d->bytes, d->s); break;
-        default: rc = launch(d, t, d->nthreads); break;
+        case GP_BT_D2D:
+            rc = a->MemcpyDtoDAsync(d->b, d->a, (size_t)d->bytes, d->s);
+            break;
+        default:
+            rc = launch(d, t, d->nthreads);
+            break;
         }
     }
     if (rc == CUDA_SUCCESS) rc = a->EventRecord(d->e1, d->s);
@@ -486,9 +512,13 @@ static int timed(cu_dev *d, gp_bench_test t, int64_t bytes, double *ns, gp_err *
     return 0;
 }
 
-static int64_t mem_bytes(void)
+/* Buffer size of the memory kernels: 256 MiB (well beyond the L2 of
+ * current GPUs, 50 MiB on an H100), at most 1/8 of the device memory. */
+static int64_t mem_bytes(const cu_dev *d)
 {
-    return 256 * MIB; /* well beyond the L2 of current GPUs (50 MiB on an H100) */
+    int64_t b = 256 * MIB;
+    while (d->total_mem && (size_t)b > d->total_mem / 8 && b > MIB) b /= 2;
+    return b;
 }
 
 static int cu_prepare(void *state, gp_bench_test t, int64_t bytes, gp_err *err)
@@ -534,7 +564,7 @@ static int cu_prepare(void *state, gp_bench_test t, int64_t bytes, gp_err *err)
                           "unsupported: fp16 arithmetic needs compute capability >= 5.3");
     if (t == GP_BT_LAUNCH || t == GP_BT_SYNC) return get_fn(d, 0, "gp_empty", err);
     if (t == GP_BT_D2D || t == GP_BT_READ || t == GP_BT_WRITE || t == GP_BT_COPY) {
-        int64_t b = mem_bytes();
+        int64_t b = mem_bytes(d);
         d->bytes = b;
         d->nthreads = (unsigned)(b / 16 / 16);
         size_t bb = t == GP_BT_READ ? (size_t)d->nthreads * 4 : (size_t)b;
@@ -561,8 +591,10 @@ static int cu_prepare(void *state, gp_bench_test t, int64_t bytes, gp_err *err)
         if ((erc = get_fn(d, 0, kn, err))) goto fail;
         return 0;
     }
-    const char *kn = t == GP_BT_FP32 ? "gp_fp32" : t == GP_BT_FP64 ? "gp_fp64"
-                                                : t == GP_BT_FP16 ? "gp_fp16" : "gp_int32";
+    const char *kn = t == GP_BT_FP32   ? "gp_fp32"
+                     : t == GP_BT_FP64 ? "gp_fp64"
+                     : t == GP_BT_FP16 ? "gp_fp16"
+                                       : "gp_int32";
     if ((erc = get_fn(d, t == GP_BT_FP16, kn, err))) goto fail;
     d->nthreads = (unsigned)d->sms * 2048;
     if ((rc = a->MemAlloc(&d->a, (size_t)d->nthreads * 8)) != CUDA_SUCCESS) {
@@ -763,8 +795,8 @@ static void peaks_of(cu_dev *d, gp_bench_peaks *p)
         /* double data rate: 2 transfers per memory clock */
         p->mem_valid = 1;
         p->mem_GBps = 2.0 * mclk * 1e3 * (bus / 8.0) / 1e9;
-        snprintf(p->mem_src, sizeof p->mem_src, "2 x %d MHz memory clock x %d-bit bus",
-                 mclk / 1000, bus);
+        snprintf(p->mem_src, sizeof p->mem_src, "2 x %d MHz memory clock x %d-bit bus", mclk / 1000,
+                 bus);
     }
     int f32 = fp32_per_sm(d->cc_major, d->cc_minor), f64 = fp64_per_sm(d->cc_major, d->cc_minor);
     if (clk > 0 && d->sms > 0 && f32) {
@@ -832,6 +864,7 @@ int gp_bench_cuda_open(gp_bench_dev *devs, size_t max, size_t *n, char *why, siz
             (rc = a->EventCreate(&d->e1, 0)) != CUDA_SUCCESS)
             goto bad;
         a->DeviceGetAttribute(&d->sms, ATTR_SM_COUNT, d->dev);
+        a->DeviceTotalMem(&d->total_mem, d->dev);
         a->DeviceGetAttribute(&d->cc_major, ATTR_CC_MAJOR, d->dev);
         a->DeviceGetAttribute(&d->cc_minor, ATTR_CC_MINOR, d->dev);
         if (d->sms <= 0) d->sms = 1;
@@ -846,7 +879,7 @@ int gp_bench_cuda_open(gp_bench_dev *devs, size_t max, size_t *n, char *why, siz
         b->ops = &cu_ops;
         b->state = d;
         continue;
-    bad: {
+    bad : {
         const char *nm = NULL;
         if (a->GetErrorName) a->GetErrorName(rc, &nm);
         snprintf(why, whylen, "CUDA: device %d: %s failed: %s (%d)", i, step, nm ? nm : "error",

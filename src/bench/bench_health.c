@@ -55,9 +55,8 @@ int gp_bench_health_check(const gp_bench_result *r, const gp_bench_health_opts *
             }
             if (!isnan(h->peak_share) && h->peak_share < o->min_peak_share)
                 h->flag = GP_BF_LOW_PEAK;
-            else if (!isnan(h->base_share) &&
-                     (hb ? h->base_share < o->min_baseline_share
-                         : h->base_share > 1.0 / o->min_baseline_share))
+            else if (!isnan(h->base_share) && (hb ? h->base_share < o->min_baseline_share
+                                                  : h->base_share > 1.0 / o->min_baseline_share))
                 h->flag = GP_BF_LOW_BASELINE;
             else if (isnan(h->peak_share) && isnan(h->base_share))
                 h->flag = GP_BF_NO_REFERENCE;

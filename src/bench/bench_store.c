@@ -59,8 +59,8 @@ int64_t gp_bench_store_save(const char *path, const gp_bench_result *r, const ch
         char label[192];
         snprintf(label, sizeof label, "%s %s", dv->sel, dv->name);
         gp_store_writer_device(w, dv->backend, dv->name);
-        uint32_t track = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, (int64_t)d, (int32_t)d,
-                                               label);
+        uint32_t track =
+            gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, (int64_t)d, (int32_t)d, label);
         for (int t = 0; t < GP_BT__COUNT; t++) {
             const gp_bench_fig *f = &dv->figs[t];
             if (!f->valid) continue;

@@ -66,8 +66,7 @@ static int parse_only(const char *list, unsigned long long *mask)
          tok = strtok_r(NULL, ",", &save)) {
         int t = gp_bench_test_parse(tok);
         if (t < 0) {
-            fprintf(stderr, "gpuprof: --only: unknown test '%s' (see gpuprof bench --help)\n",
-                    tok);
+            fprintf(stderr, "gpuprof: --only: unknown test '%s' (see gpuprof bench --help)\n", tok);
             return -1;
         }
         *mask |= 1ull << t;
@@ -85,8 +84,21 @@ typedef struct bopts {
 } bopts;
 
 enum {
-    O_DEVICE = 256, O_ONLY, O_QUICK, O_JSON, O_NOSTORE, O_CI, O_CAP, O_MAXSZ, O_MINPEAK,
-    O_MINBASE, O_BRUNS, O_STORE, O_EXITCODE, O_BENCH, O_SAVE
+    O_DEVICE = 256,
+    O_ONLY,
+    O_QUICK,
+    O_JSON,
+    O_NOSTORE,
+    O_CI,
+    O_CAP,
+    O_MAXSZ,
+    O_MINPEAK,
+    O_MINBASE,
+    O_BRUNS,
+    O_STORE,
+    O_EXITCODE,
+    O_BENCH,
+    O_SAVE
 };
 
 /* Shared option parser of both commands; health adds its own. Returns 0,
@@ -126,16 +138,30 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
         }
         double v;
         switch (c) {
-        case O_DEVICE: o->device = optarg; break;
+        case O_DEVICE:
+            o->device = optarg;
+            break;
         case O_ONLY:
             if (parse_only(optarg, &o->bo.only)) return 2;
             break;
-        case O_QUICK: o->bo.quick = 1; break;
-        case O_JSON: o->json = 1; break;
-        case 'o': o->store = optarg; break;
-        case O_STORE: o->ho.store = optarg; break;
-        case O_NOSTORE: o->no_store = 1; break;
-        case O_SAVE: o->no_store = 0; break;
+        case O_QUICK:
+            o->bo.quick = 1;
+            break;
+        case O_JSON:
+            o->json = 1;
+            break;
+        case 'o':
+            o->store = optarg;
+            break;
+        case O_STORE:
+            o->ho.store = optarg;
+            break;
+        case O_NOSTORE:
+            o->no_store = 1;
+            break;
+        case O_SAVE:
+            o->no_store = 0;
+            break;
         case O_CI:
             if (gp_cli_parse_double("--target-ci", optarg, 0.01, 100, &o->bo.target_ci_pct))
                 return 2;
@@ -161,10 +187,17 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
             o->ho.baseline_runs = (size_t)n;
             break;
         }
-        case O_EXITCODE: o->exit_code = 1; break;
-        case O_BENCH: break;
-        case 'v': o->verbose = 1; break;
-        case 'h': use(stdout); return 1;
+        case O_EXITCODE:
+            o->exit_code = 1;
+            break;
+        case O_BENCH:
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            use(stdout);
+            return 1;
         }
     }
     if (optind < argc) {

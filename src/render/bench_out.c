@@ -44,16 +44,16 @@ void gp_bench_write_text(FILE *out, const gp_bench_result *r)
     for (size_t d = 0; d < r->ndev; d++) {
         const gp_bench_dev_result *dv = &r->devs[d];
         fprintf(out, "\n%s  %s  [%s; %s]\n", dv->sel, dv->name, dv->backend, dv->driver);
-        const char *hd[] = {"Test", "Unit", "Mean", "Median", "Min", "Max", "CI95 +-",
-                            "CI %", "N", "% of peak", "Verified"};
+        const char *hd[] = {"Test",    "Unit", "Mean", "Median",    "Min",     "Max",
+                            "CI95 +-", "CI %", "N",    "% of peak", "Verified"};
         gp_table *tb = gp_table_create(11, hd, "llrrrrrrrll");
         for (int t = 0; t < GP_BT__COUNT; t++) {
             const gp_bench_fig *f = &dv->figs[t];
             if (!f->selected) continue;
             const gp_bench_info *in = gp_bench_info_of(f->test);
             if (!f->valid) {
-                const char *cells[] = {in->key, in->unit, "-", "-", "-", "-", "-",
-                                       "-",     "-",      "-", f->why};
+                const char *cells[] = {in->key, in->unit, "-", "-", "-",   "-",
+                                       "-",     "-",      "-", "-", f->why};
                 gp_table_row(tb, cells);
                 continue;
             }
@@ -66,8 +66,8 @@ void gp_bench_write_text(FILE *out, const gp_bench_result *r)
             snprintf(cip, sizeof cip, "%.2f%s", f->st.ci_pct, f->st.converged ? "" : "*");
             snprintf(n, sizeof n, "%zu", f->st.n);
             peak_cell(pk, sizeof pk, f);
-            const char *cells[] = {in->key, in->unit, mean, med, mn, mx, ci, cip, n, pk,
-                                   f->verified ? "yes" : "no"};
+            const char *cells[] = {
+                in->key, in->unit, mean, med, mn, mx, ci, cip, n, pk, f->verified ? "yes" : "no"};
             gp_table_row(tb, cells);
         }
         gp_table_print(tb, out, 0);
@@ -88,12 +88,14 @@ void gp_bench_write_text(FILE *out, const gp_bench_result *r)
                 fprintf(out, "\n");
         }
         if (dv->peaks.mem_valid || dv->peaks.fp32_valid)
-            fprintf(out, "  peaks: memory %s%s%s\n", dv->peaks.mem_valid ? dv->peaks.mem_src : "unknown",
+            fprintf(out, "  peaks: memory %s%s%s\n",
+                    dv->peaks.mem_valid ? dv->peaks.mem_src : "unknown",
                     dv->peaks.fp32_valid ? "; compute " : "",
                     dv->peaks.fp32_valid ? dv->peaks.compute_src : "");
         else
-            fprintf(out, "  peaks: unknown (the %s API reports no memory clock, bus width or FMA "
-                         "rate)\n",
+            fprintf(out,
+                    "  peaks: unknown (the %s API reports no memory clock, bus width or FMA "
+                    "rate)\n",
                     dv->backend);
     }
 }
@@ -228,8 +230,8 @@ void gp_bench_write_health_text(FILE *out, const gp_bench_result *r, const gp_be
         fprintf(out, "%s\n", r->none_why);
         return;
     }
-    const char *hd[] = {"Device", "Figure", "Value", "% of peak", "Baseline", "vs baseline",
-                        "Verdict"};
+    const char *hd[] = {"Device",   "Figure",      "Value",  "% of peak",
+                        "Baseline", "vs baseline", "Verdict"};
     gp_table *tb = gp_table_create(7, hd, "llrrrrl");
     for (size_t i = 0; i < h->n; i++) {
         const gp_bench_health_row *x = &h->rows[i];
@@ -239,8 +241,8 @@ void gp_bench_write_health_text(FILE *out, const gp_bench_result *r, const gp_be
         snprintf(v, sizeof v, "%s %s", fmt_num(num, sizeof num, x->value),
                  gp_bench_info_of(x->test)->unit);
         if (isnan(x->peak_share))
-            snprintf(pk, sizeof pk, "%s", gp_bench_info_of(x->test)->higher_better
-                                              ? "peak unknown" : "-");
+            snprintf(pk, sizeof pk, "%s",
+                     gp_bench_info_of(x->test)->higher_better ? "peak unknown" : "-");
         else
             snprintf(pk, sizeof pk, "%.1f%%", 100 * x->peak_share);
         if (x->base.valid)
@@ -252,8 +254,13 @@ void gp_bench_write_health_text(FILE *out, const gp_bench_result *r, const gp_be
             snprintf(vs, sizeof vs, "-");
         else
             snprintf(vs, sizeof vs, "%.1f%%", 100 * x->base_share);
-        const char *cells[] = {r->devs[x->dev].sel, gp_bench_info_of(x->test)->key, v, pk, bs,
-                               vs, x->flag == GP_BF_FAILED ? f->why : gp_bench_flag_name(x->flag)};
+        const char *cells[] = {r->devs[x->dev].sel,
+                               gp_bench_info_of(x->test)->key,
+                               v,
+                               pk,
+                               bs,
+                               vs,
+                               x->flag == GP_BF_FAILED ? f->why : gp_bench_flag_name(x->flag)};
         gp_table_row(tb, cells);
     }
     gp_table_print(tb, out, 0);
@@ -336,10 +343,10 @@ void gp_bench_write_compare_text(FILE *out, const gp_comparison *c, int wide)
             "\nBench figures (%zu): %zu regressions, %zu improvements, %zu unchanged, %zu not "
             "significant, %zu new, %zu removed; bandwidth and throughput: higher is better, "
             "latency: lower is better\n",
-            c->nmetrics, v[GP_V_REGRESSION], v[GP_V_IMPROVEMENT], v[GP_V_NO_CHANGE],
-            v[GP_V_UNSURE], v[GP_V_NEW], v[GP_V_REMOVED]);
-    const char *hd[] = {"Figure", "Better", "Base n", "Cur n", "Base mean", "Cur mean",
-                        "Change %", "p", "Verdict"};
+            c->nmetrics, v[GP_V_REGRESSION], v[GP_V_IMPROVEMENT], v[GP_V_NO_CHANGE], v[GP_V_UNSURE],
+            v[GP_V_NEW], v[GP_V_REMOVED]);
+    const char *hd[] = {"Figure",   "Better",   "Base n", "Cur n",  "Base mean",
+                        "Cur mean", "Change %", "p",      "Verdict"};
     gp_table *tb = gp_table_create(9, hd, "llrrrrrrl");
     for (size_t i = 0; i < c->nmetrics; i++) {
         const gp_cmp_row *r = &c->metrics[i];
@@ -435,8 +442,8 @@ void gp_bench_write_history_text(FILE *out, const gp_history *h, const gp_hist_o
         for (size_t k = 0; k < x->nsteps; k++)
             if (x->steps[k].at == r) {
                 int better = (x->steps[k].change_pct > 0) == (x->higher_better != 0);
-                snprintf(step, sizeof step, "<- step %+.1f%% (%s, p %.2g)",
-                         x->steps[k].change_pct, better ? "better" : "worse", x->steps[k].p);
+                snprintf(step, sizeof step, "<- step %+.1f%% (%s, p %.2g)", x->steps[k].change_pct,
+                         better ? "better" : "worse", x->steps[k].p);
             }
         if (!p->count) {
             snprintf(mean, sizeof mean, "-");
@@ -458,7 +465,8 @@ void gp_bench_write_history_text(FILE *out, const gp_history *h, const gp_hist_o
     }
     gp_table_print(tb, out, 0);
     gp_table_destroy(tb);
-    fprintf(out, "\nSteps (%zu)%s\n", x->nsteps, x->nsteps ? ":" : ": none, the mean did not change");
+    fprintf(out, "\nSteps (%zu)%s\n", x->nsteps,
+            x->nsteps ? ":" : ": none, the mean did not change");
     for (size_t k = 0; k < x->nsteps; k++) {
         const gp_hist_step *s = &x->steps[k];
         char a[48], b[48];

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MIB (1024LL * 1024)
+#define MIB    (1024LL * 1024)
 #define UNROLL 8 /* FMAs per chain per loop iteration in the compute kernels */
 
 /* Memory kernels: float4, 16 per work-item, strided by the global size so
@@ -197,10 +197,12 @@ static cl_mem mkbuf(ocl_dev *d, cl_mem_flags fl, size_t bytes, gp_err *err)
 {
     cl_int rc;
     cl_mem m = clCreateBuffer(d->ctx, fl, bytes, NULL, &rc);
-    if (!m) cl_fail(err, rc == CL_MEM_OBJECT_ALLOCATION_FAILURE || rc == CL_OUT_OF_RESOURCES
-                             ? "buffer allocation (out of device memory)"
-                             : "clCreateBuffer",
-                    rc);
+    if (!m)
+        cl_fail(err,
+                rc == CL_MEM_OBJECT_ALLOCATION_FAILURE || rc == CL_OUT_OF_RESOURCES
+                    ? "buffer allocation (out of device memory)"
+                    : "clCreateBuffer",
+                rc);
     return m;
 }
 
@@ -340,8 +342,10 @@ static int ocl_prepare(void *state, gp_bench_test t, int64_t bytes, gp_err *err)
     }
     /* compute: enough work-items to fill the device, then iterations
      * doubled until one repetition takes >= 20 ms (device time) */
-    const char *kn = t == GP_BT_FP32 ? "gp_fp32" : t == GP_BT_FP64 ? "gp_fp64"
-                                                : t == GP_BT_FP16 ? "gp_fp16" : "gp_int32";
+    const char *kn = t == GP_BT_FP32   ? "gp_fp32"
+                     : t == GP_BT_FP64 ? "gp_fp64"
+                     : t == GP_BT_FP16 ? "gp_fp16"
+                                       : "gp_int32";
     int which = t == GP_BT_FP64 ? 1 : t == GP_BT_FP16 ? 2 : 0;
     if (!(d->k = kernel(d, which, kn, err))) goto fail;
     /* a power of two work-groups of the largest size, >= 4 per compute unit */
@@ -481,8 +485,7 @@ static int ocl_finish(void *state, gp_bench_test t, int *ok, gp_err *err)
         for (size_t i = 0; i < nf; i++)
             if (chk[i] != pat(i)) {
                 *ok = 0;
-                gp_err_set(err, GP_EIO, "copied element %zu is %g, expected %g", i, chk[i],
-                           pat(i));
+                gp_err_set(err, GP_EIO, "copied element %zu is %g, expected %g", i, chk[i], pat(i));
                 break;
             }
         if (chk != h) free(chk);
@@ -510,8 +513,7 @@ static int ocl_finish(void *state, gp_bench_test t, int *ok, gp_err *err)
         for (size_t k = 0; k <= 64 && *ok; k++) {
             size_t g = k * (d->gsize - 1) / 64;
             if (t == GP_BT_INT32) {
-                uint32_t want = gp_bench_expect_int(g, d->iters * UNROLL),
-                         got = ((uint32_t *)o)[g];
+                uint32_t want = gp_bench_expect_int(g, d->iters * UNROLL), got = ((uint32_t *)o)[g];
                 if (got != want) {
                     *ok = 0;
                     gp_err_set(err, GP_EIO, "work-item %zu gave %u, expected %u", g, got, want);
@@ -521,8 +523,7 @@ static int ocl_finish(void *state, gp_bench_test t, int *ok, gp_err *err)
                 double got = t == GP_BT_FP64 ? ((double *)o)[g] : ((float *)o)[g];
                 if (!(fabs(got - want) <= tol * fabs(want))) {
                     *ok = 0;
-                    gp_err_set(err, GP_EIO, "work-item %zu gave %.9g, expected %.9g", g, got,
-                               want);
+                    gp_err_set(err, GP_EIO, "work-item %zu gave %.9g, expected %.9g", g, got, want);
                 }
             }
         }
