@@ -5,7 +5,7 @@ device cannot run must say which extension it lacks); the JSON keys carry
 units; runs are stored, and `history --op bench:...` and `compare` read them
 with higher-is-better verdicts; `health --bench` flags a figure below its
 baseline. Skips (77) when no OpenCL device can be used."""
-import json, math, os, sqlite3, subprocess, sys, tempfile
+import json, math, os, shutil, sqlite3, subprocess, sys, tempfile
 
 GP = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 
@@ -98,16 +98,23 @@ h = json.loads(p.stdout)["operation"]
 if h["unit"] != "us" or h["higher_is_better"] or len(h["runs"]) != 2:
     fail("history json: %s" % h)
 
-# compare: make run 2's bandwidth half of run 1's and its latency double:
-# both must be REGRESSIONs (bandwidth: higher is better)
+# compare: a copy of run 1 whose bandwidth samples are divided by 1000 and
+# whose latency samples are multiplied by 1000 (far beyond the spread of
+# the samples, so the change is certain): both must be REGRESSIONs
+# (bandwidth: higher is better). No multiple-test correction: with the
+# minimum of 5 repetitions a side, exact p = 2/252.
+db2 = os.path.join(tmp, "b2.db")
 con = sqlite3.connect(db)
-for name, factor in (("bench:h2d_pinned_GBps", 0.5), ("bench:launch_latency_us", 2.0)):
+con.execute("VACUUM INTO ?", (db2,))  # a consistent copy (the store is in WAL mode)
+con.close()
+con = sqlite3.connect(db2)
+for name, factor in (("bench:h2d_pinned_GBps", 1e-3), ("bench:launch_latency_us", 1e3)):
     con.execute("UPDATE counters SET value = value * ? WHERE proc IN (SELECT id FROM processes "
-                "WHERE run = 2) AND name IN (SELECT id FROM strings s WHERE s.proc = "
+                "WHERE run = 1) AND name IN (SELECT id FROM strings s WHERE s.proc = "
                 "counters.proc AND s.s = ?)", (factor, name))
 con.commit()
 con.close()
-p = run(["compare", "--json", db + ":1", db + ":2"])
+p = run(["compare", "--json", "--correction", "none", db + ":1", db2 + ":1"])
 bf = {r["name"]: r for r in json.loads(p.stdout)["bench_figures"]}
 for name in ("bench:h2d_pinned_GBps", "bench:launch_latency_us"):
     r = bf[name]
@@ -119,7 +126,10 @@ for name in ("bench:h2d_pinned_GBps", "bench:launch_latency_us"):
 if not bf["bench:h2d_pinned_GBps"]["higher_is_better"] or \
         bf["bench:launch_latency_us"]["higher_is_better"]:
     fail("direction")
-p = run(["compare", "--fail-on-regression", db + ":1", db + ":2"], ok=(1,))
+if bf["bench:fp32_GFLOPS"]["verdict"] != "NO_CHANGE":
+    fail("an unchanged figure: %s" % bf["bench:fp32_GFLOPS"])
+p = run(["compare", "--correction", "none", "--fail-on-regression", db + ":1", db2 + ":1"],
+        ok=(1,))
 if "Bench figures" not in p.stdout:
     fail("compare text:\n" + p.stdout)
 
@@ -137,4 +147,5 @@ if verd.get("h2d_pinned_GBps") != "below_baseline" or hj["flagged"] < 1:
     fail("health did not flag h2d_pinned_GBps: %s" % verd)
 if verd.get("launch_latency_us") != "ok":
     fail("a latency far below its baseline is ok: %s" % verd)
+shutil.rmtree(tmp)
 print("ok")

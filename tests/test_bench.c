@@ -170,11 +170,11 @@ TEST(cuda_ok)
     ASSERT_EQ_INT(open_fake("ok", devs, why, sizeof why), 1);
     ASSERT_EQ_STR(devs[0].sel, "cuda0");
     ASSERT_EQ_STR(devs[0].name, "Fake H100 80GB HBM3");
-    /* peaks from the attributes: 2 x 2619 MHz x 5120 bit / 8; 2 x 128 x 132 SMs x 1980 MHz */
+    /* peaks from the attributes: 2 x 2619 MHz x 5120 bit / 8; 2 x 128 x 16 SMs x 1980 MHz */
     ASSERT(devs[0].peaks.mem_valid && devs[0].peaks.fp32_valid && devs[0].peaks.fp64_valid);
     ASSERT_NEAR(devs[0].peaks.mem_GBps, 2 * 2619e6 * 640 / 1e9, 1e-6);
-    ASSERT_NEAR(devs[0].peaks.fp32_GFLOPS, 2.0 * 128 * 132 * 1980e6 / 1e9, 1e-6);
-    ASSERT_NEAR(devs[0].peaks.fp64_GFLOPS, 2.0 * 64 * 132 * 1980e6 / 1e9, 1e-6);
+    ASSERT_NEAR(devs[0].peaks.fp32_GFLOPS, 2.0 * 128 * 16 * 1980e6 / 1e9, 1e-6);
+    ASSERT_NEAR(devs[0].peaks.fp64_GFLOPS, 2.0 * 64 * 16 * 1980e6 / 1e9, 1e-6);
     gp_bench_opts o;
     unsigned long long only = 0;
     int tests[] = {GP_BT_H2D_PINNED, GP_BT_D2H_PAGEABLE, GP_BT_D2D,  GP_BT_READ,

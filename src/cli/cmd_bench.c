@@ -4,7 +4,7 @@
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "core/sbuf.h"
-#include "render/bench_out.h"
+#include "report/bench_out.h"
 #include "store/store.h"
 #include <getopt.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * gpuprof's PTX defines are emulated by name on the host (cuModuleGetFunction
  * fails unless the PTX given to cuModuleLoadData has the entry); events
  * record the host clock. FAKE_CUDA_SCENARIO selects: "ok" (one device with
- * an H100's attributes), "nodevice" (cuInit: CUDA_ERROR_NO_DEVICE), "oom"
+ * an H100's clocks and bus (16 SMs)), "nodevice" (cuInit: CUDA_ERROR_NO_DEVICE), "oom"
  * (cuMemAlloc/cuMemAllocHost: CUDA_ERROR_OUT_OF_MEMORY), "launchfail"
  * (launches are accepted, the next synchronisation returns
  * CUDA_ERROR_LAUNCH_FAILED, as a faulting kernel does). */
@@ -81,7 +81,7 @@ EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdev
     (void)d;
     switch (a) {
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        *v = 132;
+        *v = 16; /* few: the kernels run on the host */
         break;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
         *v = 1980000;

@@ -1,6 +1,6 @@
-/* render/bench_out.c: the writers of `gpuprof bench` and `gpuprof health
+/* report/bench_out.c: the writers of `gpuprof bench` and `gpuprof health
  * --bench`: a text table per device and JSON whose keys carry their units. */
-#include "render/bench_out.h"
+#include "report/bench_out.h"
 #include "core/table.h"
 #include <math.h>
 #include <stdio.h>

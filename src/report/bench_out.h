@@ -1,7 +1,7 @@
-/* render/bench_out.h: writers of bench results and of the bench health
+/* report/bench_out.h: writers of bench results and of the bench health
  * check (text tables, JSON with units in the keys). */
-#ifndef GP_RENDER_BENCH_OUT_H
-#define GP_RENDER_BENCH_OUT_H
+#ifndef GP_REPORT_BENCH_OUT_H
+#define GP_REPORT_BENCH_OUT_H
 #include "bench/bench.h"
 #include "core/sbuf.h"
 #include <stdio.h>
