@@ -14,6 +14,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -397,7 +398,44 @@ TEST(session_result_and_compare)
     gp_profiler_destroy(p);
 }
 
+/* 1 when a thread of this process is named gpuprof-drain. */
+static int has_drain_thread(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "grep -qx gpuprof-drain /proc/%ld/task/*/comm", (long)getpid());
+    return system(cmd) == 0;
+}
+
+/* After fork the child has no drain thread: it is started again when the
+ * child needs chunks, and every range of the child is accounted for. */
+TEST(fork_child_records)
+{
+    gp_options o = {0};
+    o.keep_max = 50000;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    run_threads(p, 1, 1000);
+    ASSERT(has_drain_thread());
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        gp_profiler_reset(p);
+        work w = {p, 300000};
+        record(&w);
+        gp_record_stats rs;
+        gp_record_stats_get(p, &rs);
+        if (rs.kept + rs.aggregated != 600000 || rs.dropped != 0) _exit(1);
+        _exit(has_drain_thread() ? 0 : 2);
+    }
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFEXITED(st));
+    ASSERT_EQ_INT(WEXITSTATUS(st), 0);
+    gp_profiler_destroy(p);
+}
+
 /* the RSS test runs first: later tests raise the process's peak */
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
-          session_result_and_compare)
+          session_result_and_compare, fork_child_records)
