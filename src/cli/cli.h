@@ -64,4 +64,7 @@ GP_CMD_FN(gp_cmd_runs);
 GP_CMD_FN(gp_cmd_sql);
 GP_CMD_FN(gp_cmd_export);
 
+/* torch.compile analysis (issue 13): cmd_compile.c. */
+GP_CMD_FN(gp_cmd_compile);
+
 #endif
