@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "render/html.h"
+#include "render/compile_page.h"
 #include "report/compile.h"
 #include "trace/load.h"
 #include "trace/torch_trace.h"
@@ -226,8 +227,13 @@ int gp_cmd_compile(int argc, char **argv)
         }
     }
     if (html) {
-        fprintf(stderr, "gpuprof: -o: PAGE_TODO\n");
-        goto out;
+        gp_err err = {0};
+        gp_compile_page(&res, &b);
+        if (gp_write_file(html, &b, &err)) {
+            fprintf(stderr, "gpuprof: %s\n", err.msg);
+            goto out;
+        }
+        gp_sbuf_reset(&b);
     }
     if (json) {
         gp_compile_json(&res, &b);
