@@ -23,6 +23,10 @@ CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
           src/report/*.c src/store/*.c 2>/dev/null)
+# the page scripts and styles, embedded as in the CMake build (cmake/web_embed.cmake)
+cmake -DOUT="$out/web_assets.c" -DFILES="$(ls src/render/web/*.js src/render/web/*.css | tr '\n' ';')" \
+  -P cmake/web_embed.cmake
+srcs="$srcs $out/web_assets.c"
 jobs_max=$(nproc)
 # a header newer than the archive: rebuild every object
 if [ -f "$out/libfz.a" ] && [ -n "$(find include src -name '*.h' -newer "$out/libfz.a" | head -n 1)" ]; then
