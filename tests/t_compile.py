@@ -281,6 +281,19 @@ def main():
     else:
         print("note: triton_example absent: skipped")
 
+    # a 5 MB envelope line (longer than the reader's first buffer) is read whole
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "long.log")
+        reason = "x" * (5 << 20)
+        with open(p, "w") as f:
+            f.write('V1120 10:00:00.000000 1 a.py:1] {"dynamo_start": {"stack": []}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}\n')
+            f.write('V1120 10:00:00.000000 1 a.py:1] ' + json.dumps({"compilation_metrics": {
+                "fail_type": "Unsupported", "fail_reason": reason, "dynamo_cumulative_compile_time_us": 5},
+                "frame_id": 0, "frame_compile_id": 0, "attempt": 0}) + "\n")
+        rc, out, err = run("--json", p)
+        c = json.loads(out)["logs"][0]["compiles"] if rc == 0 else []
+        check(rc == 0 and len(c) == 1 and c[0]["fail_reason"] == reason, "a 5 MB envelope line is read whole")
+
     # bad input: one-line errors, exit 2
     with tempfile.TemporaryDirectory() as d:
         simple = open(os.path.join(TT, "simple.log"), "rb").read()

@@ -13,6 +13,9 @@
 #include "trace/input.h"
 #include <math.h>
 #include <stdio.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +47,7 @@ typedef struct R {
     int env_ok;            /* the last non-payload line was a valid envelope */
     uint64_t last_bad;     /* line of the latest corrupt line */
     gp_sbuf pay;
+    gp_sbuf env;  /* the skimmed envelope */
     int pay_over; /* payload over PAYLOAD_MAX */
     uint32_t aten_ops;
     int32_t aten_n;
@@ -311,6 +315,8 @@ static int on_chromium(R *r, const gp_jv *e)
 
 /* Parses the collected JSON payload; a payload that is not JSON is counted
  * as corrupt with the line of its first bad byte. */
+static int skim_chromium(const char *s, size_t n, gp_sbuf *b, size_t *off, const char **what);
+
 static int finish_payload(R *r)
 {
     int rc = 0;
@@ -318,15 +324,17 @@ static int finish_payload(R *r)
         gp_jv v;
         gp_err e;
         size_t off = 0;
+        const char *what = NULL, *text = r->pay.s ? r->pay.s : "";
+        int bad_json = 0;
         if (r->pay_over) {
             bad(r, r->pline, "JSON payload longer than %zu bytes, skipped", PAYLOAD_MAX);
-        } else if (gp_jdom_parse_at(r->pay.s ? r->pay.s : "", r->pay.n, &v, &e, &off)) {
+        } else if (r->pk == PK_CHROMIUM && skim_chromium(text, r->pay.n, &r->env, &off, &what)) {
+            bad_json = 1; /* big args are only validated, never decoded */
+        } else if (r->pk == PK_CHROMIUM ? gp_jdom_parse(r->env.s, r->env.n, &v, &e)
+                                        : gp_jdom_parse_at(text, r->pay.n, &v, &e, &off)) {
             if (e.code == GP_ENOMEM) return oom(r);
-            uint64_t line = r->pline + 1;
-            for (size_t i = 0; i < off && i < r->pay.n; i++) line += r->pay.s[i] == '\n';
-            if (!r->plines) line = r->pline;
-            bad(r, line, "corrupt JSON payload of the envelope at line %llu: %s",
-                (unsigned long long)r->pline, e.msg);
+            what = strstr(e.msg, "expected ") ? strstr(e.msg, "expected ") + 9 : e.msg;
+            bad_json = 1;
         } else {
             if (r->pk == PK_CHROMIUM)
                 rc = on_chromium(r, &v);
@@ -337,6 +345,13 @@ static int finish_payload(R *r)
                         rc = PUSH_ID(r, c->recompile_reasons, str_z(r, v.items[i].str));
             }
             gp_jdom_free(&v);
+        }
+        if (bad_json) {
+            uint64_t line = r->pline + 1;
+            for (size_t i = 0; i < off && i < r->pay.n; i++) line += r->pay.s[i] == '\n';
+            if (!r->plines) line = r->pline;
+            bad(r, line, "corrupt JSON payload of the envelope at line %llu: expected %s",
+                (unsigned long long)r->pline, what);
         }
     }
     r->pk = PK_NONE;
@@ -406,6 +421,356 @@ static int payload_line(R *r, const char *s, size_t n)
         return 0;
     }
     if (r->pk == PK_CODE) return code_line(r, s, n);
+    return 0;
+}
+
+/* ---- skimming envelopes ---------------------------------------------------
+ * An envelope is validated in one pass without decoding it; only the keys a
+ * figure needs are copied into a small JSON text for core/jdom. The big
+ * values (compilation_metrics' dynamo_config, describe_* bodies) are only
+ * skipped. */
+
+#define SK_MAX_DEPTH 512
+#define SK_MAX_KV    160
+
+typedef struct sk {
+    const char *p, *e;
+    const char *what; /* the first error: what was expected */
+    const char *at;   /* where */
+} sk;
+
+typedef struct skv {
+    const char *k, *v; /* key with its quotes; value */
+    size_t kn, vn;
+} skv;
+
+static unsigned char sk_stop[256]; /* '"', '\\' and control characters */
+
+static void sk_init_table(void)
+{
+    if (sk_stop['"']) return;
+    for (int i = 0; i < 0x20; i++) sk_stop[i] = 1;
+    sk_stop['\\'] = 1;
+    sk_stop['"'] = 1; /* set last: marks the table ready */
+}
+
+static int sk_fail(sk *k, const char *what)
+{
+    if (!k->what) {
+        k->what = what;
+        k->at = k->p;
+    }
+    return -1;
+}
+
+static void sk_ws(sk *k)
+{
+    while (k->p < k->e && (*k->p == ' ' || *k->p == '\t' || *k->p == '\n' || *k->p == '\r')) k->p++;
+}
+
+static int is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int sk_string(sk *k)
+{
+    const char *p = k->p + 1, *e = k->e;
+    for (;;) {
+#ifdef __SSE2__
+        /* 16 bytes at a time to the next '"', '\\' or control character */
+        const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                      ctl = _mm_set1_epi8(0x1f), zero = _mm_setzero_si128();
+        while (e - p >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i hit =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                             _mm_cmpeq_epi8(_mm_subs_epu8(x, ctl), zero));
+            int m = _mm_movemask_epi8(hit);
+            if (m) {
+                p += __builtin_ctz((unsigned)m);
+                break;
+            }
+            p += 16;
+        }
+#endif
+        while (p < e && !sk_stop[(unsigned char)*p]) p++;
+        k->p = p;
+        if (p >= e) return sk_fail(k, "closing '\"'");
+        if (*p == '"') {
+            k->p = p + 1;
+            return 0;
+        }
+        if (*p != '\\') return sk_fail(k, "no control character in a string");
+        if (p + 1 >= e) return sk_fail(k, "an escape");
+        char c = p[1];
+        if (c == 'u') {
+            if (e - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
+                return sk_fail(k, "4 hex digits");
+            p += 6;
+        } else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
+                   c == 'r' || c == 't') {
+            p += 2;
+        } else {
+            return sk_fail(k, "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+        }
+    }
+}
+
+static int sk_digits(sk *k)
+{
+    const char *s = k->p;
+    while (k->p < k->e && *k->p >= '0' && *k->p <= '9') k->p++;
+    return k->p > s ? 0 : sk_fail(k, "a digit");
+}
+
+static int sk_number(sk *k)
+{
+    if (k->p < k->e && *k->p == '-') k->p++;
+    if (k->p < k->e && *k->p == '0')
+        k->p++;
+    else if (sk_digits(k))
+        return -1;
+    if (k->p < k->e && *k->p == '.') {
+        k->p++;
+        if (sk_digits(k)) return -1;
+    }
+    if (k->p < k->e && (*k->p == 'e' || *k->p == 'E')) {
+        k->p++;
+        if (k->p < k->e && (*k->p == '+' || *k->p == '-')) k->p++;
+        if (sk_digits(k)) return -1;
+    }
+    return 0;
+}
+
+static int sk_lit(sk *k, const char *w, size_t n)
+{
+    if ((size_t)(k->e - k->p) < n || memcmp(k->p, w, n)) return sk_fail(k, w);
+    k->p += n;
+    return 0;
+}
+
+static int sk_value(sk *k, int depth, skv *kv, size_t max, size_t *nkv);
+
+/* An object or array at k->p; for an object, records up to max key/value
+ * pairs in kv (when kv is not NULL). */
+static int sk_container(sk *k, int depth, skv *kv, size_t max, size_t *nkv)
+{
+    char close = *k->p == '{' ? '}' : ']';
+    int obj = close == '}';
+    if (depth >= SK_MAX_DEPTH) return sk_fail(k, "less nesting");
+    k->p++;
+    sk_ws(k);
+    if (k->p < k->e && *k->p == close) {
+        k->p++;
+        return 0;
+    }
+    for (;;) {
+        sk_ws(k);
+        const char *key = k->p;
+        size_t keyn = 0;
+        if (obj) {
+            if (k->p >= k->e || *k->p != '"') return sk_fail(k, "'\"'");
+            if (sk_string(k)) return -1;
+            keyn = (size_t)(k->p - key);
+            sk_ws(k);
+            if (k->p >= k->e || *k->p != ':') return sk_fail(k, "':'");
+            k->p++;
+            sk_ws(k);
+        }
+        const char *v = k->p;
+        if (sk_value(k, depth + 1, NULL, 0, NULL)) return -1;
+        if (obj && kv && *nkv < max) kv[(*nkv)++] = (skv){key, v, keyn, (size_t)(k->p - v)};
+        sk_ws(k);
+        if (k->p < k->e && *k->p == ',') {
+            k->p++;
+            continue;
+        }
+        if (k->p < k->e && *k->p == close) {
+            k->p++;
+            return 0;
+        }
+        return sk_fail(k, obj ? "',' or '}'" : "',' or ']'");
+    }
+}
+
+static int sk_value(sk *k, int depth, skv *kv, size_t max, size_t *nkv)
+{
+    sk_ws(k);
+    if (k->p >= k->e) return sk_fail(k, "a value");
+    switch (*k->p) {
+    case '{':
+    case '[':
+        return sk_container(k, depth, kv, max, nkv);
+    case '"':
+        return sk_string(k);
+    case 't':
+        return sk_lit(k, "true", 4);
+    case 'f':
+        return sk_lit(k, "false", 5);
+    case 'n':
+        return sk_lit(k, "null", 4);
+    default:
+        return sk_number(k);
+    }
+}
+
+static int key_is(const skv *kv, const char *name)
+{
+    size_t n = strlen(name);
+    return kv->kn == n + 2 && !memcmp(kv->k + 1, name, n);
+}
+
+/* compilation_metrics keys the records use */
+static const char *const metric_keys[] = {"co_name",
+                                          "co_filename",
+                                          "co_firstlineno",
+                                          "fail_type",
+                                          "fail_reason",
+                                          "fail_user_frame_filename",
+                                          "fail_user_frame_lineno",
+                                          "entire_frame_compile_time_s",
+                                          "dynamo_cumulative_compile_time_us",
+                                          "aot_autograd_cumulative_compile_time_us",
+                                          "inductor_cumulative_compile_time_us",
+                                          "inductor_code_gen_cumulative_compile_time_us",
+                                          "backend_compile_time_s",
+                                          "inductor_compile_time_s",
+                                          "code_gen_time_s",
+                                          "graph_op_count",
+                                          "graph_node_count",
+                                          "graph_input_count",
+                                          "guard_count",
+                                          "restart_reasons",
+                                          NULL};
+
+/* envelope types whose body is kept whole (small) */
+static const char *const kept_types[] = {
+    "str", "dynamo_start", "artifact", "chromium_event", "inductor_output_code", NULL};
+
+static int is_meta_key(const char *k);
+
+static void put_kv(gp_sbuf *b, const skv *kv, int *first)
+{
+    if (!*first) gp_sbuf_putc(b, ',');
+    *first = 0;
+    gp_sbuf_add(b, kv->k, kv->kn);
+    gp_sbuf_putc(b, ':');
+    gp_sbuf_add(b, kv->v, kv->vn);
+}
+
+/* Validates the envelope text s[0..n) and writes into b the JSON object
+ * the handlers read: the meta keys, the type key, and the type's body (or
+ * its needed keys, or {}). Returns 0, or -1 with *col and *what set. */
+static int skim_envelope(const char *s, size_t n, gp_sbuf *b, size_t *col, const char **what)
+{
+    skv kv[SK_MAX_KV];
+    size_t nkv = 0;
+    sk k = {s, s + n, NULL, NULL};
+    sk_init_table();
+    sk_ws(&k);
+    if (k.p >= k.e || *k.p != '{') {
+        sk_fail(&k, "'{'");
+    } else if (!sk_value(&k, 0, kv, SK_MAX_KV, &nkv)) {
+        sk_ws(&k);
+        if (k.p < k.e) sk_fail(&k, "end of input");
+    }
+    if (k.what) {
+        *col = (size_t)(k.at - s);
+        *what = k.what;
+        return -1;
+    }
+    gp_sbuf_reset(b);
+    gp_sbuf_putc(b, '{');
+    int first = 1, typed = 0;
+    char key[64];
+    for (size_t i = 0; i < nkv; i++) {
+        size_t kn = kv[i].kn - 2 < sizeof key - 1 ? kv[i].kn - 2 : sizeof key - 1;
+        memcpy(key, kv[i].k + 1, kn);
+        key[kn] = 0;
+        if (is_meta_key(key) || typed) {
+            put_kv(b, &kv[i], &first);
+            continue;
+        }
+        typed = 1; /* the first other key is the type */
+        int keep = 0;
+        for (int t = 0; kept_types[t]; t++) keep |= !strcmp(key, kept_types[t]);
+        if (keep) {
+            put_kv(b, &kv[i], &first);
+            continue;
+        }
+        skv body = {kv[i].k, "{}", kv[i].kn, 2};
+        if (strcmp(key, "compilation_metrics") || *kv[i].v != '{') {
+            put_kv(b, &body, &first);
+            continue;
+        }
+        /* compilation_metrics: only the keys the records use */
+        skv m[SK_MAX_KV];
+        size_t nm = 0;
+        sk mk = {kv[i].v, kv[i].v + kv[i].vn, NULL, NULL};
+        (void)sk_value(&mk, 1, m, SK_MAX_KV, &nm); /* validated above */
+        if (!first) gp_sbuf_putc(b, ',');
+        first = 0;
+        gp_sbuf_add(b, kv[i].k, kv[i].kn);
+        gp_sbuf_puts(b, ":{");
+        int mfirst = 1;
+        for (size_t j = 0; j < nm; j++)
+            for (int t = 0; metric_keys[t]; t++)
+                if (key_is(&m[j], metric_keys[t])) {
+                    put_kv(b, &m[j], &mfirst);
+                    break;
+                }
+        gp_sbuf_putc(b, '}');
+    }
+    gp_sbuf_putc(b, '}');
+    return 0;
+}
+
+/* Validates a chromium_event payload s[0..n) and writes into b the keys a
+ * phase needs (name, cat, ph, ts, dur, tid, args.compile_id). Returns 0, or
+ * -1 with *off (byte offset) and *what set. */
+static int skim_chromium(const char *s, size_t n, gp_sbuf *b, size_t *off, const char **what)
+{
+    static const char *const keys[] = {"name", "cat", "ph", "ts", "dur", "tid", NULL};
+    skv kv[SK_MAX_KV];
+    size_t nkv = 0;
+    sk k = {s, s + n, NULL, NULL};
+    sk_init_table();
+    sk_ws(&k);
+    if (k.p >= k.e || *k.p != '{') {
+        sk_fail(&k, "'{'");
+    } else if (!sk_value(&k, 0, kv, SK_MAX_KV, &nkv)) {
+        sk_ws(&k);
+        if (k.p < k.e) sk_fail(&k, "end of input");
+    }
+    if (k.what) {
+        *off = (size_t)(k.at - s);
+        *what = k.what;
+        return -1;
+    }
+    gp_sbuf_reset(b);
+    gp_sbuf_putc(b, '{');
+    int first = 1;
+    for (size_t i = 0; i < nkv; i++) {
+        for (int t = 0; keys[t]; t++)
+            if (key_is(&kv[i], keys[t])) put_kv(b, &kv[i], &first);
+        if (!key_is(&kv[i], "args") || *kv[i].v != '{') continue;
+        skv a[SK_MAX_KV];
+        size_t na = 0;
+        sk ak = {kv[i].v, kv[i].v + kv[i].vn, NULL, NULL};
+        (void)sk_value(&ak, 1, a, SK_MAX_KV, &na); /* validated above */
+        for (size_t j = 0; j < na; j++)
+            if (key_is(&a[j], "compile_id")) {
+                if (!first) gp_sbuf_putc(b, ',');
+                first = 0;
+                gp_sbuf_puts(b, "\"args\":{");
+                int af = 1;
+                put_kv(b, &a[j], &af);
+                gp_sbuf_putc(b, '}');
+                break;
+            }
+    }
+    gp_sbuf_putc(b, '}');
     return 0;
 }
 
@@ -519,11 +884,19 @@ static int on_line(R *r, const char *s, size_t n, uint64_t line)
     }
     gp_jv env;
     gp_err e;
-    size_t off;
-    if (gp_jdom_parse_at(s + at, n - at, &env, &e, &off)) {
-        if (e.code == GP_ENOMEM) return oom(r);
-        bad(r, line, "corrupt JSON envelope: column %zu: %s", at + off + 1, e.msg);
+    size_t col;
+    const char *what;
+    if (skim_envelope(s + at, n - at, &r->env, &col, &what)) {
+        bad(r, line, "corrupt JSON envelope: column %zu: expected %s", at + col + 1, what);
         r->pk = PK_SKIP; /* its payload goes with it */
+        r->want_payload = 1;
+        r->plines = 0;
+        return 0;
+    }
+    if (gp_jdom_parse(r->env.s, r->env.n, &env, &e)) {
+        if (e.code == GP_ENOMEM) return oom(r);
+        bad(r, line, "envelope not read: %s", e.msg); /* valid JSON that jdom refuses (depth) */
+        r->pk = PK_SKIP;
         r->want_payload = 1;
         r->plines = 0;
         return 0;
@@ -589,12 +962,14 @@ static int read_input(R *r, gp_input *in)
 {
     gp_tlog *l = r->l;
     size_t cap = BLOCK * 2, len = 0;
+    uint64_t total = gp_input_size(in); /* small inputs get a small buffer */
+    if (total && !gp_input_is_gzip(in) && total + 4096 < cap) cap = (size_t)total + 4096;
     char *buf = malloc(cap + 1);
     if (!buf) return oom(r);
     uint64_t line = 0;
     int rc = 0, first = 1;
     for (;;) {
-        if (cap - len < BLOCK / 2) {
+        if (cap - len < cap / 4) { /* a line longer than 3/4 of the buffer */
             if (cap >= LINE_MAX_BYTES) {
                 rc = gp_err_set(r->err, GP_EPARSE,
                                 "%s:%llu: not a TORCH_TRACE log (a line longer than %zu MiB)",
@@ -703,6 +1078,7 @@ static int read_any(gp_input *in, const char *name, const gp_tt_opts *o, gp_tlog
     GP_VEC_FREE(r.open);
     gp_u64map_free(&r.keys);
     gp_sbuf_free(&r.pay);
+    gp_sbuf_free(&r.env);
     if (rc) {
         gp_tlog_destroy(l);
         return rc;
