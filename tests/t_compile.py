@@ -278,6 +278,25 @@ def main():
         rc, out, err = run("--json", "--eager", tr, tr)
         sp = json.loads(out).get("speedup", {}) if rc == 0 else {}
         check(rc == 0 and abs(sp.get("step_speedup", 0) - 1.0) < 1e-9, "--eager: a trace against itself has speedup 1")
+        # an "eager" run where everything took twice as long: speedup 2 per step and per group
+        with tempfile.TemporaryDirectory() as d:
+            with gzip.open(tr, "rt") as f:
+                doc2 = json.load(f)
+            t0 = min(e["ts"] for e in doc2["traceEvents"] if "ts" in e)
+            for e in doc2["traceEvents"]:
+                if "ts" in e:
+                    e["ts"] = t0 + 2 * (e["ts"] - t0)
+                if "dur" in e:
+                    e["dur"] = 2 * e["dur"]
+            slow = os.path.join(d, "eager.json")
+            with open(slow, "w") as f:
+                json.dump(doc2, f)
+            rc, out, err = run("--json", "--eager", slow, tr)
+            sp = json.loads(out).get("speedup", {}) if rc == 0 else {}
+            groups = {g["group"]: g["speedup"] for g in sp.get("groups", [])}
+            check(rc == 0 and abs(sp.get("step_speedup", 0) - 2.0) < 1e-6 and abs(sp.get("gpu_speedup", 0) - 2.0) < 1e-6
+                  and groups and all(abs(v - 2.0) < 1e-6 for v in groups.values()),
+                  "--eager: twice-as-slow eager run gives speedup 2 per step, GPU and group (%r)" % groups)
     else:
         print("note: triton_example absent: skipped")
 
