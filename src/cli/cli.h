@@ -63,4 +63,7 @@ GP_CMD_FN(gp_cmd_export);
 GP_CMD_FN(gp_cmd_bench);
 GP_CMD_FN(gp_cmd_bench_health);
 
+/* torch.compile analysis (issue 13): cmd_compile.c. */
+GP_CMD_FN(gp_cmd_compile);
+
 #endif
