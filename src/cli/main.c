@@ -28,6 +28,7 @@ static const gp_command commands[] = {
     {"health", "device backend health: ok / degraded / unavailable, with the reason",
      gp_cmd_health},
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
+    {"bench", "built-in device benchmarks (bandwidth, throughput, latency), stored", gp_cmd_bench},
 };
 
 static void usage(FILE *f)
