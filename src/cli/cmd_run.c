@@ -3,6 +3,7 @@
  * and the CUPTI/NVTX injection library, then prints its summary; also
  * `gpuprof runs`, `gpuprof sql` and `gpuprof export` on the store. */
 #include "cli/cli.h"
+#include "core/redact.h"
 #include "core/clock.h"
 #include "core/sbuf.h"
 #include "core/table.h"
@@ -302,7 +303,7 @@ int gp_cmd_run(int argc, char **argv)
     }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    char *line = gp_store_redact_argv(cmd, ncmd);
+    char *line = gp_redact_argv(cmd, ncmd);
     gp_store_run_info ri = {line, host, gp_clock_wall_ns(), gp_clock_mono_ns(), getpid()};
     int64_t run = gp_store_run_begin(st, &ri, &err);
     free(line);
