@@ -64,7 +64,7 @@ def main():
     outputs["runs --json"] = run(["runs", "--json", db])
     for t in ("runs", "run_env", "processes", "strings", "tracks", "meta"):
         outputs["sql " + t] = run(["sql", db, "SELECT * FROM " + t])
-    outputs["export"] = run(["export", db, "-o", "-"])
+    outputs["export"] = run(["export", db])
     for name, args in (("report", ["report", db]), ("timeline", ["timeline", db]),
                        ("flame", ["flame", db]), ("memory", ["memory", db])):
         out = os.path.join(tmp, name + ".html")

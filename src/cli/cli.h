@@ -16,6 +16,7 @@ typedef struct gp_command {
 } gp_command;
 
 GP_CMD_FN(gp_cmd_summary);
+GP_CMD_FN(gp_cmd_audit);   /* cmd_audit.c (issue 16) */
 GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
 GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
 GP_CMD_FN(gp_cmd_advise);  /* cmd_advise.c (issue 8) */
@@ -63,5 +64,13 @@ GP_CMD_FN(gp_cmd_run);
 GP_CMD_FN(gp_cmd_runs);
 GP_CMD_FN(gp_cmd_sql);
 GP_CMD_FN(gp_cmd_export);
+
+/* Appends an audit record (store/audit.h) to the store at store (NULL:
+ * none) and to the configured JSONL file; a failure is a warning on
+ * stderr, never the command's failure (the action already happened). */
+void gp_cli_audit(const char *store, const char *action, const char *target, const char *result);
+/* The store a RUN argument names ("db", "db:ID") copied into buf, or NULL
+ * when it names a trace file, not a store. */
+const char *gp_cli_store_of(const char *spec, char *buf, size_t n);
 
 #endif

@@ -299,6 +299,9 @@ int gp_cmd_run(int argc, char **argv)
     gp_store *st;
     if (gp_store_open(db, &st, &err)) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
+        char *refused = gp_redact_argv(cmd, ncmd);
+        gp_cli_audit(NULL, "run", refused, err.msg);
+        free(refused);
         return 2;
     }
     char host[256] = "";
@@ -376,10 +379,16 @@ int gp_cmd_run(int argc, char **argv)
 
     gp_store_run_row *rows = NULL;
     size_t nr = 0;
-    if (!quiet && gp_store_runs(db, &rows, &nr, &err) == 0) {
+    if (gp_store_runs(db, &rows, &nr, &err) == 0) {
         for (size_t i = 0; i < nr; i++)
             if (rows[i].id == run) {
-                char d[64];
+                char d[64], res[PATH_MAX + 128];
+                snprintf(res, sizeof res, "exit %d, %lld events, %lld dropped, run %s:%lld", stored,
+                         (long long)(rows[i].events == GP_NONE ? 0 : rows[i].events),
+                         (long long)(rows[i].dropped == GP_NONE ? 0 : rows[i].dropped), db,
+                         (long long)run);
+                gp_cli_audit(db, "run", rows[i].command, res);
+                if (quiet) continue;
                 fprintf(stderr,
                         "gpuprof: run %lld: %s, exit %d, %lld events from %lld process(es), "
                         "%lld dropped; stored in %s:%lld\n",
@@ -533,7 +542,9 @@ int gp_cmd_sql(int argc, char **argv)
         return 2;
     }
     gp_err err = {0};
-    if (gp_store_sql(argv[optind], argv[optind + 1], json, stdout, &err)) {
+    int rc = gp_store_sql(argv[optind], argv[optind + 1], json, stdout, &err);
+    gp_cli_audit(argv[optind], "sql", argv[optind + 1], rc ? err.msg : "ok");
+    if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         return 2;
     }
@@ -593,6 +604,7 @@ int gp_cmd_export(int argc, char **argv)
         return 2;
     }
     gp_timeline_stats ts = {0};
+    char spec[4096];
     rc = gp_timeline_json(traces[0], f, &ts);
     if (out && fclose(f) != 0)
         rc = GP_EIO;
@@ -604,6 +616,9 @@ int gp_cmd_export(int argc, char **argv)
         fprintf(stderr, "gpuprof: wrote %s (%llu slices, %llu flows, %llu counter samples)\n", out,
                 (unsigned long long)ts.slices, (unsigned long long)ts.flows,
                 (unsigned long long)ts.counters);
+    char res[600];
+    snprintf(res, sizeof res, "%s; to %s", rc ? gp_strerror(rc) : "ok", out ? out : "stdout");
+    gp_cli_audit(gp_cli_store_of(argv[optind], spec, sizeof spec), "export", argv[optind], res);
     gp_cli_free_traces(traces, n);
     return rc ? 1 : 0;
 }

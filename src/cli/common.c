@@ -1,6 +1,7 @@
 /* cli/common.c: helpers shared by subcommands (trace loading, options). */
 #include "analysis/summary.h"
 #include "cli/cli.h"
+#include "store/audit.h"
 #include "trace/load.h"
 #include <errno.h>
 #include <math.h>
@@ -148,4 +149,30 @@ const char *gp_cli_fmt_p(char *buf, size_t n, double p)
     else
         snprintf(buf, n, "%.4f", p);
     return buf;
+}
+
+void gp_cli_audit(const char *store, const char *action, const char *target, const char *result)
+{
+    gp_err err = {0};
+    if (gp_audit_append(store, gp_audit_file(), action, target, result, &err))
+        fprintf(stderr, "gpuprof: warning: %s\n", err.msg);
+}
+
+const char *gp_cli_store_of(const char *spec, char *buf, size_t n)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(buf, n, "%s", spec);
+        if (pass) {
+            char *c = strrchr(buf, ':');
+            if (!c) return NULL;
+            *c = 0;
+        }
+        char head[16] = {0};
+        FILE *f = fopen(buf, "rb");
+        if (!f) continue;
+        size_t got = fread(head, 1, sizeof head, f);
+        fclose(f);
+        if (got == 16 && !memcmp(head, "SQLite format 3", 16)) return buf;
+    }
+    return NULL;
 }

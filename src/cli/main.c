@@ -26,6 +26,7 @@ static const gp_command commands[] = {
     {"health", "device backend health: ok / degraded / unavailable, with the reason",
      gp_cmd_health},
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
+    {"audit", "list and verify the audit log of a store or audit file", gp_cmd_audit},
 };
 
 static void usage(FILE *f)

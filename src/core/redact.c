@@ -195,6 +195,13 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
             i = f ? (size_t)(f + 5 - s) : n;
             continue;
         }
+        /* already redacted text stays as it is (redaction is idempotent) */
+        if (!strncmp(s + i, GP_REDACTED, sizeof GP_REDACTED - 1)) {
+            gp_sbuf_puts(out, GP_REDACTED);
+            i += sizeof GP_REDACTED - 1;
+            st->next = st->userpass = 0;
+            continue;
+        }
         unsigned char c = (unsigned char)s[i];
         if (is_sep(c)) {
             if (c == '\'' || c == '"') quote = quote == (char)c ? 0 : quote ? quote : (char)c;

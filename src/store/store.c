@@ -2,6 +2,7 @@
  * redaction, and the batched writer thread that recording processes use
  * (events queued under a mutex, committed by one thread every <= commit_ms). */
 #include "store/store.h"
+#include "core/access.h"
 #include "core/redact.h"
 #include "core/hash.h"
 #include "core/sbuf.h"
@@ -96,6 +97,13 @@ static int open_db(const char *path, int create, sqlite3 **out, gp_err *err)
 {
     sqlite3 *db = NULL;
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
+    /* access control (docs/security.md): another user's store is read-only
+     * for us; a new store is owner-only, and SQLite gives its -wal and -shm
+     * files the same mode */
+    if (gp_access_foreign(path))
+        return gp_err_set(err, GP_EINVAL, "%s: belongs to another user: read-only for you", path);
+    if (create && gp_access_create(path))
+        return gp_err_set(err, GP_EIO, "%s: cannot create: %s", path, strerror(errno));
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
         int rc = db_err(db, path, err, "cannot open store");
         sqlite3_close(db);

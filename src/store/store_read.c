@@ -1,6 +1,7 @@
 /* store/store_read.c: reading the run store: "FILE[:ID]" specs, loading one
  * run into the trace model, listing runs, ad-hoc SQL. */
 #include "core/sbuf.h"
+#include "core/access.h"
 #include "store/store.h"
 #include <ctype.h>
 #include <errno.h>
@@ -56,6 +57,7 @@ int gp_store_spec(const char *spec, char **file, int64_t *run)
 static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
 {
     sqlite3 *db = NULL;
+    if (gp_access_foreign(path)) strict = 1; /* another user's store: read-only (security.md) */
     if (strict || sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         db = NULL;
