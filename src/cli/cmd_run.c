@@ -502,6 +502,7 @@ int gp_cmd_export(int argc, char **argv)
     const char *fmt = "chrome", *out = NULL;
     static const struct option lo[] = {{"format", required_argument, 0, 'f'},
                                        {"output", required_argument, 0, 'o'},
+                                       GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -514,10 +515,12 @@ int gp_cmd_export(int argc, char **argv)
         case 'o':
             out = optarg;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             printf("usage: gpuprof export RUN [--format chrome] [-o OUT.json]\n"
                    "  RUN: gpuprof.db (latest run), gpuprof.db:ID, or any trace gpuprof reads\n"
-                   "  chrome: Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n");
+                   "  chrome: Chrome trace-event JSON for ui.perfetto.dev / "
+                   "chrome://tracing\n" GP_CLI_REDACT_USAGE);
             return 0;
         default:
             return 2;
@@ -534,6 +537,7 @@ int gp_cmd_export(int argc, char **argv)
     }
     gp_trace **traces;
     size_t n;
+    gp_cli_redact_allow();
     int rc = gp_cli_load_traces(argv + optind, 1, &traces, &n);
     if (rc) return rc;
     if (n != 1) {

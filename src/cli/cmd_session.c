@@ -2,7 +2,7 @@
  * started session is a background sampler process (pid file OUTPUT_DIR/
  * NAME.pid) that writes OUTPUT_DIR/NAME.json when stopped. */
 #include "cli/cli.h"
-#include "core/access.h"
+#include "store/access.h"
 #include "cli/mon_common.h"
 #include "core/clock.h"
 #include "core/jdom.h"

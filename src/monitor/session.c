@@ -3,7 +3,7 @@
  * its newest max_snapshots snapshots and its inference latencies, and turns
  * them into a JSON report with optimization suggestions. */
 #include "monitor/session.h"
-#include "core/access.h"
+#include "store/access.h"
 #include "core/stats.h"
 #include "core/vec.h"
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * monitor_sessions: name, description, start/stop wall ns, report JSON). */
 #include "monitor/session_store.h"
 #ifdef GP_HAVE_SQLITE
-#include "core/access.h"
+#include "store/access.h"
 #include <sqlite3.h>
 
 int gp_session_store_put(const char *path, const char *name, const char *description,

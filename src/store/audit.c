@@ -1,7 +1,7 @@
 /* store/audit.c: the hash-chained audit log in a store's audit table and an
  * optional append-only JSONL file (see audit.h). SHA-256 from GnuTLS. */
 #include "store/audit.h"
-#include "core/access.h"
+#include "store/access.h"
 #include "core/jdom.h"
 #include "core/vec.h"
 #include "core/redact.h"

@@ -2,7 +2,7 @@
  * redaction, and the batched writer thread that recording processes use
  * (events queued under a mutex, committed by one thread every <= commit_ms). */
 #include "store/store.h"
-#include "core/access.h"
+#include "store/access.h"
 #include "core/redact.h"
 #include "core/hash.h"
 #include "core/sbuf.h"

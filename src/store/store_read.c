@@ -1,7 +1,7 @@
 /* store/store_read.c: reading the run store: "FILE[:ID]" specs, loading one
  * run into the trace model, listing runs, ad-hoc SQL. */
 #include "core/sbuf.h"
-#include "core/access.h"
+#include "store/access.h"
 #include "store/store.h"
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* core/access.c: file modes and ownership checks (see access.h). */
-#include "core/access.h"
+/* store/access.c: file modes and ownership checks (see access.h). */
+#include "store/access.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <gpuprof/monitor.h>

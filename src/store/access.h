@@ -1,10 +1,10 @@
-/* core/access.h: who may read gpuprof's files (issue 16, docs/security.md).
+/* store/access.h: who may read gpuprof's files (issue 16, docs/security.md).
  * Stores, session reports and audit files are created owner-only (0600,
  * folders 0700) unless the configuration key `share_group` widens them to
  * the group (0640 / 0750). A store owned by another user is opened
  * read-only. */
-#ifndef GP_CORE_ACCESS_H
-#define GP_CORE_ACCESS_H
+#ifndef GP_STORE_ACCESS_H
+#define GP_STORE_ACCESS_H
 #include <sys/types.h>
 
 /* The mode new files (dir = 0) or folders (dir = 1) get. */
