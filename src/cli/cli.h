@@ -96,5 +96,11 @@ int gp_cli_redact_strtab(gp_strtab *st);
 /* The store a RUN argument names ("db", "db:ID") copied into buf, or NULL
  * when it names a trace file, not a store. */
 const char *gp_cli_store_of(const char *spec, char *buf, size_t n);
+/* Device benchmarks (issue 14): cmd_bench.c; health --bench lands there too. */
+GP_CMD_FN(gp_cmd_bench);
+GP_CMD_FN(gp_cmd_bench_health);
+
+/* torch.compile analysis (issue 13): cmd_compile.c. */
+GP_CMD_FN(gp_cmd_compile);
 
 #endif
