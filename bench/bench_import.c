@@ -2,7 +2,8 @@
  * for every stage-1 scanning path this CPU has (GPUPROF_SIMD), interleaved
  * round by round so that the machine's load hits every path alike. Prints,
  * per path, the best wall and CPU time over the rounds and MB/s.
- * Usage: bench_import FILE [ROUNDS] [THREADS] [PATH]   (PATH: only that one) */
+ * Usage: bench_import FILE [ROUNDS] [THREADS] [PATHS]
+ * (PATHS: a comma-separated list of paths to run, e.g. off,avx512) */
 #include "trace/import.h"
 #include "trace/jscan.h"
 #include <stdio.h>
@@ -18,10 +19,23 @@ static double now(clockid_t c)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* 1 when name is one of the comma-separated items of list */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k == n && strncmp(p, name, n) == 0) return 1;
+        p += k + (e ? 1 : 0);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--default-path") == 0) {
-        puts(gp_jscan_name(gp_jscan_choose()));
+    if (argc == 2 && strcmp(argv[1], "--best-path") == 0) {
+        puts(gp_jscan_name(gp_jscan_best()));
         return 0;
     }
     if (argc < 2) {
@@ -43,7 +57,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < GP_JSCAN_COUNT; i++) {
             if (!gp_jscan_supported((gp_jscan_isa)i)) continue;
-            if (only && strcmp(only, gp_jscan_name((gp_jscan_isa)i)) != 0) continue;
+            if (only && !listed(only, gp_jscan_name((gp_jscan_isa)i))) continue;
             setenv("GPUPROF_SIMD", gp_jscan_name((gp_jscan_isa)i), 1);
             gp_import_opts o = {0, threads};
             gp_trace *t = NULL;

@@ -22,6 +22,17 @@ mkdir -p "$TMP" bench/results
 if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt 1000000000 ]; then
   python3 bench/tile_trace.py "$SRC" "$BIG" --min-bytes 1000000000
 fi
+SMALL="$TMP/tile200.json"
+GZ="$TMP/tile200.json.gz"
+if [ ! -f "$GZ" ]; then
+  python3 - "$BIG" "$SMALL" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read(200_000_000)
+i = d.rfind(b"},\n  {")
+open(sys.argv[2], "wb").write(d[: i + 1] + b"\n]}\n")
+PY
+  pigz -6 -k -f "$SMALL" 2>/dev/null || gzip -6 -k -f "$SMALL"
+fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 {
   echo "import benchmark (bench/import.sh) $(date -u '+%Y-%m-%d %H:%M UTC'), git $(git rev-parse --short HEAD)"
@@ -31,8 +42,8 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
   echo "-- gpuprof import, 1 thread, every scanning path (cpu = process CPU time)"
   "$BUILD/bench/bench_import" "$BIG" "$RUNS" 1
   echo "load average: $(load)"
-  echo "-- gpuprof import, 2 threads (split import), default path"
-  "$BUILD/bench/bench_import" "$BIG" "$RUNS" 2 "$("$BUILD/bench/bench_import" --default-path)"
+  echo "-- gpuprof import, 2 threads (split import), the default (off) and the widest SIMD path"
+  "$BUILD/bench/bench_import" "$BIG" "$RUNS" 2 "off,$("$BUILD/bench/bench_import" --best-path)"
   echo "load average: $(load)"
   if [ -f /usr/include/simdjson.h ]; then
     mkdir -p "$BUILD/bench"
@@ -42,5 +53,19 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
   else
     echo "-- peer: simdjson not installed (Debian libsimdjson-dev): skipped"
   fi
+  echo "load average: $(load)"
+  echo "-- gzip: $GZ (pigz -6 of the first 200 MB of the tile); JSON MB/s"
+  if command -v pigz >/dev/null; then
+    t_pigz=$(for i in $(seq "$RUNS"); do /usr/bin/time -f "%e" sh -c "pigz -dc '$GZ' >/dev/null" 2>&1; done | sort -n | head -n 1)
+    echo "  pigz -dc > /dev/null (2 cores): wall $t_pigz s  $(awk -v b="$(stat -c %s "$SMALL")" -v t="$t_pigz" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of JSON"
+  else
+    echo "  pigz not installed: peer skipped"
+  fi
+  for inf in isa-l zlib; do
+    echo "  gpuprof import, inflater $inf (inflate thread + parser):"
+    GPUPROF_INFLATE=$([ $inf = zlib ] && echo zlib || echo default) \
+      "$BUILD/bench/bench_import" "$GZ" "$RUNS" 2 off | sed 's/^/  /'
+  done
+  echo "  (MB/s above are of the compressed file; JSON MB/s = $(stat -c %s "$SMALL") / wall)"
   echo "load average after: $(load)"
 } | tee "$OUT"

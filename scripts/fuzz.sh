@@ -20,6 +20,11 @@ out=build-fuzz
 mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
+LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
+if [ -f /usr/include/isa-l/igzip_lib.h ]; then # gzip input through isa-l, as in the build
+  CFLAGS+=(-DGP_HAVE_ISAL=1)
+  LIBS+=(-lisal)
+fi
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
           src/store/*.c 2>/dev/null)
@@ -37,7 +42,6 @@ done
 wait
 rm -f "$out/libfz.a"
 ar rcs "$out/libfz.a" "$out"/obj/*.o
-LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
 for t in import import_simd folded config jdom; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"

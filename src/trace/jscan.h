@@ -33,8 +33,12 @@ int gp_jscan_supported(gp_jscan_isa isa);
 gp_jscan_fn gp_jscan_get(gp_jscan_isa isa);
 /* "off", "scalar", "sse4.2", "avx2", "avx512". */
 const char *gp_jscan_name(gp_jscan_isa isa);
+/* The widest supported classifier (AVX-512 > AVX2 > SSE4.2 > scalar). */
+gp_jscan_isa gp_jscan_best(void);
 /* The path the importer uses: $GPUPROF_SIMD when it names a supported path
- * ("off", "scalar", "sse4.2", "avx2", "avx512"), else the best supported. */
+ * ("off", "scalar", "sse4.2", "avx2", "avx512"; "auto" = gp_jscan_best()),
+ * else GP_JSCAN_OFF: on the traces measured (docs/performance.md) the
+ * indexed walk was no faster than the byte-wise scan, so it is opt-in. */
 gp_jscan_isa gp_jscan_choose(void);
 
 #endif
