@@ -129,23 +129,3 @@ int gp_cli_parse_double(const char *opt, const char *s, double lo, double hi, do
     *out = v;
     return 0;
 }
-
-const char *gp_cli_fmt_pct(char *buf, size_t n, double pct)
-{
-    if (isnan(pct))
-        snprintf(buf, n, "N/A");
-    else
-        snprintf(buf, n, "%+.1f%%", pct);
-    return buf;
-}
-
-const char *gp_cli_fmt_p(char *buf, size_t n, double p)
-{
-    if (isnan(p))
-        snprintf(buf, n, "N/A");
-    else if (p < 1e-4)
-        snprintf(buf, n, "<1e-4");
-    else
-        snprintf(buf, n, "%.4f", p);
-    return buf;
-}

@@ -103,6 +103,8 @@ typedef struct P {
     uint32_t last_cat_id;
     span last_cat;
     int progress;
+    _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
+    uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
     int progress_shown;
     int64_t progress_after_ns; /* 1 s; $GPUPROF_PROGRESS_AFTER_MS for tests */
@@ -1594,6 +1596,11 @@ static int refill(P *p, size_t keep)
         p->idx_blocks = 0; /* classified on demand by idx_more */
     }
     progress(p, 0);
+    if (p->read_bytes) {
+        uint64_t pos = gp_input_pos(p->in);
+        if (pos > p->counted) atomic_fetch_add(p->read_bytes, pos - p->counted);
+        if (pos > p->counted) p->counted = pos;
+    }
     return 0;
 }
 
@@ -1802,6 +1809,15 @@ static void apply_track_meta(P *p)
 }
 
 /* Creates a parser over `in` (not owned). NULL on out of memory. */
+/* gp_import_count_bytes of this thread: every P of one import is created on
+ * the thread that called gp_import_json_file */
+static _Thread_local _Atomic(uint64_t) *tls_read_bytes;
+
+void gp_import_count_bytes(_Atomic(uint64_t) *read_bytes)
+{
+    tls_read_bytes = read_bytes;
+}
+
 static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
 {
     P *p = calloc(1, sizeof *p);
@@ -1821,6 +1837,8 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->scratch = malloc(p->scap);
     p->t = gp_trace_create();
     p->progress = prog;
+    p->read_bytes = tls_read_bytes;
+    p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
     p->t_last_progress = 0;
     const char *after = getenv("GPUPROF_PROGRESS_AFTER_MS");

@@ -96,6 +96,7 @@ typedef struct job {
     size_t next;
     int progress;
     int split; /* threads each import may split a large plain file over */
+    _Atomic(uint64_t) *read_bytes;
     pthread_mutex_t mu;
 } job;
 
@@ -112,16 +113,27 @@ static void *worker(void *arg)
         int64_t run;
         if (gp_store_spec(j->paths[i], &dbfile, &run)) {
             j->rcs[i] = gp_store_load(dbfile, run, &j->traces[i], &j->errs[i]);
+            struct stat st;
+            if (j->read_bytes && !stat(dbfile, &st))
+                atomic_fetch_add(j->read_bytes, (uint64_t)st.st_size);
             free(dbfile);
             continue;
         }
 #endif
         gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split};
+        gp_import_count_bytes(j->read_bytes);
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
+        gp_import_count_bytes(NULL);
     }
 }
 
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err)
+{
+    return gp_load_many_progress(paths, n, threads, traces, err, NULL);
+}
+
+int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
+                          _Atomic(uint64_t) *read_bytes)
 {
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -139,6 +151,7 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
              0,
              n == 1 ? -1 : 0,
              split,
+             read_bytes,
              PTHREAD_MUTEX_INITIALIZER};
     for (size_t i = 0; i < n; i++) traces[i] = NULL;
     pthread_t *th = gp_xcalloc((size_t)threads, sizeof *th);
