@@ -7,8 +7,10 @@ PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
       libisal-dev  # gzip traces inflated by isa-l (zlib is the fallback when absent)
-      chromium  # headless browser: tests/t_viz_browser.py opens every HTML view
-      nodejs)   # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
+      chromium   # headless browser: tests/t_viz_browser.py opens every HTML view
+      nodejs     # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
+      libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
+      prometheus)  # promtool and a real server: tests/t_prometheus.py
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})
