@@ -6,7 +6,8 @@
 # two threads by the default path, and counted by simdjson (the peer, Debian
 # libsimdjson-dev, bench-only) from a warm buffer in the same run. The load
 # average is written beside the figures: the machine may be shared.
-# Usage: bench/import.sh [BUILD]   (GPUPROF_BENCH_RUNS rounds, default 3)
+# Usage: bench/import.sh [BUILD]   (GPUPROF_BENCH_RUNS rounds, default 3;
+# the tiles on tmpfs are removed at the end unless GPUPROF_BENCH_KEEP=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
@@ -14,16 +15,17 @@ TRACES=${GPUPROF_TRACES:-../shared/traces}
 SRC="$TRACES/df_index_resolver/df_index_resolver.json.gz"
 RUNS=${GPUPROF_BENCH_RUNS:-3}
 OUT=bench/results/import.txt
-TMP=${GPUPROF_BENCH_TMP:-/dev/shm/gpuprof-bench-$USER}
+TMP=${GPUPROF_BENCH_TMP:-/dev/shm/gpuprof-bench-$(id -u)}
 BIG="$TMP/tiled.json"
+SMALL="$TMP/tile200.json"
+GZ="$TMP/tile200.json.gz"
 if [ ! -f "$SRC" ]; then echo "import: SKIP: $SRC not found"; exit 0; fi
 if [ ! -x "$BUILD/bench/bench_import" ]; then echo "import: SKIP: $BUILD/bench/bench_import not built"; exit 0; fi
 mkdir -p "$TMP" bench/results
+if [ "${GPUPROF_BENCH_KEEP:-0}" != 1 ]; then trap 'rm -f "$BIG" "$SMALL" "$GZ"; rmdir "$TMP" 2>/dev/null || true' EXIT; fi
 if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt 1000000000 ]; then
   python3 bench/tile_trace.py "$SRC" "$BIG" --min-bytes 1000000000
 fi
-SMALL="$TMP/tile200.json"
-GZ="$TMP/tile200.json.gz"
 if [ ! -f "$GZ" ]; then
   python3 - "$BIG" "$SMALL" <<'PY'
 import sys
