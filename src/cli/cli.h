@@ -32,9 +32,10 @@ GP_CMD_FN(gp_cmd_session); /* cmd_session.c (issue 6) */
  * gp_cli_free_traces). */
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n);
 void gp_cli_free_traces(gp_trace **traces, size_t n);
-/* A trace named directly on the command line must hold events: prints
+/* A trace file named directly on the command line must hold events: prints
  * "gpuprof: PATH: ..." and returns 2 when it has no "traceEvents" array or
- * no event at all (issue 15: an empty input is an error everywhere); 0 else. */
+ * no event at all (issue 15: an empty input is an error everywhere); 0 else.
+ * A recorded run of a store (FILE.db[:ID]) may hold none. */
 int gp_cli_check_events(const gp_trace *t, const char *path);
 
 /* Parses a non-negative integer option value or prints an error; -1 on error. */

@@ -1,6 +1,7 @@
 /* cli/common.c: helpers shared by subcommands (trace loading, options). */
 #include "analysis/summary.h"
 #include "cli/cli.h"
+#include "store/store.h"
 #include "store/audit.h"
 #include "trace/sanitize.h"
 #include <gpuprof/monitor.h>
@@ -74,6 +75,14 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
 
 int gp_cli_check_events(const gp_trace *t, const char *path)
 {
+#ifdef GP_HAVE_SQLITE
+    char *file = NULL;
+    int64_t run = 0;
+    if (gp_store_spec(path, &file, &run)) { /* a recorded run may hold no events */
+        free(file);
+        return 0;
+    }
+#endif
     if (!t->meta.has_trace_events) {
         fprintf(stderr, "gpuprof: %s: not a trace (no \"traceEvents\" array)\n", path);
         return 2;
