@@ -59,4 +59,7 @@ GP_CMD_FN(gp_cmd_runs);
 GP_CMD_FN(gp_cmd_sql);
 GP_CMD_FN(gp_cmd_export);
 
+/* The server (issue 11): cmd_serve.c, built with libmicrohttpd. */
+GP_CMD_FN(gp_cmd_serve);
+
 #endif

@@ -26,6 +26,7 @@ static const gp_command commands[] = {
     {"health", "device backend health: ok / degraded / unavailable, with the reason",
      gp_cmd_health},
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
+    {"serve", "dashboard and HTTP API over traces, runs and devices", gp_cmd_serve},
 };
 
 static void usage(FILE *f)
