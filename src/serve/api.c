@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,19 +268,17 @@ static int c_flame(gp_trace *const *t, size_t n, const char *name, const void *o
     gp_ftree tree, prt, *use;
     if (gp_ftree_build_traces(&tree, t, n)) return gp_err_set(err, GP_ENOMEM, "out of memory");
     gp_ftree_prune_opts po = fo->po;
-    if (fo->html) { /* as `gpuprof flame -o x.html`: at most 300k frames */
-        int64_t thr = gp_ftree_threshold_for(&tree, 300000);
-        if (thr > po.min_total) po.min_total = thr;
-    }
+    if (fo->html) gp_flame_page_limit(&tree, &po); /* as `gpuprof flame -o x.html` */
     if (gp_ftree_select(&tree, &po, &prt, &use)) {
         gp_ftree_fini(&tree);
         return gp_err_set(err, GP_ENOMEM, "out of memory");
     }
     if (fo->html) {
         const char *base = strrchr(name, '/');
-        char title[512];
+        char title[512], note[256];
         snprintf(title, sizeof title, "Flame graph: %s", base && base[1] ? base + 1 : name);
-        gp_flame_html(use, title, NULL, b);
+        gp_flame_page_note(&tree, use, &po, fo->po.min_total, note, sizeof note);
+        gp_flame_html(use, title, note[0] ? note : NULL, b);
     } else {
         gp_flame_json(use, b);
     }
@@ -633,8 +632,22 @@ static int run_session(gp_serve_ctx *ctx, const char *action, const char *name, 
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    /* the server blocks SIGINT/SIGTERM and ignores SIGPIPE: the command (and
+     * the session's background sampler it starts) must not inherit that */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none, defs;
+    sigemptyset(&none);
+    sigemptyset(&defs);
+    sigaddset(&defs, SIGPIPE);
+    sigaddset(&defs, SIGINT);
+    sigaddset(&defs, SIGTERM);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &defs);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid;
-    int rc = posix_spawn(&pid, ctx->self_exe, &fa, NULL, (char *const *)argv, environ);
+    int rc = posix_spawn(&pid, ctx->self_exe, &fa, &at, (char *const *)argv, environ);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(fd[1]);
     if (rc) {
