@@ -37,17 +37,20 @@ class Server:
         """Sends raw bytes, returns what the server answered until it closed
         (or the timeout)."""
         s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
-        s.sendall(data)
-        if shut:
-            s.shutdown(socket.SHUT_WR)
         out = b""
+        try:  # the server may answer and close before everything was sent
+            s.sendall(data)
+            if shut:
+                s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
         try:
             while True:
                 k = s.recv(65536)
                 if not k:
                     break
                 out += k
-        except socket.timeout:
+        except (socket.timeout, OSError):
             pass
         s.close()
         return out
