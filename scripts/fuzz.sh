@@ -15,12 +15,13 @@ if ! command -v clang >/dev/null; then
   exit 0
 fi
 out=build-fuzz
-mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom"
+mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom" \
+  "$out/seeds-router"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
-          src/store/*.c 2>/dev/null)
+          src/store/*.c src/report/*.c src/serve/router.c 2>/dev/null)
 jobs_max=$(nproc)
 # a header newer than the archive: rebuild every object
 if [ -f "$out/libfz.a" ] && [ -n "$(find include src -name '*.h' -newer "$out/libfz.a" | head -n 1)" ]; then
@@ -36,7 +37,7 @@ wait
 rm -f "$out/libfz.a"
 ar rcs "$out/libfz.a" "$out"/obj/*.o
 LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
-for t in import folded config jdom; do
+for t in import folded config jdom router; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"
 done
@@ -63,6 +64,10 @@ printf 'python;torch::mm;cudaLaunchKernel;gemm 1234\n' >"$out/seeds-folded/b.fol
 printf 'mode: production\nlevel: basic\nmonitoring_interval_seconds: 0.5\ntemperature_warning: 80 # c\nenable_nvml: "true"\n' >"$out/seeds-config/a.yaml"
 cp tests/data/monitor/*.yaml "$out/seeds-config/" 2>/dev/null || true
 printf '{"a":[1,2.5e3,"x\\u00e9",true,null,{"b":{}}],"c":-0.0}' >"$out/seeds-jdom/a.json"
+printf '/api/summary?trace=0a1b2c3d&top=5&category=kernel,cpu_op' >"$out/seeds-router/a"
+printf '/api/compare?base=00000001&current=00000002&min_time=1.5ms&alpha=0.01' >"$out/seeds-router/b"
+printf '/%%2e%%2e/api/../x?a=%%zz&a=1&+=%%00' >"$out/seeds-router/c"
+printf '/files/report.js' >"$out/seeds-router/d"
 status=0
 run() { # target, seconds, runs, corpus dirs...
   local t=$1 secs=$2 runs=$3
@@ -83,5 +88,6 @@ run import "$SECS" "$RUNS" "$out/seeds"
 run folded $((SECS / 3 + 1)) "$RUNS" "$out/seeds-folded"
 run config $((SECS / 3 + 1)) "$RUNS" "$out/seeds-config"
 run jdom $((SECS / 3 + 1)) "$RUNS" "$out/seeds-jdom"
-if [ "$status" = 0 ]; then echo "fuzz: 4 passed, 0 failed"; else echo "fuzz: FAILED"; fi
+run router $((SECS / 3 + 1)) "$RUNS" "$out/seeds-router"
+if [ "$status" = 0 ]; then echo "fuzz: 5 passed, 0 failed"; else echo "fuzz: FAILED"; fi
 exit "$status"

@@ -98,7 +98,9 @@ int gp_target_parse(const char *raw, size_t n, gp_target *t, gp_err *err)
     if (!qm || plen + 1 >= n) return 0;
     const char *qs = qm + 1;
     size_t qn = n - plen - 1;
-    t->q.buf = malloc(qn + 1);
+    /* each parameter takes its key, a NUL, its value and a NUL: at most one
+     * byte more than its text ("k" without '=') */
+    t->q.buf = malloc(2 * qn + 2);
     if (!t->q.buf) {
         gp_target_free(t);
         return gp_err_set(err, GP_ENOMEM, "out of memory");
