@@ -816,6 +816,26 @@ int gp_api_fast(const gp_route *r)
     return table[r - routes].fast;
 }
 
+int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out)
+{
+    int html =
+        r->id == R_V_REPORT || r->id == R_V_FLAME || r->id == R_V_TIMELINE || r->id == R_V_MEMORY;
+    if (!html && r->id != R_KERNELS && r->id != R_HTA && r->id != R_FLAME && r->id != R_MEMORY &&
+        r->id != R_TIMELINE && r->id != R_SUMMARY && r->id != R_ADVISE)
+        return 0;
+    const char *id = gp_query_get(&t->q, "trace");
+    if (!id) return 0;
+    gp_sbuf key = {0};
+    cache_key(&key, t);
+    int hit = gp_tcache_peek(ctx->cache, id, gp_sbuf_cstr(&key), &out->body);
+    gp_sbuf_free(&key);
+    if (!hit) return 0;
+    out->status = 200;
+    out->ctype = html ? HTML : JSON;
+    out->html = html;
+    return 1;
+}
+
 void gp_api_handle(gp_serve_ctx *ctx, const gp_route *r, unsigned method, const gp_target *t,
                    const char *body, size_t bn, gp_resp *out)
 {

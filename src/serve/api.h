@@ -36,6 +36,11 @@ const gp_route *gp_api_routes(size_t *n);
 /* 1 when the route is answered at once (no trace to load or compute). */
 int gp_api_fast(const gp_route *r);
 
+/* Answers a request for a trace's result from the bodies already kept,
+ * without loading or computing (the network thread calls it before handing
+ * the request to a worker); returns 1 when out holds the answer. */
+int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out);
+
 /* Runs the handler of route r. body[0..bn) is the request body (POST). */
 void gp_api_handle(gp_serve_ctx *ctx, const gp_route *r, unsigned method, const gp_target *t,
                    const char *body, size_t bn, gp_resp *out);

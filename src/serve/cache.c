@@ -421,6 +421,26 @@ int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out
     return found;
 }
 
+int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out)
+{
+    int found = 0;
+    int64_t now = gp_clock_mono_ns();
+    pthread_mutex_lock(&c->mu);
+    gp_tentry *e = NULL;
+    for (size_t i = 0; i < c->n && !e; i++)
+        if (!strcmp(c->e[i]->id, id)) e = c->e[i];
+    if (e && e->state == ST_READY && now - e->checked_ns <= 1000000000LL)
+        for (size_t i = 0; i < e->nbodies; i++)
+            if (!strcmp(e->bodies[i].key, key)) {
+                gp_sbuf_add(out, e->bodies[i].b.s, e->bodies[i].b.n);
+                e->last_use = ++c->tick;
+                found = 1;
+                break;
+            }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
 void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *b)
 {
     char *k = strdup(key);

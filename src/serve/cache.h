@@ -47,6 +47,11 @@ const char *gp_tentry_name(const gp_tentry *e);
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out);
 void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body);
 
+/* Without loading or waiting: when trace id is loaded and its files were
+ * checked less than a second ago, appends the body kept under key to out
+ * and returns 1; else returns 0 (the caller then takes the full path). */
+int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out);
+
 /* {"traces":[{"id","name","kind","files","state","percent","bytes",
  * "memory_bytes","error"}],"cache_bytes","cache_limit_bytes"}\n where state
  * is "unloaded", "loading", "ready" or "error". */

@@ -320,6 +320,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!ct || strncmp(ct, "application/json", 16))
             return send_error(c, s, q, 415, "POST bodies must be application/json");
     }
+    if (gp_api_cached(&s->ctx, q->route, &q->t, &q->resp)) return respond(c, s, q, &q->resp);
     if (gp_api_fast(q->route)) {
         gp_api_handle(&s->ctx, q->route, q->method, &q->t, q->body.s, q->body.n, &q->resp);
         return respond(c, s, q, &q->resp);
