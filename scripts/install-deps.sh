@@ -7,7 +7,9 @@ PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
       chromium  # headless browser: tests/t_viz_browser.py opens every HTML view
-      nodejs)   # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
+      nodejs    # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
+      libmicrohttpd-dev libgnutls28-dev  # gpuprof serve (HTTP server, TLS)
+      gnutls-bin wrk)  # serve tests: a TLS test certificate (certtool), the load test
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})

@@ -180,6 +180,29 @@ def main():
     r = subprocess.run([BIN, "serve", "--token-file", short, trace], capture_output=True,
                        text=True, timeout=30)
     check(r.returncode == 2 and ":1:" in r.stderr, "a too short token: refused with FILE:LINE")
+    # a symlink out of a served folder
+    folder = os.path.join(tmp, "ranks")
+    os.mkdir(folder)
+    os.symlink(trace, os.path.join(folder, "rank0.json"))  # its target lies outside
+    r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", folder], capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode == 2 and "outside the served folder" in r.stderr,
+          "a folder with a symlink to a file outside it is refused")
+    os.unlink(os.path.join(folder, "rank0.json"))
+    with open(trace) as src, open(os.path.join(folder, "rank0.json"), "w") as dst:
+        dst.write(src.read())
+    t = Server([folder, "--quiet"], env=env)
+    try:
+        fid = json.loads(t.get("/api/traces")[2])["traces"][0]["id"]
+        st, _, _ = t.get("/api/summary?trace=" + fid)
+        check(st == 200, "the same folder with a real file is served")
+        time.sleep(1.1)
+        os.symlink("/etc/passwd", os.path.join(folder, "rank1.json"))
+        st, _, b = t.get("/api/summary?trace=" + fid)
+        check(st == 422 and b"outside the served folder" in b and b"root:" not in b,
+              "a symlink out of the folder added later: the trace is refused (422)")
+    finally:
+        t.stop()
     p = subprocess.Popen([BIN, "serve", "--listen", "0.0.0.0:0", "--no-auth", trace],
                          stderr=subprocess.PIPE, text=True)
     first = p.stderr.readline()
