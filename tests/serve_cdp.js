@@ -10,54 +10,15 @@
 // Prints one JSON object: {traces, figures: {slices, span_ns}, bottlenecks:
 // [{name, total_ns}], views, reportTitle, reportReady, console: [...]}.
 'use strict';
-const {spawn} = require('child_process');
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
+const {open, sleep} = require('./cdp.js');
 
 const [chrome, base, id, token] = process.argv.slice(2);
-function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
 async function main() {
-  const prof = fs.mkdtempSync(path.join(os.tmpdir(), 'gp_serve_cdp_'));
-  const proc = spawn(chrome, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--remote-debugging-port=0', '--user-data-dir=' + prof, '--window-size=1400,1000',
-    'about:blank'], {stdio: ['ignore', 'ignore', 'pipe']});
-  const wsUrl = await new Promise((resolve, reject) => {
-    let buf = '';
-    const t = setTimeout(() => reject(new Error('chromium did not start: ' + buf.slice(-500))), 60000);
-    proc.stderr.on('data', (d) => {
-      buf += d;
-      const m = buf.match(/DevTools listening on (ws:\/\/\S+)/);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    });
-  });
-  const ws = new WebSocket(wsUrl);
-  await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
-  let nextId = 1;
-  const waiting = new Map(), events = [];
-  ws.onmessage = (m) => {
-    const msg = JSON.parse(m.data);
-    if (msg.id && waiting.has(msg.id)) {
-      const w = waiting.get(msg.id);
-      waiting.delete(msg.id);
-      if (msg.error) w.j(new Error(JSON.stringify(msg.error))); else w.r(msg.result);
-    } else if (msg.method) {
-      events.push(msg);
-    }
-  };
-  function send(method, params, sessionId) {
-    const i = nextId++;
-    ws.send(JSON.stringify({id: i, method, params: params || {}, sessionId}));
-    return new Promise((r, j) => {
-      waiting.set(i, {r, j});
-      setTimeout(() => { if (waiting.delete(i)) j(new Error('timeout: ' + method)); }, 60000);
-    });
-  }
-  const {targetId} = await send('Target.createTarget', {url: 'about:blank'});
-  const {sessionId: sid} = await send('Target.attachToTarget', {targetId, flatten: true});
-  const S = (m, p) => send(m, p, sid);
+  const cdp = await open(chrome);
+  const {S, sid} = cdp;
+  const events = [];
+  cdp.listeners.push((msg) => events.push(msg));
   await S('Page.enable');
   await S('Runtime.enable');
   await S('Log.enable');
@@ -103,9 +64,7 @@ async function main() {
     return p.type + ': ' + (p.args || []).map((a) => a.value).join(' ');
   });
   console.log(JSON.stringify(out));
-  ws.close();
-  proc.kill('SIGKILL');
-  fs.rmSync(prof, {recursive: true, force: true});
+  await cdp.close();
 }
 
 main().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });

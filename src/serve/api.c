@@ -744,51 +744,107 @@ static void h_index(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-enum {
-    R_INDEX,
-    R_HEALTH,
-    R_TRACES,
-    R_KERNELS,
-    R_HTA,
-    R_FLAME,
-    R_MEMORY,
-    R_TIMELINE,
-    R_COMPILE,
-    R_SUMMARY,
-    R_ADVISE,
-    R_COMPARE,
-    R_RUNS,
-    R_DEVICES,
-    R_SESSIONS,
-    R_V_REPORT,
-    R_V_FLAME,
-    R_V_TIMELINE,
-    R_V_MEMORY,
-};
+/* Every handler has this shape; the route's `arg` picks a variant. */
+typedef void (*handler_fn)(gp_serve_ctx *ctx, unsigned method, const gp_target *t, const char *body,
+                           size_t bn, int arg, gp_resp *out);
 
+static void r_index(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n, int a,
+                    gp_resp *o)
+{
+    h_index(c, t, o);
+}
+static void r_devices(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                      int a, gp_resp *o)
+{
+    h_devices(c, t, o, a);
+}
+static void r_traces(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                     int a, gp_resp *o)
+{
+    h_traces(c, t, o);
+}
+static void r_summary(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                      int a, gp_resp *o)
+{
+    h_summary(c, t, o, a);
+}
+static void r_hta(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n, int a,
+                  gp_resp *o)
+{
+    h_hta(c, t, o);
+}
+static void r_flame(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n, int a,
+                    gp_resp *o)
+{
+    h_flame(c, t, o, a);
+}
+static void r_memory(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                     int a, gp_resp *o)
+{
+    h_memory(c, t, o, a);
+}
+static void r_timeline(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                       int a, gp_resp *o)
+{
+    h_timeline(c, t, o, a);
+}
+static void r_compile(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                      int a, gp_resp *o)
+{
+    h_compile(o);
+}
+static void r_advise(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                     int a, gp_resp *o)
+{
+    h_advise(c, t, o);
+}
+static void r_compare(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                      int a, gp_resp *o)
+{
+    h_compare(c, t, o);
+}
+static void r_runs(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n, int a,
+                   gp_resp *o)
+{
+    h_runs(c, t, o);
+}
+static void r_sessions(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                       int a, gp_resp *o)
+{
+    h_sessions(c, m, t, b, n, o);
+}
+static void r_report(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                     int a, gp_resp *o)
+{
+    h_view_report(c, t, o);
+}
+
+/* kept: 0 = computed every time; 1 = a JSON result of trace=ID kept in the
+ * cache; 2 = the same for an HTML page (gp_api_cached answers both) */
 static const struct {
     gp_route r;
-    int fast;
+    handler_fn fn;
+    int arg, fast, kept;
 } table[] = {
-    {{"/", GP_M_GET, GP_SCOPE_NONE, R_INDEX}, 1},
-    {{"/api/health", GP_M_GET, GP_SCOPE_READ, R_HEALTH}, 0},
-    {{"/api/traces", GP_M_GET, GP_SCOPE_READ, R_TRACES}, 1},
-    {{"/api/profiler/kernels", GP_M_GET, GP_SCOPE_READ, R_KERNELS}, 0},
-    {{"/api/profiler/hta", GP_M_GET, GP_SCOPE_READ, R_HTA}, 0},
-    {{"/api/profiler/flame", GP_M_GET, GP_SCOPE_READ, R_FLAME}, 0},
-    {{"/api/profiler/memory", GP_M_GET, GP_SCOPE_READ, R_MEMORY}, 0},
-    {{"/api/profiler/timeline", GP_M_GET, GP_SCOPE_READ, R_TIMELINE}, 0},
-    {{"/api/profiler/compile", GP_M_GET, GP_SCOPE_READ, R_COMPILE}, 1},
-    {{"/api/summary", GP_M_GET, GP_SCOPE_READ, R_SUMMARY}, 0},
-    {{"/api/advise", GP_M_GET, GP_SCOPE_READ, R_ADVISE}, 0},
-    {{"/api/compare", GP_M_GET, GP_SCOPE_READ, R_COMPARE}, 0},
-    {{"/api/runs", GP_M_GET, GP_SCOPE_READ, R_RUNS}, 0},
-    {{"/api/devices", GP_M_GET, GP_SCOPE_READ, R_DEVICES}, 0},
-    {{"/api/sessions", GP_M_GET | GP_M_POST, GP_SCOPE_READ, R_SESSIONS}, 0},
-    {{"/view/report", GP_M_GET, GP_SCOPE_READ, R_V_REPORT}, 0},
-    {{"/view/flame", GP_M_GET, GP_SCOPE_READ, R_V_FLAME}, 0},
-    {{"/view/timeline", GP_M_GET, GP_SCOPE_READ, R_V_TIMELINE}, 0},
-    {{"/view/memory", GP_M_GET, GP_SCOPE_READ, R_V_MEMORY}, 0},
+    {{"/", GP_M_GET, GP_SCOPE_NONE, 0}, r_index, 0, 1, 0},
+    {{"/api/health", GP_M_GET, GP_SCOPE_READ, 0}, r_devices, 1, 0, 0},
+    {{"/api/traces", GP_M_GET, GP_SCOPE_READ, 0}, r_traces, 0, 1, 0},
+    {{"/api/profiler/kernels", GP_M_GET, GP_SCOPE_READ, 0}, r_summary, 1, 0, 1},
+    {{"/api/profiler/hta", GP_M_GET, GP_SCOPE_READ, 0}, r_hta, 0, 0, 1},
+    {{"/api/profiler/flame", GP_M_GET, GP_SCOPE_READ, 0}, r_flame, 0, 0, 1},
+    {{"/api/profiler/memory", GP_M_GET, GP_SCOPE_READ, 0}, r_memory, 0, 0, 1},
+    {{"/api/profiler/timeline", GP_M_GET, GP_SCOPE_READ, 0}, r_timeline, 0, 0, 1},
+    {{"/api/profiler/compile", GP_M_GET, GP_SCOPE_READ, 0}, r_compile, 0, 1, 0},
+    {{"/api/summary", GP_M_GET, GP_SCOPE_READ, 0}, r_summary, 0, 0, 1},
+    {{"/api/advise", GP_M_GET, GP_SCOPE_READ, 0}, r_advise, 0, 0, 1},
+    {{"/api/compare", GP_M_GET, GP_SCOPE_READ, 0}, r_compare, 0, 0, 0},
+    {{"/api/runs", GP_M_GET, GP_SCOPE_READ, 0}, r_runs, 0, 0, 0},
+    {{"/api/devices", GP_M_GET, GP_SCOPE_READ, 0}, r_devices, 0, 0, 0},
+    {{"/api/sessions", GP_M_GET | GP_M_POST, GP_SCOPE_READ, 0}, r_sessions, 0, 0, 0},
+    {{"/view/report", GP_M_GET, GP_SCOPE_READ, 0}, r_report, 0, 0, 2},
+    {{"/view/flame", GP_M_GET, GP_SCOPE_READ, 0}, r_flame, 1, 0, 2},
+    {{"/view/timeline", GP_M_GET, GP_SCOPE_READ, 0}, r_timeline, 1, 0, 2},
+    {{"/view/memory", GP_M_GET, GP_SCOPE_READ, 0}, r_memory, 1, 0, 2},
 };
 #define NROUTES (sizeof table / sizeof table[0])
 static gp_route routes[NROUTES];
@@ -796,7 +852,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init_routes(void)
 {
-    for (size_t i = 0; i < NROUTES; i++) routes[i] = table[i].r;
+    for (size_t i = 0; i < NROUTES; i++) {
+        routes[i] = table[i].r;
+        routes[i].id = (int)i;
+    }
 }
 
 void gp_api_init(void)
@@ -813,26 +872,22 @@ const gp_route *gp_api_routes(size_t *n)
 
 int gp_api_fast(const gp_route *r)
 {
-    return table[r - routes].fast;
+    return table[r->id].fast;
 }
 
 int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out)
 {
-    int html =
-        r->id == R_V_REPORT || r->id == R_V_FLAME || r->id == R_V_TIMELINE || r->id == R_V_MEMORY;
-    if (!html && r->id != R_KERNELS && r->id != R_HTA && r->id != R_FLAME && r->id != R_MEMORY &&
-        r->id != R_TIMELINE && r->id != R_SUMMARY && r->id != R_ADVISE)
-        return 0;
+    int kept = table[r->id].kept;
     const char *id = gp_query_get(&t->q, "trace");
-    if (!id) return 0;
+    if (!kept || !id) return 0;
     gp_sbuf key = {0};
     cache_key(&key, t);
     int hit = gp_tcache_peek(ctx->cache, id, gp_sbuf_cstr(&key), &out->body);
     gp_sbuf_free(&key);
     if (!hit) return 0;
     out->status = 200;
-    out->ctype = html ? HTML : JSON;
-    out->html = html;
+    out->ctype = kept == 2 ? HTML : JSON;
+    out->html = kept == 2;
     return 1;
 }
 
@@ -842,65 +897,5 @@ void gp_api_handle(gp_serve_ctx *ctx, const gp_route *r, unsigned method, const 
     out->status = 500;
     out->ctype = JSON;
     out->html = 0;
-    switch (r->id) {
-    case R_INDEX:
-        h_index(ctx, t, out);
-        break;
-    case R_HEALTH:
-        h_devices(ctx, t, out, 1);
-        break;
-    case R_TRACES:
-        h_traces(ctx, t, out);
-        break;
-    case R_KERNELS:
-        h_summary(ctx, t, out, 1);
-        break;
-    case R_HTA:
-        h_hta(ctx, t, out);
-        break;
-    case R_FLAME:
-        h_flame(ctx, t, out, 0);
-        break;
-    case R_MEMORY:
-        h_memory(ctx, t, out, 0);
-        break;
-    case R_TIMELINE:
-        h_timeline(ctx, t, out, 0);
-        break;
-    case R_COMPILE:
-        h_compile(out);
-        break;
-    case R_SUMMARY:
-        h_summary(ctx, t, out, 0);
-        break;
-    case R_ADVISE:
-        h_advise(ctx, t, out);
-        break;
-    case R_COMPARE:
-        h_compare(ctx, t, out);
-        break;
-    case R_RUNS:
-        h_runs(ctx, t, out);
-        break;
-    case R_DEVICES:
-        h_devices(ctx, t, out, 0);
-        break;
-    case R_SESSIONS:
-        h_sessions(ctx, method, t, body, bn, out);
-        break;
-    case R_V_REPORT:
-        h_view_report(ctx, t, out);
-        break;
-    case R_V_FLAME:
-        h_flame(ctx, t, out, 1);
-        break;
-    case R_V_TIMELINE:
-        h_timeline(ctx, t, out, 1);
-        break;
-    case R_V_MEMORY:
-        h_memory(ctx, t, out, 1);
-        break;
-    default:
-        gp_api_error(out, 404, "no such route");
-    }
+    table[r->id].fn(ctx, method, t, body, bn, table[r->id].arg, out);
 }

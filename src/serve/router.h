@@ -64,7 +64,7 @@ typedef struct gp_route {
                          [A-Za-z0-9._-] (e.g. "/files/" followed by '*') */
     unsigned methods; /* GP_M_* bits */
     int scope;        /* GP_SCOPE_* a token needs for a GET; POSTs need control */
-    int id;           /* the handler's number */
+    int id;           /* the route's index in its table (set by the table's owner) */
 } gp_route;
 
 /* Parses a method name ("GET", ...) into a GP_M_* bit; 0 when unknown. */

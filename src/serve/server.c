@@ -82,28 +82,26 @@ static int addr_key(struct MHD_Connection *c, unsigned char key[16])
     return 0;
 }
 
-/* Counts a connection of this address in (+1) or out (-1); returns the
- * count after. */
+/* Counts a request of this address in (+1) or out (-1); returns the count
+ * after. A full table counts nothing (no limit then). */
 static int ip_count(server *s, const unsigned char key[16], int delta)
 {
-    uint32_t h = 2166136261u;
-    for (int i = 0; i < 16; i++) h = (h ^ key[i]) * 16777619u;
     pthread_mutex_lock(&s->ip_mu);
-    int count = 0;
-    for (int k = 0; k < IP_SLOTS; k++) {
-        int i = (int)((h + (uint32_t)k) % IP_SLOTS);
+    int count = 0, found = 0, free_slot = -1;
+    for (int i = 0; i < IP_SLOTS && !found; i++) {
         if (s->ip[i].used && !memcmp(s->ip[i].addr, key, 16)) {
             s->ip[i].count += delta;
             count = s->ip[i].count;
-            if (count <= 0) s->ip[i].used = 0; /* leaves a hole: probing goes on */
-            break;
+            if (count <= 0) s->ip[i].used = 0;
+            found = 1;
+        } else if (!s->ip[i].used && free_slot < 0) {
+            free_slot = i;
         }
-        if (!s->ip[i].used && delta > 0) {
-            s->ip[i].used = 1;
-            memcpy(s->ip[i].addr, key, 16);
-            s->ip[i].count = count = 1;
-            break;
-        }
+    }
+    if (!found && delta > 0 && free_slot >= 0) {
+        s->ip[free_slot].used = 1;
+        memcpy(s->ip[free_slot].addr, key, 16);
+        s->ip[free_slot].count = count = 1;
     }
     pthread_mutex_unlock(&s->ip_mu);
     return count;
