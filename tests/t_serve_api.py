@@ -226,6 +226,28 @@ def main():
     finally:
         rc, err = s.stop()
     check(rc == 0, "SIGTERM stops the server with status 0 (%s)" % err.strip()[-200:])
+    # --monitor: /api/devices comes from the running sampler's latest sample
+    if os.path.exists(fake):
+        m = Server(["--monitor", "--quiet"], env=dict(env, GPUPROF_MONITORING_INTERVAL_SECONDS="0.1"))
+        try:
+            walls = []
+            for _ in range(2):
+                st, _, b = m.get("/api/devices")
+                d = json.loads(b)
+                gpu = [x for x in d["devices"] if x["backend"] == "nvml"]
+                walls.append(gpu[0]["sample"]["wall_ns"] if gpu and gpu[0]["sample"] else None)
+                time.sleep(0.6)
+            want = json.loads(cli("devices", "--json", env=env)[1])
+
+            def shape(doc):  # the fake GPUs change over ticks (scenario): compare the layout
+                return [(x["index"], x["backend"], x["name"], x["uuid"])
+                        for x in doc["devices"]], sorted(doc)
+            check(st == 200 and walls[0] and walls[1] and walls[1] > walls[0] and
+                  shape(d) == shape(want),
+                  "--monitor: devices from the sampler, samples move on (%s), same layout as "
+                  "`devices --json`" % walls)
+        finally:
+            m.stop()
     shutil.rmtree(tmp, ignore_errors=True)
     print("t_serve_api: %d failure(s)" % len(failures))
     return 1 if failures else 0
