@@ -2,7 +2,8 @@
 # Builds gpuprof's libFuzzer targets (clang, ASan+UBSan) and runs each for a
 # bounded number of iterations / seconds: the trace importer (seeded from
 # tests/data and the heads/tails of the shared real traces), the folded-stacks
-# reader, the monitor's YAML config reader and the small JSON reader.
+# reader, the monitor's YAML config reader, the small JSON reader and the
+# TORCH_TRACE log reader (seeded from tests/data and the shared logs).
 # Exit status != 0 on a crash, a leak or a broken error contract.
 # Usage: scripts/fuzz.sh [RUNS] [SECONDS]   (per target; the importer gets
 # the full budget, the others a third of it)
@@ -16,12 +17,16 @@ if ! command -v clang >/dev/null; then
 fi
 out=build-fuzz
 mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom" \
-  "$out/seeds-router"
+  "$out/seeds-router" "$out/seeds-torch_trace"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
-          src/store/*.c src/report/*.c src/serve/router.c 2>/dev/null)
+          src/report/*.c src/store/*.c src/serve/router.c 2>/dev/null)
+# the page scripts and styles, embedded as in the CMake build (cmake/web_embed.cmake)
+cmake -DOUT="$out/web_assets.c" -DFILES="$(ls src/render/web/*.js src/render/web/*.css | tr '\n' ';')" \
+  -P cmake/web_embed.cmake
+srcs="$srcs $out/web_assets.c"
 jobs_max=$(nproc)
 # a header newer than the archive: rebuild every object
 if [ -f "$out/libfz.a" ] && [ -n "$(find include src -name '*.h' -newer "$out/libfz.a" | head -n 1)" ]; then
@@ -37,7 +42,7 @@ wait
 rm -f "$out/libfz.a"
 ar rcs "$out/libfz.a" "$out"/obj/*.o
 LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
-for t in import folded config jdom router; do
+for t in import folded config jdom torch_trace router; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"
 done
@@ -68,6 +73,13 @@ printf '/api/summary?trace=0a1b2c3d&top=5&category=kernel,cpu_op' >"$out/seeds-r
 printf '/api/compare?base=00000001&current=00000002&min_time=1.5ms&alpha=0.01' >"$out/seeds-router/b"
 printf '/%%2e%%2e/api/../x?a=%%zz&a=1&+=%%00' >"$out/seeds-router/c"
 printf '/files/report.js' >"$out/seeds-router/d"
+cp tests/data/torch_trace_small.log "$out/seeds-torch_trace/"
+tt=${GPUPROF_TORCH_TRACE:-../shared/torch_trace}
+if [ -d "$tt" ]; then
+  for f in "$tt"/*.log; do
+    head -c 20000 "$f" >"$out/seeds-torch_trace/$(basename "$f").head" || true
+  done
+fi
 status=0
 run() { # target, seconds, runs, corpus dirs...
   local t=$1 secs=$2 runs=$3
@@ -89,5 +101,6 @@ run folded $((SECS / 3 + 1)) "$RUNS" "$out/seeds-folded"
 run config $((SECS / 3 + 1)) "$RUNS" "$out/seeds-config"
 run jdom $((SECS / 3 + 1)) "$RUNS" "$out/seeds-jdom"
 run router $((SECS / 3 + 1)) "$RUNS" "$out/seeds-router"
-if [ "$status" = 0 ]; then echo "fuzz: 5 passed, 0 failed"; else echo "fuzz: FAILED"; fi
+run torch_trace $((SECS / 3 + 1)) "$RUNS" "$out/seeds-torch_trace"
+if [ "$status" = 0 ]; then echo "fuzz: 6 passed, 0 failed"; else echo "fuzz: FAILED"; fi
 exit "$status"

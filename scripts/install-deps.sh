@@ -6,10 +6,13 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
-      chromium  # headless browser: tests/t_viz_browser.py opens every HTML view
-      nodejs    # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
-      libmicrohttpd-dev libgnutls28-dev  # gpuprof serve (HTTP server, TLS)
-      gnutls-bin wrk)  # serve tests: a TLS test certificate (certtool), the load test
+      clpeak     # tests/t_bench_clpeak.py: gpuprof bench checked against clpeak
+      chromium   # headless browser: tests/t_viz_browser.py opens every HTML view
+      nodejs     # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
+      libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
+      libgnutls28-dev    # gpuprof serve: TLS
+      gnutls-bin wrk     # serve tests: a TLS test certificate (certtool), the load test
+      prometheus)  # promtool and a real server: tests/t_prometheus.py
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})

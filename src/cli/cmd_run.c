@@ -3,6 +3,7 @@
  * and the CUPTI/NVTX injection library, then prints its summary; also
  * `gpuprof runs`, `gpuprof sql` and `gpuprof export` on the store. */
 #include "cli/cli.h"
+#include "cli/mon_common.h"
 #include "report/runs.h"
 #include "core/clock.h"
 #include "core/sbuf.h"
@@ -33,7 +34,11 @@ static void run_usage(FILE *f)
                "  --cuda/--no-cuda     CUPTI injection (default on when built)\n"
                "  --nvtx               NVTX ranges through the injection library\n"
                "  --sample-interval MS also sample the devices (GPU/OpenCL/host: utilization,\n"
-               "                       memory, power, clocks...) every MS ms into counters\n"
+               "                       memory, power, clocks...) every MS ms into counters, with\n"
+               "                       the monitor's configuration (--config FILE or\n"
+               "                       $GPUPROF_CONFIG, GPUPROF_* variables, --set KEY=VALUE)\n"
+               "  --config FILE        monitor configuration for --sample-interval\n"
+               "  --set KEY=VALUE      override one monitor configuration key\n"
                "  --no-summary         do not print the summary at the end\n"
                "  -q, --quiet          no gpuprof messages (the summary still prints)\n");
 }
@@ -162,11 +167,12 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-static int sampler_start(sampler *sp, const char *db, int64_t run, long ms)
+/* c: the monitor configuration (gp_cli_mon_config); the interval is ms. */
+static int sampler_start(sampler *sp, const char *db, int64_t run, long ms, gp_mon_config c)
 {
     memset(sp, 0, sizeof *sp);
-    gp_mon_config c;
-    gp_mon_config_defaults(&c);
+    c.monitoring_interval_seconds = (double)ms / 1000.0;
+    /* the run records counters; alerts and their log belong to the monitor */
     c.enable_alerts = 0;
     c.enable_event_log = 0;
     c.enable_snapshot_on_alert = 0;
@@ -211,6 +217,7 @@ int gp_cmd_run(int argc, char **argv)
     const char *out = "gpuprof.db";
     int opencl = -1, cuda = -1, nvtx = 0, summary = 1, quiet = 0;
     long sample_ms = 0;
+    gp_mon_opts mo = {0};
     static const struct option lo[] = {{"output", required_argument, 0, 'o'},
                                        {"opencl", no_argument, 0, 'C'},
                                        {"no-opencl", no_argument, 0, 'c'},
@@ -219,6 +226,8 @@ int gp_cmd_run(int argc, char **argv)
                                        {"nvtx", no_argument, 0, 'n'},
                                        {"sample-interval", required_argument, 0, 's'},
                                        {"no-summary", no_argument, 0, 'S'},
+                                       {"config", required_argument, 0, 'K'},
+                                       {"set", required_argument, 0, 'E'},
                                        {"quiet", no_argument, 0, 'q'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
@@ -255,6 +264,12 @@ int gp_cmd_run(int argc, char **argv)
         case 'S':
             summary = 0;
             break;
+        case 'K':
+            mo.config = optarg;
+            break;
+        case 'E':
+            if (gp_cli_mon_add_set(&mo, optarg)) return 2;
+            break;
         case 'q':
             quiet = 1;
             break;
@@ -272,6 +287,9 @@ int gp_cmd_run(int argc, char **argv)
     }
     char **cmd = argv + optind;
     int ncmd = argc - optind;
+    gp_mon_config mcfg;
+    gp_mon_config_defaults(&mcfg);
+    if (sample_ms > 0 && gp_cli_mon_config(&mo, &mcfg)) return 2;
 
     char layer[PATH_MAX], inject[PATH_MAX];
     int have_layer = find_lib("GPUPROF_CL_LAYER", "libgpuprof_cl_layer.so", layer, sizeof layer);
@@ -316,7 +334,7 @@ int gp_cmd_run(int argc, char **argv)
     /* before the injection environment is set: the monitor's own OpenCL
      * calls must not load the layer into gpuprof */
     sampler smp;
-    int sampling = sample_ms > 0 && sampler_start(&smp, db, run, sample_ms) == 0;
+    int sampling = sample_ms > 0 && sampler_start(&smp, db, run, sample_ms, mcfg) == 0;
     char num[32];
     snprintf(num, sizeof num, "%lld", (long long)run);
     setenv("GPUPROF_STORE", db, 1);

@@ -372,7 +372,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     for (gp_profiler *q = live_head; q; q = q->next_live) {
-        if (q->drain_state) q->drain_state = 0;
+        atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
         pthread_mutex_unlock(&q->mu);
     }
     pthread_mutex_unlock(&live_mu);
@@ -405,25 +405,35 @@ static void live_remove(gp_profiler *p)
 
 /* ---- drain thread ---------------------------------------------------------- */
 
-/* How often the drain thread empties the thread buffers (ns). */
-#define GP_DRAIN_PERIOD_NS 2000000
+/* How often the drain thread empties the thread buffers (ns): every 2 ms
+ * while there is something to drain, backing off to 64 ms when idle (a
+ * thread short of chunks wakes it at once). */
+#define GP_DRAIN_PERIOD_NS     2000000
+#define GP_DRAIN_PERIOD_MAX_NS 64000000
 
 static int drain_pass(gp_profiler *p, int max_chunks);
 
 static void *drain_main(void *arg)
 {
     gp_profiler *p = arg;
+    long period = GP_DRAIN_PERIOD_NS;
     pthread_mutex_lock(&p->mu);
-    while (p->drain_state == 1) {
+    while (atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1) {
+        uint64_t before = p->drained;
         if (drain_pass(p, GP_MAX_CHUNKS / 4) == 1) { /* more waiting: let others take the lock */
             pthread_mutex_unlock(&p->mu);
             sched_yield();
             pthread_mutex_lock(&p->mu);
+            period = GP_DRAIN_PERIOD_NS;
             continue;
         }
+        if (p->drained != before)
+            period = GP_DRAIN_PERIOD_NS;
+        else if (period < GP_DRAIN_PERIOD_MAX_NS)
+            period *= 2;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += GP_DRAIN_PERIOD_NS;
+        ts.tv_nsec += period;
         if (ts.tv_nsec >= 1000000000) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
@@ -436,18 +446,21 @@ static void *drain_main(void *arg)
 
 void gp_rec_drain_start(gp_profiler *p)
 {
-    if (p->drain_state == 1 && p->drain_pid == getpid()) return;
-    if (p->drain_state == 2) return;
+    int st = atomic_load_explicit(&p->drain_state, memory_order_relaxed);
+    if (st == 1 && p->drain_pid == getpid()) return;
+    if (st == 2) return;
     /* signals go to the program's threads, not to this one */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    p->drain_state = 1;
+    atomic_store_explicit(&p->drain_state, 1, memory_order_relaxed);
     p->drain_pid = getpid();
-    if (pthread_create(&p->drain_thr, NULL, drain_main, p) != 0) p->drain_state = 0;
+    if (pthread_create(&p->drain_thr, NULL, drain_main, p) != 0)
+        atomic_store_explicit(&p->drain_state, 0, memory_order_relaxed);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 #ifdef __linux__
-    if (p->drain_state == 1) pthread_setname_np(p->drain_thr, "gpuprof-drain");
+    if (atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1)
+        pthread_setname_np(p->drain_thr, "gpuprof-drain");
 #endif
 }
 
@@ -459,14 +472,13 @@ void gp_rec_drain_wake(gp_profiler *p)
 void gp_rec_drain_stop(gp_profiler *p)
 {
     pthread_mutex_lock(&p->mu);
-    int running = p->drain_state == 1 && p->drain_pid == getpid();
-    if (running) p->drain_state = 2;
+    int running = atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1 &&
+                  p->drain_pid == getpid();
+    if (running) atomic_store_explicit(&p->drain_state, 2, memory_order_relaxed);
     pthread_cond_signal(&p->drain_cv);
     pthread_mutex_unlock(&p->mu);
     if (running) pthread_join(p->drain_thr, NULL);
-    pthread_mutex_lock(&p->mu);
-    p->drain_state = 0;
-    pthread_mutex_unlock(&p->mu);
+    atomic_store_explicit(&p->drain_state, 0, memory_order_relaxed);
 }
 
 /* ---- thread buffers ---------------------------------------------------- */
@@ -549,6 +561,12 @@ __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b
         atomic_store_explicit(&c->n, 0, memory_order_relaxed);
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
     } else {
+        if (atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 0) {
+            /* a forked child has no drain thread yet */
+            pthread_mutex_lock(&p->mu);
+            gp_rec_drain_start(p);
+            pthread_mutex_unlock(&p->mu);
+        }
         if (b->nchunks >= GP_MAX_CHUNKS / 2) gp_rec_drain_wake(p);
         if (b->nchunks >= GP_MAX_CHUNKS && !force) return NULL;
         c = chunk_new();
@@ -1080,6 +1098,7 @@ static int drain_pass(gp_profiler *p, int max_chunks)
             uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             for (uint32_t i = b->head_pos; i < n; i++)
                 if (drain_event(p, b, &c->ev[i])) rc = GP_ENOMEM;
+            p->drained += n - b->head_pos;
             b->head_pos = n;
             if (n < GP_CHUNK_EVENTS) break;
             gp_chunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);

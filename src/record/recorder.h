@@ -178,7 +178,8 @@ struct gp_profiler {
     /* background drain thread */
     pthread_t drain_thr;
     pthread_cond_t drain_cv;
-    int drain_state; /* 0 not started, 1 running, 2 stopping */
+    atomic_int drain_state; /* 0 not started, 1 running, 2 stopping */
+    uint64_t drained;       /* events drained so far */
     pid_t drain_pid;
     struct gp_stream *stream;
     /* (typedef for stream.c) */   /* GP_SINK_STREAM output (stream.c) */

@@ -96,14 +96,7 @@ void gp_report_health_entries_json(gp_monitor *m, gp_sbuf *b, int *overall)
 }
 size_t gp_report_gpu_count(gp_monitor *m)
 {
-    size_t n = gp_monitor_device_count(m), g = 0;
-    for (size_t i = 0; i < n; i++) {
-        gp_dev_info d;
-        if (!gp_monitor_device_info(m, i, &d) && d.present && !strcmp(d.kind, "gpu") &&
-            strcmp(d.backend, "opencl"))
-            g++;
-    }
-    return g;
+    return gp_monitor_gpu_count(m); /* the monitor's rule, also used by the metrics */
 }
 
 void gp_report_devices_json(gp_sbuf *b, gp_monitor *m)

@@ -2,10 +2,36 @@
  * object or CSV row per device and tick, and the full-screen terminal view. */
 #include "report/monitor.h"
 #include "core/table.h"
+#include "monitor/alerts.h"
 #include "monitor/fields.h"
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+static void csv_str(gp_sbuf *b, const char *s)
+{
+    gp_sbuf_putc(b, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"') gp_sbuf_putc(b, '"');
+        gp_sbuf_putc(b, *p == '\n' || *p == '\r' ? ' ' : *p);
+    }
+    gp_sbuf_putc(b, '"');
+}
+
+static void json_str_or_null(gp_sbuf *b, const char *s)
+{
+    if (s && *s)
+        gp_json_str(b, s);
+    else
+        gp_sbuf_puts(b, "null");
+}
+
+static void hostname(char *h, size_t n)
+{
+    if (gethostname(h, n - 1)) h[0] = 0;
+    h[n - 1] = 0;
+}
 
 static int shown(const gp_dev_info *d, int gpus_only)
 {
@@ -14,6 +40,8 @@ static int shown(const gp_dev_info *d, int gpus_only)
 
 void gp_report_monitor_lines(gp_sbuf *b, gp_monitor *m, int csv, int gpus_only, uint64_t tick)
 {
+    char host[256];
+    hostname(host, sizeof host);
     size_t n = gp_monitor_device_count(m);
     for (size_t i = 0; i < n; i++) {
         gp_dev_info d;
@@ -23,20 +51,19 @@ void gp_report_monitor_lines(gp_sbuf *b, gp_monitor *m, int csv, int gpus_only, 
         if (!have) memset(&s, 0, sizeof s);
         if (csv) {
             gp_sbuf_printf(b, "%lld,%llu,%zu,", (long long)s.wall_ns, (unsigned long long)tick, i);
-            /* names never hold double quotes in practice; escape them anyway */
-            gp_sbuf_putc(b, '"');
-            for (const char *p = d.name; *p; p++) {
-                if (*p == '"') gp_sbuf_putc(b, '"');
-                gp_sbuf_putc(b, *p);
-            }
-            gp_sbuf_printf(b, "\",%s,%d", d.backend, d.present);
+            csv_str(b, d.name);
+            gp_sbuf_printf(b, ",%s,%d", d.backend, d.present);
             for (int f = 0; f < GP_MF_COUNT; f++) {
                 if (gp_sample_has(&s, f))
                     gp_sbuf_printf(b, ",%.17g", s.v[f]);
                 else
                     gp_sbuf_puts(b, ",");
             }
-            gp_sbuf_putc(b, '\n');
+            gp_sbuf_putc(b, ',');
+            if (d.uuid[0]) csv_str(b, d.uuid);
+            gp_sbuf_putc(b, ',');
+            csv_str(b, host);
+            gp_sbuf_puts(b, ",,,,,,\n"); /* the alert columns */
         } else {
             gp_sbuf_puts(b, "{\"tick\":");
             gp_json_int(b, (int64_t)tick);
@@ -51,6 +78,10 @@ void gp_report_monitor_lines(gp_sbuf *b, gp_monitor *m, int csv, int gpus_only, 
             gp_json_str(b, d.name);
             gp_json_key(b, "backend", 1);
             gp_json_str(b, d.backend);
+            gp_json_key(b, "uuid", 1);
+            json_str_or_null(b, d.uuid);
+            gp_json_key(b, "hostname", 1);
+            json_str_or_null(b, host);
             gp_json_key(b, "present", 1);
             gp_sbuf_puts(b, d.present ? "true" : "false");
             gp_fields_json(b, &s, 1);
@@ -177,5 +208,53 @@ void gp_report_monitor_csv_header(gp_sbuf *b)
 {
     gp_sbuf_puts(b, "wall_ns,tick,device,name,backend,present");
     for (int f = 0; f < GP_MF_COUNT; f++) gp_sbuf_printf(b, ",%s", gp_mfield_key(f));
-    gp_sbuf_putc(b, '\n');
+    gp_sbuf_puts(b, ",uuid,hostname,event,alert_kind,alert_level,alert_value,alert_threshold,"
+                    "message\n");
+}
+
+void gp_report_monitor_alerts(gp_sbuf *b, gp_monitor *m, const gp_event *ev, size_t n, int csv,
+                              int gpus_only, uint64_t tick)
+{
+    char host[256];
+    hostname(host, sizeof host);
+    for (size_t k = 0; k < n; k++, ev++) {
+        gp_dev_info d;
+        int have = ev->device >= 0 && gp_monitor_device_info(m, (size_t)ev->device, &d) == 0;
+        if (have && !shown(&d, gpus_only)) continue;
+        if (csv) {
+            gp_sbuf_printf(b, "%lld,%llu,", (long long)ev->wall_ns, (unsigned long long)tick);
+            if (ev->device >= 0) gp_sbuf_printf(b, "%d", ev->device);
+            gp_sbuf_putc(b, ',');
+            if (have) csv_str(b, d.name);
+            gp_sbuf_printf(b, ",%s,", have ? d.backend : "");
+            if (have) gp_sbuf_puts(b, d.present ? "1" : "0");
+            for (int f = 0; f < GP_MF_COUNT; f++) gp_sbuf_putc(b, ',');
+            gp_sbuf_putc(b, ',');
+            if (have && d.uuid[0]) csv_str(b, d.uuid);
+            gp_sbuf_putc(b, ',');
+            csv_str(b, host);
+            gp_sbuf_printf(b, ",%s,%s,%s,%.17g,%.17g,", gp_event_type_name(ev->type),
+                           gp_alert_kind_name(ev->kind), gp_alert_level_name(ev->level), ev->value,
+                           ev->threshold);
+            csv_str(b, ev->message);
+            gp_sbuf_putc(b, '\n');
+        } else {
+            /* the events.jsonl record, with the tick and the device's identity added */
+            gp_sbuf rec = {0};
+            gp_event_json(&rec, ev);
+            gp_sbuf_add(b, rec.s, rec.n - 1); /* without its closing brace */
+            gp_sbuf_free(&rec);
+            gp_json_key(b, "tick", 1);
+            gp_json_int(b, (int64_t)tick);
+            if (have) {
+                gp_json_key(b, "name", 1);
+                gp_json_str(b, d.name);
+                gp_json_key(b, "uuid", 1);
+                json_str_or_null(b, d.uuid);
+            }
+            gp_json_key(b, "hostname", 1);
+            json_str_or_null(b, host);
+            gp_sbuf_puts(b, "}\n");
+        }
+    }
 }
