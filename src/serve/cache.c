@@ -429,7 +429,13 @@ int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out)
     gp_tentry *e = NULL;
     for (size_t i = 0; i < c->n && !e; i++)
         if (!strcmp(c->e[i]->id, id)) e = c->e[i];
-    if (e && e->state == ST_READY && now - e->checked_ns <= 1000000000LL)
+    if (e && e->state == ST_READY && now - e->checked_ns > 1000000000LL) {
+        /* the once-a-second look at the files, here too: a kept body is
+         * only served while its files are unchanged */
+        e->checked_ns = now;
+        if (changed(e)) e->checked_ns = 0; /* the full path reloads it */
+    }
+    if (e && e->state == ST_READY && e->checked_ns)
         for (size_t i = 0; i < e->nbodies; i++)
             if (!strcmp(e->bodies[i].key, key)) {
                 gp_sbuf_add(out, e->bodies[i].b.s, e->bodies[i].b.n);

@@ -47,8 +47,8 @@ const char *gp_tentry_name(const gp_tentry *e);
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out);
 void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body);
 
-/* Without loading or waiting: when trace id is loaded and its files were
- * checked less than a second ago, appends the body kept under key to out
+/* Without loading or waiting: when trace id is loaded and its files are
+ * unchanged (looked at once a second at most), appends the body kept under key to out
  * and returns 1; else returns 0 (the caller then takes the full path). */
 int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out);
 

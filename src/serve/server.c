@@ -434,7 +434,7 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     s->conn_per_ip = o->conn_per_ip > 0 ? o->conn_per_ip : 32;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     atomic_init(&s->jobs, 0);
-    atomic_init(&s->max_jobs, (int)(cores > 0 ? cores * 4 : 4));
+    atomic_init(&s->max_jobs, (int)(cores > 4 ? cores * 4 : 16));
     if (parse_listen(o->listen ? o->listen : "127.0.0.1:6970", &ss, &sslen, &loopback, &err))
         goto fail;
     if (o->token_file && !(s->tokens = gp_tokens_load(o->token_file, &err))) goto fail;
