@@ -7,6 +7,8 @@
 # Exit status != 0 on a crash, a leak or a broken error contract.
 # Usage: scripts/fuzz.sh [RUNS] [SECONDS]   (per target; the importer gets
 # the full budget, the others a third of it)
+# import_simd compares the importer's stage-1 scanning paths (trace/jscan.c)
+# with the byte-wise reference on the same inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-${GPUPROF_FUZZ_RUNS:-300000}}
@@ -20,6 +22,11 @@ mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/s
   "$out/seeds-torch_trace"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
+LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
+if [ -f /usr/include/isa-l/igzip_lib.h ]; then # gzip input through isa-l, as in the build
+  CFLAGS+=(-DGP_HAVE_ISAL=1)
+  LIBS+=(-lisal)
+fi
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
           src/report/*.c src/store/*.c 2>/dev/null)
@@ -41,8 +48,7 @@ done
 wait
 rm -f "$out/libfz.a"
 ar rcs "$out/libfz.a" "$out"/obj/*.o
-LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
-for t in import folded config jdom torch_trace; do
+for t in import import_simd folded config jdom torch_trace; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"
 done
@@ -93,9 +99,10 @@ run() { # target, seconds, runs, corpus dirs...
   fi
 }
 run import "$SECS" "$RUNS" "$out/seeds"
+run import_simd $((SECS / 3 + 1)) "$RUNS" "$out/seeds"
 run folded $((SECS / 3 + 1)) "$RUNS" "$out/seeds-folded"
 run config $((SECS / 3 + 1)) "$RUNS" "$out/seeds-config"
 run jdom $((SECS / 3 + 1)) "$RUNS" "$out/seeds-jdom"
 run torch_trace $((SECS / 3 + 1)) "$RUNS" "$out/seeds-torch_trace"
-if [ "$status" = 0 ]; then echo "fuzz: 5 passed, 0 failed"; else echo "fuzz: FAILED"; fi
+if [ "$status" = 0 ]; then echo "fuzz: 6 passed, 0 failed"; else echo "fuzz: FAILED"; fi
 exit "$status"

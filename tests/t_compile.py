@@ -300,6 +300,15 @@ def main():
     else:
         print("note: triton_example absent: skipped")
 
+    # a gzip-compressed log reads the same
+    with tempfile.TemporaryDirectory() as d:
+        gz = os.path.join(d, "simple.log.gz")
+        with open(os.path.join(TT, "simple.log"), "rb") as f, gzip.open(gz, "wb") as g:
+            g.write(f.read())
+        rc, out, err = run("--json", gz)
+        check(rc == 0 and json.loads(out)["logs"][0]["totals"] == totals(os.path.join(TT, "simple.log")),
+              "a .log.gz reads like the plain log")
+
     # a 5 MB envelope line (longer than the reader's first buffer) is read whole
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "long.log")

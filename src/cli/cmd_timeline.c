@@ -15,7 +15,7 @@ static void usage(FILE *f)
                "  -o, --output OUT   .json: Chrome trace-event JSON for ui.perfetto.dev and\n"
                "                     chrome://tracing; .html: self-contained zoomable viewer\n"
                "  --max-slices N     HTML: slices drawn one by one before short ones are\n"
-               "                     aggregated (default 300000)\n");
+               "                     aggregated (default 300000)\n" GP_CLI_REDACT_USAGE);
 }
 
 int gp_cmd_timeline(int argc, char **argv)
@@ -24,6 +24,7 @@ int gp_cmd_timeline(int argc, char **argv)
     long max_slices = 0;
     static const struct option lo[] = {{"output", required_argument, 0, 'o'},
                                        {"max-slices", required_argument, 0, 'm'},
+                                       GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -36,6 +37,7 @@ int gp_cmd_timeline(int argc, char **argv)
         case 'm':
             if ((max_slices = gp_cli_parse_count("--max-slices", optarg)) < 0) return 2;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             usage(stdout);
             return 0;
@@ -59,6 +61,7 @@ int gp_cmd_timeline(int argc, char **argv)
     }
     gp_trace **traces;
     size_t n;
+    gp_cli_redact_allow();
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
     if (n != 1) {
