@@ -13,6 +13,8 @@ PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       chromium   # headless browser: tests/t_viz_browser.py opens every HTML view
       nodejs     # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
       libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
+      libgnutls28-dev    # gpuprof serve: TLS
+      gnutls-bin wrk     # serve tests: a TLS test certificate (certtool), the load test
       prometheus)  # promtool and a real server: tests/t_prometheus.py
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
