@@ -7,8 +7,8 @@ the HTML views byte-identical to the files the commands write (report,
 flame, timeline, memory); devices equal `devices --json` except the host's
 own load figures, which move between two samples. Also: /api/traces lists
 ids, states and 100 % once loaded; a repeated request is answered from the
-cache (the same bytes); a file changed on disk is re-read; compile answers
-501; errors are JSON with their status; sessions started and stopped through
+cache (the same bytes); a file changed on disk is re-read; compile equals
+`gpuprof compile --json` on one trace; errors are JSON with their status; sessions started and stopped through
 POST /api/sessions. Exit 77 without the shared traces or without serve."""
 import json, os, re, shutil, subprocess, sys, tempfile, time
 
@@ -49,7 +49,8 @@ def main():
     shutil.copy(os.path.join(TRACES, "cpu_only",
                              "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"), single)
     nccl = os.path.join(TRACES, "nccl_data", "nccl_data.json.gz")
-    paths = [alex, two, mi, single, nccl]
+    triton = os.path.join(TRACES, "triton_example", "triton_example.json.gz")
+    paths = [alex, two, mi, single, nccl, triton]
     # a store with two runs when the OpenCL test program can record
     store = None
     prog = os.path.join(BUILD, "tests", "cl_record_prog")
@@ -185,9 +186,15 @@ def main():
         check(after != before and after == cli("summary", "--json", single)[1],
               "a changed file is read again")
         # errors
-        st, h, b = s.get("/api/profiler/compile?trace=" + ids[alex])
+        # compile: the torch.compile view of one trace = `gpuprof compile --json TRACE`
+        same("/api/profiler/compile?trace=" + ids[triton], cli("compile", "--json", triton)[1],
+             "compile triton_example")
+        doc = json.loads(s.get("/api/profiler/compile?trace=" + ids[triton])[2])
+        check(len(doc["trace"]["regions"]) == 1, "compile: one compiled region in triton_example")
+        st, h, b = s.get("/api/profiler/compile?trace=" + ids[two])
         e = json.loads(b)
-        check(st == 501 and e["status"] == 501 and "compile" in e["error"], "compile: 501")
+        check(st == 400 and e["status"] == 400 and "one trace" in e["error"],
+              "compile of a folder of ranks: 400 %d %r" % (st, e))
         for path, code in (("/api/summary", 400), ("/api/summary?trace=ffffffff", 404),
                            ("/api/summary?trace=%s&top=-1" % ids[alex], 400),
                            ("/api/summary?trace=%s&bogus=1" % ids[alex], 400),

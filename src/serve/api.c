@@ -12,6 +12,7 @@
 #include "analysis/summary.h"
 #include "core/jdom.h"
 #include "monitor/session_dir.h"
+#include "report/compile.h"
 #include "render/dashboard.h"
 #include "render/flame.h"
 #include "render/memview.h"
@@ -729,11 +730,33 @@ static void h_sessions(gp_serve_ctx *ctx, unsigned method, const gp_target *t, c
     gp_jdom_free(&doc);
 }
 
-static void h_compile(gp_resp *out)
+/* The torch.compile view of one Kineto trace: the JSON of `gpuprof compile
+ * --json TRACE` (compiled regions, cache lookups, fused kernels). */
+static int c_compile(gp_trace *const *t, size_t n, const char *name, const void *opts, gp_sbuf *b,
+                     gp_err *err)
 {
-    gp_api_error(out, 501,
-                 "compile reports are not available: this gpuprof has no `gpuprof compile` "
-                 "command yet");
+    if (n != 1) {
+        gp_err_set(err, GP_EINVAL, "compile: one trace at a time (%s holds %zu ranks)", name, n);
+        return GP_EINVAL;
+    }
+    gp_compiled_trace ct;
+    if (gp_compiled_trace_of(t[0], &ct)) return GP_ENOMEM;
+    gp_compile_result res = {NULL, 0, NULL, NULL, t[0], &ct, NULL, NULL};
+    gp_compile_json(&res, b);
+    gp_compiled_trace_free(&ct);
+    return 0;
+}
+
+static void h_compile(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
+{
+    static const char *const ok[] = {"trace", NULL};
+    gp_err err = {0};
+    int rc = gp_query_only(&t->q, ok, &err);
+    if (rc) {
+        fail(out, rc, &err);
+        return;
+    }
+    with_trace(ctx, t, c_compile, NULL, JSON, out);
 }
 
 static void h_index(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
@@ -794,7 +817,7 @@ static void r_timeline(gp_serve_ctx *c, unsigned m, const gp_target *t, const ch
 static void r_compile(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
                       int a, gp_resp *o)
 {
-    h_compile(o);
+    h_compile(c, t, o);
 }
 static void r_advise(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
                      int a, gp_resp *o)
@@ -837,7 +860,7 @@ static const struct {
     {{"/api/profiler/flame", GP_M_GET, GP_SCOPE_READ, 0}, r_flame, 0, 0, 1},
     {{"/api/profiler/memory", GP_M_GET, GP_SCOPE_READ, 0}, r_memory, 0, 0, 1},
     {{"/api/profiler/timeline", GP_M_GET, GP_SCOPE_READ, 0}, r_timeline, 0, 0, 1},
-    {{"/api/profiler/compile", GP_M_GET, GP_SCOPE_READ, 0}, r_compile, 0, 1, 0},
+    {{"/api/profiler/compile", GP_M_GET, GP_SCOPE_READ, 0}, r_compile, 0, 0, 1},
     {{"/api/summary", GP_M_GET, GP_SCOPE_READ, 0}, r_summary, 0, 0, 1},
     {{"/api/advise", GP_M_GET, GP_SCOPE_READ, 0}, r_advise, 0, 0, 1},
     {{"/api/compare", GP_M_GET, GP_SCOPE_READ, 0}, r_compare, 0, 0, 0},
