@@ -200,7 +200,7 @@ def main():
                            ("/api/summary?trace=%s&bogus=1" % ids[alex], 400),
                            ("/api/summary?trace=%s&category=nope" % ids[alex], 400),
                            ("/api/profiler/hta?trace=%s&compat=xyz" % ids[alex], 400),
-                           ("/api/nothing", 404)):
+                           ("/api/nothing", 404), ("/metrics", 404)):
             st, h, b = s.get(path)
             ok = st == code and h.get("content-type") == "application/json"
             try:
@@ -237,6 +237,11 @@ def main():
     if os.path.exists(fake):
         m = Server(["--monitor", "--quiet"], env=dict(env, GPUPROF_MONITORING_INTERVAL_SECONDS="0.1"))
         try:
+            for _ in range(50):  # the sampler's first sample
+                d = json.loads(m.get("/api/devices")[2])
+                if any(x["backend"] == "nvml" and x.get("sample") for x in d["devices"]):
+                    break
+                time.sleep(0.1)
             walls = []
             for _ in range(2):
                 st, _, b = m.get("/api/devices")
@@ -253,6 +258,25 @@ def main():
                   shape(d) == shape(want),
                   "--monitor: devices from the sampler, samples move on (%s), same layout as "
                   "`devices --json`" % walls)
+            # /metrics: the sampler's Prometheus exposition (docs/fleet.md); as many GPUs
+            # as /api/devices lists present
+            ngpu = sum(1 for x in d["devices"] if x["backend"] == "nvml" and x.get("sample"))
+            st, h, b = m.get("/metrics")
+            text = b.decode()
+            check(st == 200 and h.get("content-type", "").startswith("text/plain; version=0.0.4")
+                  and "# TYPE gpu_device_count gauge" in text and
+                  re.search(r"^gpu_device_count %d$" % ngpu, text, re.M) and
+                  re.search(r'^gpuprof_gpu_temperature_celsius\{[^}]*uuid="GPU-', text, re.M),
+                  "--monitor: GET /metrics is the exposition (%d, %r)" % (st, text[:200]))
+            promtool = shutil.which("promtool")
+            if promtool:
+                r = subprocess.run([promtool, "check", "metrics"], input=b, capture_output=True)
+                # the seed's names fail promtool's lint by design (docs/fleet.md); nothing else may
+                bad = [l for l in (r.stdout + r.stderr).decode().splitlines()
+                       if l.strip() and not re.match(r"^(gpu_device_count|gpu_inference_time_ms|"
+                                                     r"gpu_total_memory_mb|gpu_total_memory_used_mb)",
+                                                     l.strip())]
+                check(not bad, "promtool check metrics on serve's /metrics: %r" % bad[:5])
         finally:
             m.stop()
     shutil.rmtree(tmp, ignore_errors=True)

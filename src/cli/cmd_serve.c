@@ -25,7 +25,9 @@ static void usage(FILE *f)
         "  --no-auth            serve a non-loopback address without tokens (warned about)\n"
         "  --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
         "  --cache-mb N         memory for loaded traces and responses (default 1024)\n"
-        "  --monitor            run the device sampler; /api/devices shows its latest sample\n"
+        "  --monitor            run the device sampler; /api/devices shows its latest sample and\n"
+        "                       GET /metrics its Prometheus exposition (docs/fleet.md)\n"
+        "  --metric-names dcgm  /metrics also carries the dcgm-exporter names and labels\n"
         "  --config FILE        monitor configuration (YAML; default $GPUPROF_CONFIG)\n"
         "  --threads N          network threads (default: one per core)\n"
         "  --max-per-ip N       concurrent requests per client address (default 32; 429 beyond)\n"
@@ -47,6 +49,7 @@ int gp_cmd_serve(int argc, char **argv)
                                        {"tls-key", required_argument, 0, 'K'},
                                        {"cache-mb", required_argument, 0, 'm'},
                                        {"monitor", no_argument, 0, 'M'},
+                                       {"metric-names", required_argument, 0, 'n'},
                                        {"config", required_argument, 0, 'c'},
                                        {"threads", required_argument, 0, 't'},
                                        {"max-per-ip", required_argument, 0, 'p'},
@@ -83,6 +86,14 @@ int gp_cmd_serve(int argc, char **argv)
             break;
         case 'M':
             o.monitor = 1;
+            break;
+        case 'n':
+            if (strcmp(optarg, "dcgm") && strcmp(optarg, "gpuprof")) {
+                fprintf(stderr, "gpuprof serve: --metric-names: gpuprof or dcgm, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            o.metric_dcgm = !strcmp(optarg, "dcgm");
             break;
         case 'c':
             o.config = optarg;

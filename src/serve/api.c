@@ -13,6 +13,7 @@
 #include "core/jdom.h"
 #include "monitor/session_dir.h"
 #include "report/compile.h"
+#include "serve/metrics.h"
 #include "render/dashboard.h"
 #include "render/flame.h"
 #include "render/memview.h"
@@ -759,6 +760,27 @@ static void h_compile(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
     with_trace(ctx, t, c_compile, NULL, JSON, out);
 }
 
+/* GET /metrics: the Prometheus exposition of the running sampler, the same
+ * text `gpuprof monitor --prometheus` serves (rendered once per sample and
+ * shared by every scraper). */
+static void h_metrics(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
+{
+    if (no_params(t, out)) return;
+    if (!ctx->metrics) {
+        gp_api_error(out, 404, "/metrics needs `gpuprof serve --monitor`");
+        return;
+    }
+    gp_metrics_text *x = gp_metrics_acquire(ctx->metrics);
+    if (!x) {
+        gp_api_error(out, 503, "out of memory");
+        return;
+    }
+    gp_sbuf_add(&out->body, x->data, x->len);
+    gp_metrics_release(x);
+    out->status = 200;
+    out->ctype = "text/plain; version=0.0.4; charset=utf-8";
+}
+
 static void h_index(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 {
     if (no_params(t, out)) return;
@@ -778,6 +800,11 @@ static void r_index(gp_serve_ctx *c, unsigned m, const gp_target *t, const char 
                     gp_resp *o)
 {
     h_index(c, t, o);
+}
+static void r_metrics(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
+                      int a, gp_resp *o)
+{
+    h_metrics(c, t, o);
 }
 static void r_devices(gp_serve_ctx *c, unsigned m, const gp_target *t, const char *b, size_t n,
                       int a, gp_resp *o)
@@ -854,6 +881,7 @@ static const struct {
 } table[] = {
     {{"/", GP_M_GET, GP_SCOPE_NONE, 0}, r_index, 0, 1, 0},
     {{"/api/health", GP_M_GET, GP_SCOPE_READ, 0}, r_devices, 1, 0, 0},
+    {{"/metrics", GP_M_GET, GP_SCOPE_READ, 0}, r_metrics, 0, 1, 0},
     {{"/api/traces", GP_M_GET, GP_SCOPE_READ, 0}, r_traces, 0, 1, 0},
     {{"/api/profiler/kernels", GP_M_GET, GP_SCOPE_READ, 0}, r_summary, 1, 0, 1},
     {{"/api/profiler/hta", GP_M_GET, GP_SCOPE_READ, 0}, r_hta, 0, 0, 1},

@@ -15,12 +15,13 @@
 
 typedef struct gp_serve_ctx {
     gp_tcache *cache;
-    const char *store;    /* --store, or NULL */
-    gp_monitor *mon;      /* the running sampler with --monitor, else NULL */
-    gp_mon_config moncfg; /* for one-shot device samples and sessions */
-    const char *self_exe; /* this program, for session control */
-    const char *config;   /* --config given to serve, passed to `session` */
-    int tls;              /* served over TLS */
+    const char *store;          /* --store, or NULL */
+    gp_monitor *mon;            /* the running sampler with --monitor, else NULL */
+    struct gp_metrics *metrics; /* its Prometheus exposition (serve/metrics.h) */
+    gp_mon_config moncfg;       /* for one-shot device samples and sessions */
+    const char *self_exe;       /* this program, for session control */
+    const char *config;         /* --config given to serve, passed to `session` */
+    int tls;                    /* served over TLS */
 } gp_serve_ctx;
 
 typedef struct gp_resp {

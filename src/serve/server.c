@@ -7,6 +7,7 @@
  * it when the response is ready, so that loading a large trace never stalls
  * the other connections. */
 #include "serve/server.h"
+#include "serve/metrics.h"
 #include "serve/api.h"
 #include "serve/auth.h"
 #include "serve/router.h"
@@ -494,6 +495,14 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
             rc = 1;
             goto fail;
         }
+        gp_metrics_opts mo;
+        memset(&mo, 0, sizeof mo);
+        mo.dcgm = o->metric_dcgm;
+        if (!(s->ctx.metrics = gp_metrics_create(s->ctx.mon, &mo))) {
+            gp_err_set(&err, GP_ENOMEM, "--monitor: out of memory");
+            rc = 1;
+            goto fail;
+        }
     }
     /* signals: waited for by this thread only */
     sigset_t set;
@@ -552,6 +561,7 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
 fail:
     fprintf(stderr, "gpuprof serve: %s\n", err.msg);
 done:
+    if (s->ctx.metrics) gp_metrics_destroy(s->ctx.metrics);
     if (s->ctx.mon) {
         gp_monitor_stop(s->ctx.mon);
         gp_monitor_destroy(s->ctx.mon);

@@ -25,6 +25,7 @@ typedef struct gp_serve_opts {
     const char *tls_cert, *tls_key;
     uint64_t cache_mb;  /* --cache-mb (default 1024) */
     int monitor;        /* --monitor: run the device sampler, /api/devices from it */
+    int metric_dcgm;    /* --metric-names dcgm: /metrics also has dcgm-exporter names */
     const char *config; /* monitor configuration (--config) */
     int threads;        /* network threads (0 = one per core) */
     int quiet;          /* no access log */
