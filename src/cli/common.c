@@ -1,6 +1,7 @@
 /* cli/common.c: helpers shared by subcommands (trace loading, options). */
 #include "analysis/summary.h"
 #include "cli/cli.h"
+#include "render/export.h"
 #include "trace/load.h"
 #include <errno.h>
 #include <math.h>
@@ -9,6 +10,11 @@
 #include <string.h>
 
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
+{
+    return gp_cli_load_traces_ex(paths, npaths, 0, out, n);
+}
+
+int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***out, size_t *n)
 {
     gp_err err = {0};
     size_t count = 0;
@@ -23,7 +29,7 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
         for (int j = 0; j < npaths; j++)
             if (!strcmp(files[i], paths[j])) named[i] = 1;
     gp_trace **traces = gp_xcalloc(count + 1, sizeof *traces);
-    int rc = gp_load_many(files, count, 0, traces, &err);
+    int rc = gp_load_many_ex(files, count, 0, flags, traces, &err);
     if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         free(traces);
@@ -148,4 +154,32 @@ const char *gp_cli_fmt_p(char *buf, size_t n, double p)
     else
         snprintf(buf, n, "%.4f", p);
     return buf;
+}
+
+int gp_cli_export(const char *path, int fmt, const char *out)
+{
+    char *paths[1] = {(char *)path};
+    gp_trace **traces;
+    size_t n;
+    int rc = gp_cli_load_traces_ex(paths, 1, GP_LOAD_KEEP_ARGS, &traces, &n);
+    if (rc) return rc;
+    if (n != 1) {
+        fprintf(stderr, "gpuprof: export takes one run or trace, %s holds %zu\n", path, n);
+        gp_cli_free_traces(traces, n);
+        return 2;
+    }
+    gp_export_stats st;
+    gp_err err = {0};
+    rc = gp_export_write(traces[0], fmt, out, &st, &err);
+    if (rc)
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+    else if (strcmp(out, "-"))
+        fprintf(stderr,
+                "gpuprof: wrote %s (%llu slices, %llu instants, %llu memory events, %llu counter "
+                "samples, %llu flow %s)\n",
+                out, (unsigned long long)st.slices, (unsigned long long)st.instants,
+                (unsigned long long)st.mem_events, (unsigned long long)st.counters,
+                (unsigned long long)st.flows, fmt == GP_EXPORT_PERFETTO ? "links" : "events");
+    gp_cli_free_traces(traces, n);
+    return rc ? (rc == GP_ENOMEM ? 3 : 1) : 0;
 }

@@ -244,7 +244,7 @@ static int load_procs(loader *L, gp_err *err)
 
 static void add_flow(loader *L, int64_t corr, int64_t ts, uint32_t track, char ph)
 {
-    gp_flow f = {ts, corr, track, L->cat_flow, ph, ph == 'f' ? 1 : 0};
+    gp_flow f = {ts, corr, track, 0, L->cat_flow, ph, ph == 'f' ? 1 : 0};
     if (GP_VEC_PUSH(L->t->flows, f)) L->oom = 1;
 }
 

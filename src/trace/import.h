@@ -5,9 +5,10 @@
 #include "trace/trace.h"
 
 typedef struct gp_import_opts {
-    int progress; /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
-    int threads;  /* parts parsed in parallel for large plain files; 0 = one per core
-                     (or $GPUPROF_IMPORT_THREADS) */
+    int progress;  /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
+    int threads;   /* parts parsed in parallel for large plain files; 0 = one per core
+                      (or $GPUPROF_IMPORT_THREADS) */
+    int keep_args; /* 1: keep each slice's and instant's "args" text (trace->args_text) */
 } gp_import_opts;
 
 /* Imports a .json or .json.gz trace (object form or bare array form).

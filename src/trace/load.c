@@ -95,7 +95,8 @@ typedef struct job {
     gp_err *errs;
     size_t next;
     int progress;
-    int split; /* threads each import may split a large plain file over */
+    int split;      /* threads each import may split a large plain file over */
+    unsigned flags; /* GP_LOAD_* */
     pthread_mutex_t mu;
 } job;
 
@@ -116,12 +117,19 @@ static void *worker(void *arg)
             continue;
         }
 #endif
-        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split};
+        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split,
+                            (j->flags & GP_LOAD_KEEP_ARGS) != 0};
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
     }
 }
 
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err)
+{
+    return gp_load_many_ex(paths, n, threads, 0, traces, err);
+}
+
+int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
+                    gp_err *err)
 {
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -139,6 +147,7 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
              0,
              n == 1 ? -1 : 0,
              split,
+             flags,
              PTHREAD_MUTEX_INITIALIZER};
     for (size_t i = 0; i < n; i++) traces[i] = NULL;
     pthread_t *th = gp_xcalloc((size_t)threads, sizeof *th);

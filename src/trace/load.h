@@ -17,4 +17,10 @@ void gp_paths_free(char **paths);
  * its code with err set and no trace left allocated. */
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err);
 
+/* gp_load_many with flags: GP_LOAD_KEEP_ARGS keeps every JSON event's
+ * "args" text in the trace (trace->args_text), for lossless exports. */
+#define GP_LOAD_KEEP_ARGS 1u
+int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
+                    gp_err *err);
+
 #endif
