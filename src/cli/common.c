@@ -161,7 +161,9 @@ int gp_cli_export(const char *path, int fmt, const char *out)
     char *paths[1] = {(char *)path};
     gp_trace **traces;
     size_t n;
-    int rc = gp_cli_load_traces_ex(paths, 1, GP_LOAD_KEEP_ARGS, &traces, &n);
+    /* the Chrome writer repeats each event's args text; Perfetto's needs none */
+    unsigned flags = fmt == GP_EXPORT_CHROME ? GP_LOAD_KEEP_ARGS : 0;
+    int rc = gp_cli_load_traces_ex(paths, 1, flags, &traces, &n);
     if (rc) return rc;
     if (n != 1) {
         fprintf(stderr, "gpuprof: export takes one run or trace, %s holds %zu\n", path, n);
