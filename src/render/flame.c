@@ -120,76 +120,9 @@ void gp_flame_json(const gp_ftree *f, gp_sbuf *b)
     gp_sbuf_puts(b, "}\n");
 }
 
-static const char flame_css[] =
-    "#fgwrap{border:1px solid var(--line);overflow-x:hidden}#fg{display:block;width:100%}\n"
-    "#fg g.f{cursor:pointer}#fg g.f:hover rect{stroke:#000;stroke-width:.6}\n"
-    ".legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;"
-    "border-radius:2px}\n";
-
-static const char flame_js[] =
-    "(function(){\n"
-    "var D=gp.data('fg-data'),NM=D.names,P=D.p,N=D.n,K=D.k,T=D.t,n=P.length,unit=D.unit;\n"
-    "var kids=new Array(n),i;for(i=0;i<n;i++)kids[i]=[];for(i=1;i<n;i++)kids[P[i]].push(i);\n"
-    "var svg=document.getElementById('fg'),RH=17,zoom=0,hit=null;\n"
-    "var KN=['all','thread / stream','CPU operator or range','runtime call (launch)',"
-    "'GPU kernel / copy / memset','small GPU work (grouped)'];\n"
-    "function fmt(v){return unit==='ns'?gp.fmtDur(v):v.toLocaleString()+' '+unit;}\n"
-    "function self(i){var s=T[i],k=kids[i];for(var c=0;c<k.length;c++)s-=T[k[c]];return s;}\n"
-    "function render(){var W=svg.clientWidth||1200,out=[],maxrow=0;\n"
-    " if(!(T[zoom]>0)){svg.innerHTML='';document.getElementById('fg-shown').textContent='0';return;"
-    "}\n"
-    " var "
-    "sc=W/T[zoom],anc=[],a=zoom;while(true){anc.push(a);if(a===0)break;a=P[a];}anc.reverse();\n"
-    " function box(i,x,w,row){var y=row*RH,c=hit&&hit[i]?'#e040fb':gp.color(NM[N[i]],K[i]),"
-    "lbl=NM[N[i]],mc=Math.floor((w-6)/"
-    "6.3);if(lbl.length>mc)lbl=mc>3?lbl.slice(0,mc-1)+'\\u2026':'';\n"
-    "  out.push('<g class=\"f\" data-i=\"'+i+'\"><rect x=\"'+x.toFixed(1)+'\" y=\"'+y+'\" "
-    "width=\"'+"
-    "Math.max(w-0.6,0.4).toFixed(1)+'\" height=\"'+(RH-1)+'\" rx=\"2\" "
-    "fill=\"'+c+'\"/>'+(lbl?'<text "
-    "x=\"'+(x+3).toFixed(1)+'\" "
-    "y=\"'+(y+12)+'\">'+gp.esc(lbl)+'</text>':'')+'</g>');if(row>maxrow)maxrow=row;}\n"
-    " for(var j=0;j<anc.length;j++)box(anc[j],0,W,j);\n"
-    " var st=[[zoom,0,anc.length-1]];while(st.length){var e=st.pop(),i=e[0],x=e[1],row=e[2];"
-    "if(i!==zoom)box(i,x,T[i]*sc,row);var cx=x,ks=kids[i];for(var c=0;c<ks.length;c++){"
-    "var w=T[ks[c]]*sc;if(w>=0.5)st.push([ks[c],cx,row+1]);cx+=w;}}\n"
-    " svg.setAttribute('height',(maxrow+1)*RH+2);svg.innerHTML=out.join('');"
-    "document.getElementById('fg-shown').textContent=String(out.length);"
-    "document.getElementById('fg-zoom').textContent=zoom?NM[N[zoom]]:'all';}\n"
-    "svg.addEventListener('mousemove',function(ev){var "
-    "g=ev.target.closest('g.f');if(!g){gp.tip(ev,null);return;}"
-    "var i=+g.dataset.i;gp.tip(ev,'<b>'+gp.esc(NM[N[i]])+'</b>\\n'+KN[K[i]]+'\\ntotal "
-    "'+fmt(T[i])+' ('+"
-    "(100*T[i]/T[0]).toFixed(2)+'% of all'+(i?', '+(T[P[i]]?100*T[i]/T[P[i]]:0).toFixed(2)+'% of "
-    "parent':'')+"
-    "')\\nself '+fmt(self(i)));});\n"
-    "svg.addEventListener('mouseleave',function(ev){gp.tip(ev,null);});\n"
-    "svg.addEventListener('click',function(ev){var g=ev.target.closest('g.f');if(!g)return;"
-    "zoom=+g.dataset.i;render();});\n"
-    "var q=document.getElementById('fg-search'),msg=document.getElementById('fg-matched');\n"
-    "function search(){var s=q.value;if(!s){hit=null;msg.textContent='';render();return;}var "
-    "re=null;"
-    "try{re=new RegExp(s,'i');}catch(e){re=null;}var ls=s.toLowerCase();hit=new Uint8Array(n);"
-    "var under=new Uint8Array(n),sum=0,cnt=0;for(var i=1;i<n;i++){var nm=NM[N[i]];"
-    "hit[i]=re?re.test(nm):nm.toLowerCase().indexOf(ls)>=0;under[i]=under[P[i]]||hit[P[i]];"
-    "if(hit[i]){cnt++;if(!under[i])sum+=T[i];}}msg.textContent='Matched '+cnt+' frames: '+fmt(sum)+"
-    "' ('+(T[0]?100*sum/T[0]:0).toFixed(2)+'% of all)';render();}\n"
-    "var "
-    "tm=null;q.addEventListener('input',function(){clearTimeout(tm);tm=setTimeout(search,150);});\n"
-    "document.getElementById('fg-reset').addEventListener('click',function(){zoom=0;q.value='';hit="
-    "null;"
-    "msg.textContent='';render();});\n"
-    "document.addEventListener('keydown',function(e){if(e.key==='Escape'){zoom=0;render();}});\n"
-    "window.addEventListener('resize',render);render();"
-    "var hs=location.hash.match(/search=([^&]*)/);if(hs){q.value=decodeURIComponent(hs[1]);"
-    "search();}var hz=location.hash.match(/zoom=(\\d+)/);if(hz&&+hz[1]<n){zoom=+hz[1];render();}"
-    "document.body.setAttribute('data-ready','1')"
-    ";\n"
-    "})();\n";
-
 void gp_flame_html(const gp_ftree *f, const char *title, const char *note, gp_sbuf *b)
 {
-    gp_html_begin(b, title, flame_css);
+    gp_html_page_begin(b, title, "flame.css");
     if (note) {
         gp_sbuf_puts(b, "<p class=\"mut\">");
         gp_html_escape(b, note);
@@ -263,8 +196,8 @@ void gp_flame_html(const gp_ftree *f, const char *title, const char *note, gp_sb
     free(pos);
     gp_html_json(b, "fg-data", d.s, d.n);
     gp_sbuf_free(&d);
-    gp_html_script(b, flame_js);
-    gp_html_end(b);
+    static const char *const js[] = {"flame.js", NULL};
+    gp_html_page_end(b, js);
 }
 
 /* ---- speedscope ------------------------------------------------------- */

@@ -184,30 +184,13 @@ void gp_memview_chart_data(const gp_memory *m, size_t max_points, gp_sbuf *b)
     gp_sbuf_puts(b, "]}");
 }
 
-static const char chart_js[] =
-    "function gpMemCharts(dataId,elId){var M=gp.data(dataId),host=document.getElementById(elId);\n"
-    "M.devices.forEach(function(d,i){var "
-    "div=document.createElement('div');div.className='memchart';"
-    "div.id=elId+'-'+i;var h=document.createElement('h3');h.textContent='Device '+d.label;"
-    "host.appendChild(h);host.appendChild(div);var s=[{name:'allocated',color:'#4e79a7',"
-    "pts:d.pts.map(function(p){return [p[0],p[1]];})}];if(d.pts.length&&d.pts[0][2]!==null)"
-    "s.push({name:'reserved',color:'#f28e2b',pts:d.pts.map(function(p){return [p[0],p[2]];})});"
-    "gp.line(div,s,{xFmt:gp.fmtDur,yFmt:gp.fmtBytes,h:240,marks:[{x:d.peak_ts,y:d.peak,label:'peak "
-    "'"
-    "+gp.fmtBytes(d.peak)}]});});}\n";
-
-const char *gp_memview_chart_js(void)
-{
-    return chart_js;
-}
-
 void gp_memview_html(const gp_trace *t, const gp_memory *m, gp_sbuf *b)
 {
     char title[512], a[64], c[64];
     const char *src = gp_trace_s(t, t->meta.source);
     const char *base = strrchr(src, '/');
     snprintf(title, sizeof title, "Memory: %s", base ? base + 1 : src);
-    gp_html_begin(b, title, "h3{font-size:14px;margin:12px 0 4px}\n");
+    gp_html_page_begin(b, title, "memview.css");
     gp_sbuf_printf(b,
                    "<p class=\"mut\">%zu [memory] events on %zu device(s); times since the "
                    "trace start.</p>\n",
@@ -277,12 +260,6 @@ void gp_memview_html(const gp_trace *t, const gp_memory *m, gp_sbuf *b)
     gp_memview_chart_data(m, 4000, &d);
     gp_html_json(b, "mem-data", d.s ? d.s : "{}", d.n ? d.n : 2);
     gp_sbuf_free(&d);
-    gp_sbuf s = {0};
-    gp_sbuf_puts(&s, chart_js);
-    gp_sbuf_puts(&s, "gpMemCharts('mem-data','mem-charts');document.querySelectorAll('table."
-                     "sortable').forEach(gp.sortable);document.body.setAttribute('data-ready','1');"
-                     "\n");
-    gp_html_script(b, gp_sbuf_cstr(&s));
-    gp_sbuf_free(&s);
-    gp_html_end(b);
+    static const char *const js[] = {"memview.js", "memview_page.js", NULL};
+    gp_html_page_end(b, js);
 }

@@ -16,9 +16,8 @@ void gp_memview_json(const gp_trace *t, const gp_memory *m, size_t max_points, g
 /* Writes the JS data of the memory chart (used by the memory page and the
  * report): {"devices":[{label,pts:[[ts,alloc,reserved|null]..],peak...}]}. */
 void gp_memview_chart_data(const gp_memory *m, size_t max_points, gp_sbuf *b);
-/* JavaScript that draws the chart data with id `data_id` into element
- * `el_id` (static string; call after gp_html_script's helpers). */
-const char *gp_memview_chart_js(void);
+/* The page script that draws that data is src/render/web/memview.js
+ * (gpMemCharts(data_id, el_id)). */
 /* Appends the whole memory page. */
 void gp_memview_html(const gp_trace *t, const gp_memory *m, gp_sbuf *b);
 

@@ -197,50 +197,6 @@ static void op_timeline_data(const gp_trace *t, gp_sbuf *d)
     gp_nesting_free(&ns);
 }
 
-static const char report_css[] =
-    ".sect{margin-bottom:32px}.grid{display:grid;grid-template-columns:1fr 1fr;gap:16px}"
-    "@media(max-width:1100px){.grid{grid-template-columns:1fr}}.card{border:1px solid "
-    "var(--line);border-radius:6px;padding:8px 12px;overflow:hidden}.card h3{margin:0 0 6px;"
-    "font-size:14px}.tblwrap{max-height:520px;overflow:auto}h3{font-size:14px}\n"
-    "@media print{.tblwrap{max-height:none;overflow:visible}.grid{display:block}}\n"
-    ".adv{border-left:5px solid #90a4ae;padding:4px 10px;margin:8px "
-    "0;break-inside:avoid;overflow-x:auto}"
-    ".adv .advh{font-size:14px}.adv .prio{display:inline-block;min-width:58px;text-align:center;"
-    "padding:0 6px;margin-right:6px;border-radius:3px;color:#fff;font-size:11px;font-weight:600;"
-    "text-transform:uppercase;background:#90a4ae}.adv .advt{float:right}.adv div{margin:2px 0}"
-    ".adv table.ev{margin-top:4px}.adv table.ev td{font-size:12px}"
-    ".adv table.ev td:not(.l){white-space:nowrap}"
-    ".p-critical{border-color:#c62828}.p-critical .prio{background:#c62828}"
-    ".p-high{border-color:#ef6c00}.p-high .prio{background:#ef6c00}"
-    ".p-medium{border-color:#f9a825}.p-medium .prio{background:#c79100}\n";
-
-static const char report_js[] =
-    "function gpOpTimeline(id,T){var c=document.getElementById(id),W=c.clientWidth||1000,LW=170,"
-    "RH=18,o=[];if(!T.rows.length){c.innerHTML='<p class=\"mut\">No slices.</p>';return;}"
-    "var sc=(W-LW-10)/Math.max(T.span,1);T.rows.forEach(function(r,i){var y=i*RH+18;o.push('<text "
-    "x=\"4\" y=\"'+(y+12)+'\">'+gp.esc(r.label.slice(0,26))+'</text>');r.s.forEach(function(s){"
-    "o.push('<rect class=\"op\" x=\"'+(LW+s[0]*sc).toFixed(1)+'\" y=\"'+y+'\" "
-    "width=\"'+Math.max(s[1]"
-    "*sc,0.6).toFixed(1)+'\" height=\"'+(RH-3)+'\" fill=\"'+gp.color(s[3],s[2])+'\" "
-    "data-t=\"'+gp.esc"
-    "(s[3])+'\\nstart '+gp.fmtDur(s[0])+'\\nduration '+gp.fmtDur(s[1])+'\"/>');});});gp.ticks(0,"
-    "T.span,6).forEach(function(v){o.push('<text x=\"'+(LW+v*sc)+'\" y=\"12\">'+gp.fmtDur(v)+"
-    "'</text>');});c.innerHTML='<svg class=\"chart optl\" width=\"'+W+'\" "
-    "height=\"'+(T.rows.length*"
-    "RH+24)+'\">'+o.join('')+'</svg>';gp.hover(c);}\n"
-    "document.querySelectorAll('script.rdata').forEach(function(el){var "
-    "D=JSON.parse(el.textContent),"
-    "p=el.dataset.p;gp.pie(p+'-pie',D.pie,gp.fmtDur);gp.bars(p+'-avg',D.avg,['mean'],gp.fmtDur);"
-    "gp.bars(p+'-calls',D.calls,['calls'],function(v){return v.toLocaleString();});gp.bars(p+"
-    "'-gpucpu',D.stack,['CPU','GPU kernels','transfers'],gp.fmtDur);if(D.temporal)gp.bars(p+"
-    "'-temporal',D.temporal,['compute','non-compute','idle'],gp.fmtDur);gpOpTimeline(p+'-optl',D."
-    "tl);"
-    "});\n"
-    "document.querySelectorAll('script.mdata').forEach(function(el){gpMemCharts(el.id,el.dataset.p+"
-    "'-mem');});\n"
-    "document.querySelectorAll('table.sortable').forEach(gp.sortable);"
-    "document.body.setAttribute('data-ready','1');\n";
-
 static void analyze_section(const gp_hview *v, gp_sbuf *b, gp_sbuf *d)
 {
     gp_temporal tp;
@@ -591,7 +547,7 @@ int gp_report_html(gp_trace *const *traces, size_t n, gp_sbuf *b)
         snprintf(title, sizeof title, "gpuprof report: %s", base ? base + 1 : src);
     else
         snprintf(title, sizeof title, "gpuprof report: %zu traces", n);
-    gp_html_begin(b, title, report_css);
+    gp_html_page_begin(b, title, "report.css");
     gp_hview *views = calloc(n ? n : 1, sizeof *views);
     int *ranks = calloc(n ? n : 1, sizeof *ranks);
     int have_views = 0;
@@ -618,11 +574,7 @@ int gp_report_html(gp_trace *const *traces, size_t n, gp_sbuf *b)
         for (size_t i = 0; i < n; i++) gp_hview_free(&views[i]);
     free(views);
     free(ranks);
-    gp_sbuf js = {0};
-    gp_sbuf_puts(&js, gp_memview_chart_js());
-    gp_sbuf_puts(&js, report_js);
-    gp_html_script(b, gp_sbuf_cstr(&js));
-    gp_sbuf_free(&js);
-    gp_html_end(b);
+    static const char *const js[] = {"memview.js", "report.js", NULL};
+    gp_html_page_end(b, js);
     return rc;
 }
