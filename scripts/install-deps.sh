@@ -6,8 +6,10 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
-      chromium  # headless browser: tests/t_viz_browser.py opens every HTML view
+      chromium   # headless browser: tests/t_viz_browser.py opens every HTML view
       nodejs     # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
+      libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
+      prometheus  # promtool and a real server: tests/t_prometheus.py
       # HTA 0.6.1 (../shared/hta) as the oracle of tests/t_export_roundtrip.py;
       # protoc decodes .pftrace exports in tests/t_export_perfetto.py
       python3-pandas python3-numpy python3-plotly python3-networkx python3-psutil

@@ -17,13 +17,36 @@ extern "C" {
 
 typedef struct gp_profiler gp_profiler; /* opaque */
 
+/* Where recorded ranges go (gp_options.sink; docs/api.md "Sinks").
+ * Per-thread buffers are drained by a background thread and their chunks
+ * recycled, so a recording thread keeps writing into warm memory. */
+typedef enum gp_sink {
+    /* default: the first keep_max ranges of each thread are kept as events
+     * (full trace: timeline, attributes); later ranges roll over into the
+     * per-name statistics of the aggregate sink (counted, never lost) */
+    GP_SINK_AUTO = 0,
+    /* every range kept in memory up to keep_max per thread (0: no cap);
+     * ranges beyond the cap are dropped and counted */
+    GP_SINK_KEEP,
+    /* per-name statistics only (count, total, self, min, max, exact
+     * variance, quantile sketch), in fixed memory per name and thread */
+    GP_SINK_AGGREGATE,
+    /* events written to stream_path (Chrome trace JSON) as they are drained
+     * and then dropped from memory; statistics of every range are kept */
+    GP_SINK_STREAM
+} gp_sink;
+
 typedef struct gp_options {
-    int start_disabled;  /* 1: recording starts off (enable with gp_enable) */
-    int clock;           /* 0: auto (TSC when invariant, else CLOCK_MONOTONIC), 1: always
-                            CLOCK_MONOTONIC */
-    int leak_report;     /* 0: print the leak report at destroy, 1: never */
-    FILE *report_stream; /* where the leak report goes (NULL: stderr) */
-    const char *name;    /* process/profiler name used in exports (NULL: "gpuprof") */
+    int start_disabled;      /* 1: recording starts off (enable with gp_enable) */
+    int clock;               /* 0: auto (TSC when invariant, else CLOCK_MONOTONIC), 1: always
+                                CLOCK_MONOTONIC */
+    int leak_report;         /* 0: print the leak report at destroy, 1: never */
+    FILE *report_stream;     /* where the leak report goes (NULL: stderr) */
+    const char *name;        /* process/profiler name used in exports (NULL: "gpuprof") */
+    int sink;                /* gp_sink (0: GP_SINK_AUTO) */
+    int64_t keep_max;        /* ranges kept as events per thread: 0 = the sink's default
+                                (AUTO: 131072; KEEP: no cap), < 0 = no cap */
+    const char *stream_path; /* GP_SINK_STREAM: the trace file to write (copied) */
 } gp_options;
 
 /* Creates a profiler (opts may be NULL for defaults). Returns NULL on out of
@@ -35,7 +58,9 @@ GP_API gp_profiler *gp_profiler_create(const gp_options *opts);
 GP_API void gp_profiler_destroy(gp_profiler *p);
 /* Returns the process-wide default profiler, created on first use with
  * default options (thread-safe). It lives until exit; never destroy it.
- * Environment, read at creation: GPUPROF_DISABLE=1 starts it off,
+ * Environment, read at creation: GPUPROF_SINK=keep|aggregate|stream (with
+ * GPUPROF_STREAM=FILE) and GPUPROF_KEEP_MAX=N choose the sink,
+ * GPUPROF_DISABLE=1 starts it off,
  * GPUPROF_CLOCK=monotonic avoids the TSC, GPUPROF_LEAK_REPORT=1 prints the
  * leak report (buffers still tracked) to stderr at exit (atexit). */
 GP_API gp_profiler *gp_default(void);
@@ -52,6 +77,15 @@ GP_API int gp_enabled(const gp_profiler *p);
  * observations); tracked buffers stay tracked but the peak restarts at the
  * current total. Ranges open at the time are dropped. Returns 0. */
 GP_API int gp_profiler_reset(gp_profiler *p);
+/* What happened to the ranges recorded so far. */
+typedef struct gp_record_stats {
+    uint64_t kept;       /* ranges kept as events (slices in memory or streamed) */
+    uint64_t aggregated; /* ranges known only as per-name statistics */
+    uint64_t dropped;    /* ranges and values lost (keep cap, out of memory), counted */
+} gp_record_stats;
+/* Fills *out (a snapshot while threads record). Returns 0. */
+GP_API int gp_record_stats_get(gp_profiler *p, gp_record_stats *out);
+
 /* The last error message of p (empty string when none). */
 GP_API const char *gp_last_error(const gp_profiler *p);
 
@@ -292,7 +326,9 @@ typedef struct gp_summary_row {
     uint64_t count;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double mean_ns, std_ns, p50_ns, p95_ns, p99_ns;
-    int64_t bytes; /* sum of the bytes attribute, -1 when none was given */
+    int64_t bytes;       /* sum of the bytes attribute, -1 when none was given */
+    uint64_t aggregated; /* of count, ranges known only as statistics (sinks) */
+    int pct_approx;      /* 1: p50/p95/p99 from the quantile sketch (within 1.6 %) */
 } gp_summary_row;
 /* Per-operation rows, sorted by total descending. Caller frees with
  * gp_summary_rows_free. Returns 0 or GP_ENOMEM. */
@@ -345,6 +381,62 @@ typedef struct gp_comparison {
 } gp_comparison;
 /* Compares two results. Returns 0 or GP_EINVAL (invalid wall times). */
 GP_API int gp_result_compare(const gp_result *base, const gp_result *cur, gp_comparison *out);
+
+/* ------------------------------------------------------------------ */
+/* Sessions: one result for a stretch of a program (the seed's          */
+/* ProfileSession)                                                      */
+
+typedef struct gp_session gp_session; /* opaque */
+
+typedef struct gp_session_result {
+    char name[128];
+    int64_t total_ns;            /* wall time from gp_session_begin to gp_session_end */
+    int64_t cpu_ns;              /* CPU time of the process (user + system) in that time */
+    int gpu_valid;               /* 1 when a CUDA/OpenCL kernel timer completed in the session */
+    int64_t gpu_ns;              /* device time of those kernel timings (sum of their durations) */
+    uint64_t kernel_launches;    /* kernel timings completed in the session */
+    int mem_valid;               /* 1 when buffers were tracked (gp_mem_track) */
+    int64_t mem_peak_bytes;      /* peak of tracked bytes during the session */
+    int64_t mem_allocated_bytes; /* tracked bytes at the end */
+    int reserved_valid;          /* 1 when the device pool is known (gp_mem_pool_info) */
+    int64_t mem_reserved_bytes;  /* device memory in use (total - free) at the end */
+    /* operations of the session (counts and times are the session's share:
+     * totals at the end minus totals at the begin) */
+    gp_kernel_row *kernels; /* top kernels by total device time */
+    size_t nkernels;
+    gp_summary_row *bottlenecks; /* top operations by self time (inclusive beside) */
+    size_t nbottlenecks;
+    char **recommendations; /* advice engine findings on the profiler's data */
+    size_t nrecommendations;
+} gp_session_result;
+
+/* Starts a session named `name` (copied) on p: snapshots the per-operation
+ * and kernel statistics, CPU time and memory. Returns NULL on out of memory.
+ * End it with gp_session_end. */
+GP_API gp_session *gp_session_begin(gp_profiler *p, const char *name);
+/* Ends s (freeing it) and fills *out (free with gp_session_result_free).
+ * Returns 0, GP_EINVAL or GP_ENOMEM. */
+GP_API int gp_session_end(gp_session *s, gp_session_result *out);
+GP_API void gp_session_result_free(gp_session_result *r);
+/* Prints the result as the seed's session summary. */
+GP_API void gp_session_result_print(const gp_session_result *r, FILE *f);
+/* Writes the result as one JSON object to path ("gpuprof-session-1"
+ * schema, times in ns). Returns 0 or GP_EIO. */
+GP_API int gp_session_result_json(const gp_session_result *r, const char *path);
+
+typedef struct gp_session_cmp {
+    double speedup; /* base total / current total (> 1: current is faster) */
+    int cpu_valid;
+    double cpu_speedup; /* same on CPU time */
+    int gpu_valid;
+    double gpu_speedup; /* same on GPU time (both sessions had kernel timings) */
+    int mem_valid;
+    int64_t mem_peak_diff_bytes; /* current peak - base peak */
+} gp_session_cmp;
+/* Compares two session results (the seed's compare_sessions). Returns 0 or
+ * GP_EINVAL (a total time that is not positive). */
+GP_API int gp_session_compare(const gp_session_result *base, const gp_session_result *cur,
+                              gp_session_cmp *out);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@ typedef enum gp_mfield {
     GP_MF_LOAD1,         /* host load average, 1 min */
     GP_MF_LOAD5,         /* 5 min */
     GP_MF_LOAD15,        /* 15 min */
+    GP_MF_XID_EVENTS,    /* XID critical error events seen since monitoring started */
     GP_MF_COUNT
 } gp_mfield;
 
@@ -180,6 +181,16 @@ GP_API size_t gp_monitor_history(gp_monitor *m, size_t i, gp_dev_sample *out, si
 GP_API size_t gp_monitor_processes(gp_monitor *m, size_t i, gp_dev_proc *out, size_t max);
 /* Number of ticks taken so far. */
 GP_API uint64_t gp_monitor_ticks(gp_monitor *m);
+/* A number that changes whenever something the monitor shows changed (a
+ * tick, a discovery, a session started, an inference tracked): readers that
+ * cache what they render compare it. */
+GP_API uint64_t gp_monitor_generation(gp_monitor *m);
+/* Present GPUs: devices of kind "gpu" from a GPU backend (OpenCL views of
+ * the same hardware are not counted). */
+GP_API size_t gp_monitor_gpu_count(gp_monitor *m);
+/* Opens OUTPUT_DIR/events.jsonl now when enable_event_log is set (as
+ * gp_monitor_start does); returns 1 when the log is open. */
+GP_API int gp_monitor_open_event_log(gp_monitor *m);
 
 /* Fills out[0..max) with one entry per backend; returns the overall state:
  * ok when every backend that found hardware is ok, degraded when one
@@ -221,6 +232,8 @@ GP_API int gp_monitor_on_event(gp_monitor *m, gp_event_cb cb, void *user);
 GP_API uint64_t gp_monitor_alert_count(gp_monitor *m, int kind);
 /* "temperature", "memory", "utilization", "device_lost". */
 GP_API const char *gp_alert_kind_name(int kind);
+/* "warning" (1), "critical" (2), "none" otherwise. */
+GP_API const char *gp_alert_level_name(int level);
 /* "alert", "alert_cleared", "profiler_started", ... */
 GP_API const char *gp_event_type_name(int type);
 

@@ -788,3 +788,33 @@ int gp_ftree_sort_children(gp_ftree *f)
     free(rank);
     return 0;
 }
+
+int gp_ftree_build_traces(gp_ftree *f, gp_trace *const *t, size_t n)
+{
+    if (gp_ftree_init(f, "ns")) return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *pre = NULL;
+        if (n > 1) {
+            const char *src = gp_trace_s(t[i], t[i]->meta.source), *sl = strrchr(src, '/');
+            pre = sl ? sl + 1 : src;
+        }
+        if (gp_ftree_add_trace(f, t[i], pre)) {
+            gp_ftree_fini(f);
+            return GP_ENOMEM;
+        }
+    }
+    gp_ftree_finish(f);
+    return 0;
+}
+
+int gp_ftree_select(gp_ftree *tree, const gp_ftree_prune_opts *o, gp_ftree *prt, gp_ftree **use)
+{
+    int pruned = o->min_total || o->max_depth || o->group_gpu_below;
+    if (pruned && gp_ftree_prune(tree, o, prt)) return GP_ENOMEM;
+    *use = pruned ? prt : tree;
+    if (gp_ftree_sort_children(*use)) {
+        if (pruned) gp_ftree_fini(prt);
+        return GP_ENOMEM;
+    }
+    return 0;
+}

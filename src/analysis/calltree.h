@@ -96,6 +96,11 @@ static inline const char *gp_ftree_name(const gp_ftree *f, uint32_t node)
  * Call gp_ftree_finish afterwards. Returns 0 or GP_ENOMEM. */
 int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix);
 
+/* Initialises f (unit ns) and adds the call trees of the n traces, each
+ * under a frame named by its file's base name when n > 1, then finishes it.
+ * Returns 0 or GP_ENOMEM (f is then released). */
+int gp_ftree_build_traces(gp_ftree *f, gp_trace *const *t, size_t n);
+
 /* Adds folded stacks ("a;b;c 123" lines, as written by stackcollapse-*,
  * perf, py-spy, flamegraph.pl) from data[0..n). Count may have a fraction,
  * which is rounded. Blank lines and lines starting with '#' are skipped.
@@ -121,6 +126,12 @@ int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out);
 /* The smallest total weight such that at most max_nodes frames have a total
  * at least that large (0 when the tree has no more than max_nodes frames). */
 int64_t gp_ftree_threshold_for(const gp_ftree *f, size_t max_nodes);
+
+/* The tree to draw: `tree` itself when no pruning option is set, else the
+ * pruned copy built in *prt; its children are sorted. *use is set to tree
+ * or prt (the caller calls gp_ftree_fini(prt) when *use == prt). Returns 0
+ * or GP_ENOMEM (nothing to release then). */
+int gp_ftree_select(gp_ftree *tree, const gp_ftree_prune_opts *o, gp_ftree *prt, gp_ftree **use);
 
 /* Sorts every node's children by name, then kind (flamegraph.pl order);
  * lists already in order are left as they are. Returns 0 or GP_ENOMEM. */

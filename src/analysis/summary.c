@@ -1,6 +1,8 @@
 /* analysis/summary.c: per-operation statistics (count, total, mean, min,
  * max, stddev, p50/p95/p99) by (group, name), in two passes over slices. */
 #include "analysis/summary.h"
+#include "core/sketch.h"
+#include <math.h>
 #include "core/hash.h"
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,53 @@ static int cmp_rows(const void *a, const void *b)
     return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* Merges the aggregated rows mapped to row r (agg_row[i] == r) into its
+ * statistics, whose slice part st already holds (v: those slices'
+ * durations, sorted). Count, sum, min, max, mean and std stay exact (std by
+ * the pairwise-combination formula); percentiles come from one sketch of
+ * both parts. 0 or GP_ENOMEM. */
+static int merge_aggs(const gp_trace *t, const uint32_t *agg_row, uint32_t r, const int64_t *v,
+                      size_t nv, gp_op_row *row)
+{
+    gp_stats *st = &row->st;
+    uint64_t *bk = NULL;
+    double n = (double)st->count, mean = st->mean;
+    double m2 = st->count > 1 ? st->std * st->std * (n - 1) : 0;
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        if (agg_row[i] != r) continue;
+        const gp_agg_row *a = &t->aggs.v[i];
+        if (!bk) {
+            bk = calloc(GP_SKETCH_BUCKETS, sizeof *bk);
+            if (!bk) return GP_ENOMEM;
+            for (size_t k = 0; k < nv; k++) bk[gp_sketch_index(v[k])]++;
+        }
+        if (a->sketch)
+            for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++) bk[k] += a->sketch[k];
+        double na = (double)a->count, ma = (double)a->total_ns / na;
+        double nn = n + na, delta = ma - mean;
+        m2 += a->m2 + delta * delta * n * na / nn;
+        mean += delta * na / nn;
+        n = nn;
+        if (st->count == 0 || a->min_ns < st->min) st->min = a->min_ns;
+        if (st->count == 0 || a->max_ns > st->max) st->max = a->max_ns;
+        if (__builtin_add_overflow(st->sum, a->total_ns, &st->sum)) {
+            st->sum = INT64_MAX;
+            st->sum_overflow = 1;
+        }
+        st->count += a->count;
+        row->agg_count += a->count;
+    }
+    if (!bk) return 0;
+    st->mean = (double)st->sum / (double)st->count;
+    st->std = st->count > 1 ? sqrt(m2 / (double)(st->count - 1)) : 0;
+    st->p50 = gp_sketch_quantile(bk, st->count, st->min, st->max, 0.50);
+    st->p95 = gp_sketch_quantile(bk, st->count, st->min, st->max, 0.95);
+    st->p99 = gp_sketch_quantile(bk, st->count, st->min, st->max, 0.99);
+    row->pct_approx = 1;
+    free(bk);
+    return 0;
+}
+
 int gp_summary_compute(const gp_trace *t, gp_summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -72,6 +121,7 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
     uint32_t *row_of = malloc((t->slices.n ? t->slices.n : 1) * sizeof *row_of);
     size_t *counts = NULL, *offs = NULL;
     int64_t *durs = NULL;
+    uint32_t *agg_row = NULL;
     int rc = GP_ENOMEM;
     if (!cat_group || !row_of) goto fail;
     for (size_t i = 0; i < ncat; i++) cat_group[i] = (uint8_t)gp_group_of_kind(t->cats.v[i].kind);
@@ -103,6 +153,33 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
         }
         row_of[i] = (uint32_t)*slot;
     }
+    /* aggregated rows join the row of their (group, name) */
+    if (t->aggs.n) {
+        agg_row = malloc(t->aggs.n * sizeof *agg_row);
+        if (!agg_row) goto fail_rows;
+        for (size_t i = 0; i < t->aggs.n; i++) {
+            const gp_agg_row *a = &t->aggs.v[i];
+            gp_group g = a->cat < ncat ? (gp_group)cat_group[a->cat] : GP_G__COUNT;
+            agg_row[i] = UINT32_MAX;
+            if (g == GP_G__COUNT || a->count == 0) continue;
+            uint64_t key = (uint64_t)g << 32 | a->name;
+            uint64_t *slot = gp_u64map_slot(&rowmap, key, UINT64_MAX);
+            if (!slot) goto fail_rows;
+            if (*slot == UINT64_MAX) {
+                if (nrows == rcap) {
+                    rcap = rcap ? rcap * 2 : 256;
+                    gp_op_row *nr = realloc(rows, rcap * sizeof *nr);
+                    if (!nr) goto fail_rows;
+                    rows = nr;
+                }
+                memset(&rows[nrows], 0, sizeof rows[nrows]);
+                rows[nrows].group = g;
+                rows[nrows].name = a->name;
+                *slot = nrows++;
+            }
+            agg_row[i] = (uint32_t)*slot;
+        }
+    }
     /* pass 2: gather durations per row contiguously, then statistics */
     counts = calloc(nrows + 1, sizeof *counts);
     offs = calloc(nrows + 1, sizeof *offs);
@@ -118,6 +195,8 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
         if (row_of[i] != UINT32_MAX) durs[offs[row_of[i]]++] = t->slices.v[i].dur;
     for (size_t r = 0, acc = 0; r < nrows; r++) {
         gp_stats_i64(durs + acc, counts[r], &rows[r].st);
+        if (agg_row && merge_aggs(t, agg_row, (uint32_t)r, durs + acc, counts[r], &rows[r]))
+            goto fail_rows;
         acc += counts[r];
         rows[r].share_pct =
             out->span_ns > 0 ? 100.0 * (double)rows[r].st.sum / (double)out->span_ns : 0;
@@ -133,6 +212,7 @@ fail_rows:
     free(rows);
 fail:
 done:
+    free(agg_row);
     free(cat_group);
     free(row_of);
     free(counts);

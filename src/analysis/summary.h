@@ -29,6 +29,11 @@ typedef struct gp_op_row {
     uint32_t name;    /* string id in the trace */
     gp_stats st;      /* durations in ns */
     double share_pct; /* total / traced span * 100 */
+    /* ranges of this row known only as statistics (trace->aggs): count, sum,
+     * min, max, mean and std stay exact; percentiles then come from the
+     * merged sketch (within GP_SKETCH_REL_ERR) and pct_approx is 1 */
+    uint64_t agg_count;
+    int pct_approx;
 } gp_op_row;
 
 typedef struct gp_summary {

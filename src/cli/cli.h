@@ -60,11 +60,6 @@ long long gp_cli_parse_dur(const char *opt, const char *val);
  * and returns -1. */
 int gp_cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);
 
-/* Formats a signed percentage ("+12.3%") or "N/A" for NaN into buf. */
-const char *gp_cli_fmt_pct(char *buf, size_t n, double pct);
-/* Formats a p-value ("0.0123", "<1e-4") or "N/A" for NaN into buf. */
-const char *gp_cli_fmt_p(char *buf, size_t n, double p);
-
 /* Recording (issue 5): cmd_run.c. */
 GP_CMD_FN(gp_cmd_run);
 GP_CMD_FN(gp_cmd_runs);

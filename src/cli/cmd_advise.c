@@ -1,10 +1,8 @@
 /* cli/cmd_advise.c: `gpuprof advise PATH...`: runs the advice rules on each
  * trace and prints the advice by priority, as text or JSON. */
-#include "analysis/advise.h"
+#include "report/advise.h"
 #include "cli/cli.h"
 #include "core/error.h"
-#include "core/sbuf.h"
-#include "core/table.h"
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -23,19 +21,6 @@ static void usage(FILE *f)
                "                          (critical, high, medium, low; default low)\n"
                "  --list-rules            print the rules with their thresholds and exit\n"
                "  --json                  machine-readable output (times in ns)\n");
-}
-
-static void list_rules(void)
-{
-    size_t n;
-    const gp_adv_rule *r = gp_adv_rules(&n);
-    for (size_t i = 0; i < n; i++) {
-        printf("%s [%s]: %s\n", r[i].id, r[i].type, r[i].title);
-        for (int k = 0; k < GP_ADV_MAX_PARAMS && r[i].params[k].name; k++)
-            printf("    %s.%s = %g  (%s)\n", r[i].id, r[i].params[k].name, r[i].params[k].def,
-                   r[i].params[k].help);
-        printf("    hint: %s\n", r[i].hint);
-    }
 }
 
 static int parse_rule_list(const char *arg, unsigned char *mark, unsigned char val)
@@ -91,107 +76,6 @@ static int parse_set(const char *arg, double (*values)[GP_ADV_MAX_PARAMS],
     return 0;
 }
 
-static void print_text(const gp_trace *t, const gp_advice_list *l, gp_priority minp)
-{
-    char d[64];
-    printf("== %s", gp_trace_s(t, t->meta.source));
-    if (t->meta.rank != GP_NONE) printf(" (rank %d)", t->meta.rank);
-    printf("\ntraced span %s\n", gp_fmt_dur_auto(d, sizeof d, (double)l->span_ns));
-    size_t shown = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        const gp_advice *a = &l->v[i];
-        if (a->priority > minp) continue;
-        shown++;
-        printf("\n[%s] %s (%s)\n", gp_priority_name(a->priority), a->rule->id, a->rule->type);
-        printf("  found:    %s\n", a->finding);
-        if (a->time_ns != GP_NONE)
-            printf("  time:     %s (%.1f%% of the span)\n",
-                   gp_fmt_dur_auto(d, sizeof d, (double)a->time_ns),
-                   l->span_ns > 0 ? 100.0 * (double)a->time_ns / (double)l->span_ns : 0.0);
-        printf("  estimate: %s\n", a->estimate);
-        printf("  hint:     %s\n", a->rule->hint);
-        for (size_t k = 0; k < a->nev; k++) {
-            const gp_adv_evidence *e = &a->ev[k];
-            printf("    - %.100s: %llu x", e->name, (unsigned long long)e->count);
-            if (e->time_ns != GP_NONE)
-                printf(", %s", gp_fmt_dur_auto(d, sizeof d, (double)e->time_ns));
-            if (!isnan(e->value)) printf(", value %g", e->value);
-            printf("\n");
-        }
-    }
-    if (!shown)
-        printf("\nno advice: no rule fired%s\n", minp < GP_PRIO_LOW ? " at this priority" : "");
-}
-
-static void print_json(gp_sbuf *b, const gp_trace *t, const gp_advice_list *l, gp_priority minp)
-{
-    gp_sbuf_putc(b, '{');
-    gp_json_key(b, "file", 0);
-    gp_json_str(b, gp_trace_s(t, t->meta.source));
-    gp_json_key(b, "rank", 1);
-    if (t->meta.rank == GP_NONE)
-        gp_sbuf_puts(b, "null");
-    else
-        gp_json_int(b, t->meta.rank);
-    gp_json_key(b, "span_ns", 1);
-    gp_json_int(b, l->span_ns);
-    gp_json_key(b, "advice", 1);
-    gp_sbuf_putc(b, '[');
-    int first = 1;
-    for (size_t i = 0; i < l->n; i++) {
-        const gp_advice *a = &l->v[i];
-        if (a->priority > minp) continue;
-        if (!first) gp_sbuf_putc(b, ',');
-        first = 0;
-        gp_sbuf_putc(b, '{');
-        gp_json_key(b, "id", 0);
-        gp_json_str(b, a->rule->id);
-        gp_json_key(b, "type", 1);
-        gp_json_str(b, a->rule->type);
-        gp_json_key(b, "priority", 1);
-        gp_json_str(b, gp_priority_name(a->priority));
-        gp_json_key(b, "finding", 1);
-        gp_json_str(b, a->finding);
-        gp_json_key(b, "time_ns", 1);
-        if (a->time_ns == GP_NONE)
-            gp_sbuf_puts(b, "null");
-        else
-            gp_json_int(b, a->time_ns);
-        gp_json_key(b, "estimated_saving_ns", 1);
-        if (a->saving_ns == GP_NONE)
-            gp_sbuf_puts(b, "null");
-        else
-            gp_json_int(b, a->saving_ns);
-        gp_json_key(b, "estimated_saving_pct", 1);
-        gp_json_num(b, a->saving_pct);
-        gp_json_key(b, "estimate", 1);
-        gp_json_str(b, a->estimate);
-        gp_json_key(b, "hint", 1);
-        gp_json_str(b, a->rule->hint);
-        gp_json_key(b, "evidence", 1);
-        gp_sbuf_putc(b, '[');
-        for (size_t k = 0; k < a->nev; k++) {
-            const gp_adv_evidence *e = &a->ev[k];
-            if (k) gp_sbuf_putc(b, ',');
-            gp_sbuf_putc(b, '{');
-            gp_json_key(b, "name", 0);
-            gp_json_str(b, e->name);
-            gp_json_key(b, "count", 1);
-            gp_json_int(b, (int64_t)e->count);
-            gp_json_key(b, "time_ns", 1);
-            if (e->time_ns == GP_NONE)
-                gp_sbuf_puts(b, "null");
-            else
-                gp_json_int(b, e->time_ns);
-            gp_json_key(b, "value", 1);
-            gp_json_num(b, e->value);
-            gp_sbuf_putc(b, '}');
-        }
-        gp_sbuf_puts(b, "]}");
-    }
-    gp_sbuf_puts(b, "]}");
-}
-
 int gp_cmd_advise(int argc, char **argv)
 {
     size_t nr;
@@ -233,7 +117,7 @@ int gp_cmd_advise(int argc, char **argv)
             break;
         }
         case 'l':
-            list_rules();
+            gp_report_advise_rules_text(stdout);
             rc = 0;
             goto out;
         case 'j':
@@ -257,33 +141,24 @@ int gp_cmd_advise(int argc, char **argv)
     if ((rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n))) goto out;
     gp_advise_opts ao = {(const double(*)[GP_ADV_MAX_PARAMS])values,
                          (const unsigned char(*)[GP_ADV_MAX_PARAMS])set, enabled};
-    gp_sbuf b = {0};
-    if (json) {
-        gp_sbuf_puts(&b, "{\"gpuprof_version\":");
-        gp_json_str(&b, gp_version());
-        gp_sbuf_puts(&b, ",\"traces\":[");
-    }
-    for (size_t i = 0; i < n; i++) {
-        gp_advice_list l;
-        if (gp_advise(traces[i], &ao, &l)) {
+    gp_advice_list *lists = gp_xcalloc(n, sizeof *lists);
+    size_t done = 0;
+    for (; done < n; done++)
+        if (gp_advise(traces[done], &ao, &lists[done])) {
             fprintf(stderr, "gpuprof: out of memory\n");
             rc = 3;
             break;
         }
-        if (json) {
-            if (i) gp_sbuf_putc(&b, ',');
-            print_json(&b, traces[i], &l, minp);
-        } else {
-            if (i) putchar('\n');
-            print_text(traces[i], &l, minp);
-        }
-        gp_advice_list_free(&l);
-    }
-    if (json) {
-        gp_sbuf_puts(&b, "]}\n");
+    if (!rc && json) {
+        gp_sbuf b = {0};
+        gp_report_advise_json_doc(&b, traces, lists, n, minp);
         gp_sbuf_write(&b, stdout);
+        gp_sbuf_free(&b);
+    } else if (!rc) {
+        gp_report_advise_text_doc(stdout, traces, lists, n, minp);
     }
-    gp_sbuf_free(&b);
+    for (size_t i = 0; i < done; i++) gp_advice_list_free(&lists[i]);
+    free(lists);
     gp_cli_free_traces(traces, n);
     if (fflush(stdout) != 0 && !rc) rc = 1;
 out:

@@ -2,8 +2,7 @@
  * one sample) and `gpuprof health` (per-backend state with the reason). */
 #include "cli/cli.h"
 #include "cli/mon_common.h"
-#include "core/table.h"
-#include "monitor/fields.h"
+#include "report/devices.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,18 +69,6 @@ static void two_samples(gp_monitor *m)
     gp_monitor_sample_now(m);
 }
 
-static size_t count_gpus(gp_monitor *m)
-{
-    size_t n = gp_monitor_device_count(m), g = 0;
-    for (size_t i = 0; i < n; i++) {
-        gp_dev_info d;
-        if (!gp_monitor_device_info(m, i, &d) && d.present && !strcmp(d.kind, "gpu") &&
-            strcmp(d.backend, "opencl"))
-            g++;
-    }
-    return g;
-}
-
 int gp_cmd_devices(int argc, char **argv)
 {
     gp_mon_opts mo = {0};
@@ -97,70 +84,14 @@ int gp_cmd_devices(int argc, char **argv)
         return 3;
     }
     two_samples(m);
-    size_t n = gp_monitor_device_count(m), gpus = count_gpus(m);
     if (json) {
         gp_sbuf b = {0};
-        int overall;
-        gp_sbuf_puts(&b, "{\"gpu_count\":");
-        gp_json_int(&b, (int64_t)gpus);
-        gp_json_key(&b, "backends", 1);
-        gp_cli_mon_health_json(m, &b, &overall);
-        gp_json_key(&b, "health", 1);
-        gp_json_str(&b, gp_health_name(overall));
-        gp_json_key(&b, "devices", 1);
-        gp_sbuf_putc(&b, '[');
-        for (size_t i = 0; i < n; i++) {
-            if (i) gp_sbuf_putc(&b, ',');
-            gp_cli_mon_device_json(m, i, &b);
-        }
-        gp_sbuf_puts(&b, "]}\n");
+        gp_report_devices_json(&b, m);
         gp_sbuf_write(&b, stdout);
         gp_sbuf_free(&b);
-        gp_monitor_destroy(m);
-        return 0;
+    } else {
+        gp_report_devices_text(stdout, m);
     }
-    if (!gpus) {
-        gp_health_entry h[16];
-        size_t nh = 0;
-        gp_monitor_health(m, h, 16, &nh);
-        printf("No GPU found.");
-        for (size_t i = 0; i < nh && i < 16; i++)
-            if (strcmp(h[i].backend, "host") && strcmp(h[i].backend, "opencl"))
-                printf(" %s.", h[i].reason);
-        printf("\n");
-        if (n) printf("Other devices:\n");
-    }
-    const char *hdr[] = {"#",    "Backend", "Kind",  "Name",  "Memory", "Used",
-                         "Util", "Temp",    "Power", "Units", "Driver", "Bus ID"};
-    gp_table *t = gp_table_create(12, hdr, "rllllrrrrrll");
-    for (size_t i = 0; i < n; i++) {
-        gp_dev_info d;
-        gp_dev_sample s;
-        gp_monitor_device_info(m, i, &d);
-        int have = gp_monitor_get_status(m, i, &s) == 0;
-        if (!have) memset(&s, 0, sizeof s);
-        char c[12][160];
-        snprintf(c[0], sizeof c[0], "%zu", i);
-        snprintf(c[1], sizeof c[1], "%s", d.backend);
-        snprintf(c[2], sizeof c[2], "%s", d.kind);
-        snprintf(c[3], sizeof c[3], "%s%s", d.name, d.present ? "" : " (lost)");
-        gp_fields_fmt(&s, GP_MF_MEM_TOTAL, c[4], sizeof c[4]);
-        gp_fields_fmt(&s, GP_MF_MEM_USED, c[5], sizeof c[5]);
-        gp_fields_fmt(&s, GP_MF_UTIL, c[6], sizeof c[6]);
-        gp_fields_fmt(&s, GP_MF_TEMP, c[7], sizeof c[7]);
-        gp_fields_fmt(&s, GP_MF_POWER, c[8], sizeof c[8]);
-        if (d.compute_units)
-            snprintf(c[9], sizeof c[9], "%d", d.compute_units);
-        else
-            snprintf(c[9], sizeof c[9], "N/A");
-        snprintf(c[10], sizeof c[10], "%s", d.driver_version[0] ? d.driver_version : "-");
-        snprintf(c[11], sizeof c[11], "%s", d.pci_bus_id[0] ? d.pci_bus_id : "-");
-        const char *cp[12];
-        for (int k = 0; k < 12; k++) cp[k] = c[k];
-        gp_table_row(t, cp);
-    }
-    gp_table_print(t, stdout, 48);
-    gp_table_destroy(t);
     gp_monitor_destroy(m);
     return 0;
 }
@@ -190,26 +121,11 @@ int gp_cmd_health(int argc, char **argv)
     int overall;
     if (json) {
         gp_sbuf b = {0};
-        gp_sbuf_puts(&b, "{\"backends\":");
-        gp_cli_mon_health_json(m, &b, &overall);
-        gp_json_key(&b, "overall", 1);
-        gp_json_str(&b, gp_health_name(overall));
-        gp_sbuf_puts(&b, "}\n");
+        overall = gp_report_health_json(&b, m);
         gp_sbuf_write(&b, stdout);
         gp_sbuf_free(&b);
     } else {
-        gp_health_entry h[16];
-        size_t nh = 0;
-        overall = gp_monitor_health(m, h, 16, &nh);
-        const char *hdr[] = {"Backend", "State", "Devices", "Reason"};
-        gp_table *t = gp_table_create(4, hdr, "llrl");
-        for (size_t i = 0; i < nh && i < 16; i++)
-            gp_table_rowf(t, "%s\t%s\t%d\t%s", h[i].backend, gp_health_name(h[i].state),
-                          h[i].devices, h[i].reason);
-        gp_table_print(t, stdout, 0);
-        gp_table_destroy(t);
-        printf("overall: %s%s\n", gp_health_name(overall),
-               overall == GP_HEALTH_UNAVAILABLE ? " (no GPU backend has a device)" : "");
+        overall = gp_report_health_text(stdout, m);
     }
     gp_monitor_destroy(m);
     if (!exit_code) return 0;

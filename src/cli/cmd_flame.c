@@ -168,11 +168,11 @@ int gp_cmd_flame(int argc, char **argv)
     gp_trace **traces = NULL;
     size_t ntraces = 0;
     int rc = 0;
-    if (gp_ftree_init(&tree, folded ? "samples" : "ns")) {
-        fprintf(stderr, "gpuprof: out of memory\n");
-        return 3;
-    }
     if (folded) {
+        if (gp_ftree_init(&tree, "samples")) {
+            fprintf(stderr, "gpuprof: out of memory\n");
+            return 3;
+        }
         char *data = NULL;
         size_t n = 0;
         /* read, not mmap: a file truncated while mapped would kill the
@@ -187,21 +187,14 @@ int gp_cmd_flame(int argc, char **argv)
         }
     } else {
         rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &ntraces);
-        if (rc) {
-            gp_ftree_fini(&tree);
-            return rc;
-        }
-        for (size_t i = 0; i < ntraces; i++) {
-            const char *pre =
-                ntraces > 1 ? base_name(gp_trace_s(traces[i], traces[i]->meta.source)) : NULL;
-            if (gp_ftree_add_trace(&tree, traces[i], pre)) {
-                fprintf(stderr, "gpuprof: out of memory\n");
-                rc = 3;
-                goto done;
-            }
+        if (rc) return rc;
+        if (gp_ftree_build_traces(&tree, traces, ntraces)) {
+            fprintf(stderr, "gpuprof: out of memory\n");
+            gp_cli_free_traces(traces, ntraces);
+            return 3;
         }
     }
-    gp_ftree_finish(&tree);
+    if (folded) gp_ftree_finish(&tree);
     gp_ftree_prune_opts po = {min_dur, (uint32_t)max_depth, group};
     /* the page stays responsive: at most 300k frames, the smallest folded
      * into their parent */
@@ -210,14 +203,13 @@ int gp_cmd_flame(int argc, char **argv)
         int64_t thr = gp_ftree_threshold_for(&tree, 300000);
         if (thr > po.min_total) po.min_total = thr;
     }
-    gp_ftree prt, *use = &tree;
-    int pruned = po.min_total || po.max_depth || po.group_gpu_below;
-    if (pruned && gp_ftree_prune(&tree, &po, &prt)) {
+    gp_ftree prt, *use;
+    if (gp_ftree_select(&tree, &po, &prt, &use)) {
         fprintf(stderr, "gpuprof: out of memory\n");
         rc = 3;
         goto done;
     }
-    if (pruned) use = &prt;
+    int pruned = use == &prt;
     if (kind == O_HTML && po.min_total > min_dur && use->nodes.n < tree.nodes.n) {
         char w[64];
         if (!strcmp(tree.unit, "ns"))
@@ -228,12 +220,6 @@ int gp_cmd_flame(int argc, char **argv)
                  "%zu frames with a total below %s are folded into their parent to keep the page "
                  "fast (see --min-duration).",
                  tree.nodes.n - use->nodes.n, w);
-    }
-    if (gp_ftree_sort_children(use)) {
-        if (pruned) gp_ftree_fini(&prt);
-        fprintf(stderr, "gpuprof: out of memory\n");
-        rc = 3;
-        goto done;
     }
     gp_sbuf b = {0};
     switch (kind) {

@@ -64,27 +64,24 @@ int gp_cmd_memory(int argc, char **argv)
     size_t n;
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
-    gp_sbuf b = {0};
-    if (json) gp_sbuf_puts(&b, "{\"traces\":[");
-    for (size_t i = 0; i < n && !rc; i++) {
-        gp_memory m;
-        if (gp_memory_compute(traces[i], &m)) {
+    /* the HTML page shows the first trace only */
+    size_t nm = out ? 1 : n, done = 0;
+    gp_memory *mems = gp_xcalloc(nm, sizeof *mems);
+    for (; done < nm; done++)
+        if (gp_memory_compute(traces[done], &mems[done])) {
             fprintf(stderr, "gpuprof: out of memory\n");
             rc = 3;
             break;
         }
-        if (out) {
-            if (i == 0) gp_memview_html(traces[i], &m, &b);
-        } else if (json) {
-            if (i) gp_sbuf_putc(&b, ',');
-            gp_memview_json(traces[i], &m, (size_t)points, &b);
-        } else {
-            if (i) putchar('\n');
-            gp_memview_text(traces[i], &m, (size_t)top, stdout);
-        }
-        gp_memory_free(&m);
-    }
-    if (json) gp_sbuf_puts(&b, "]}\n");
+    gp_sbuf b = {0};
+    if (!rc && out)
+        gp_memview_html(traces[0], &mems[0], &b);
+    else if (!rc && json)
+        gp_memview_json_doc(traces, mems, n, (size_t)points, &b);
+    else if (!rc)
+        gp_memview_text_doc(traces, mems, n, (size_t)top, stdout);
+    for (size_t i = 0; i < done; i++) gp_memory_free(&mems[i]);
+    free(mems);
     if (!rc && (json || out)) {
         gp_err err = {0};
         if (gp_write_file(out ? out : "-", &b, &err)) {

@@ -3,6 +3,8 @@
  * and the CUPTI/NVTX injection library, then prints its summary; also
  * `gpuprof runs`, `gpuprof sql` and `gpuprof export` on the store. */
 #include "cli/cli.h"
+#include "cli/mon_common.h"
+#include "report/runs.h"
 #include "core/clock.h"
 #include "core/sbuf.h"
 #include "core/table.h"
@@ -32,7 +34,11 @@ static void run_usage(FILE *f)
                "  --cuda/--no-cuda     CUPTI injection (default on when built)\n"
                "  --nvtx               NVTX ranges through the injection library\n"
                "  --sample-interval MS also sample the devices (GPU/OpenCL/host: utilization,\n"
-               "                       memory, power, clocks...) every MS ms into counters\n"
+               "                       memory, power, clocks...) every MS ms into counters, with\n"
+               "                       the monitor's configuration (--config FILE or\n"
+               "                       $GPUPROF_CONFIG, GPUPROF_* variables, --set KEY=VALUE)\n"
+               "  --config FILE        monitor configuration for --sample-interval\n"
+               "  --set KEY=VALUE      override one monitor configuration key\n"
                "  --no-summary         do not print the summary at the end\n"
                "  -q, --quiet          no gpuprof messages (the summary still prints)\n");
 }
@@ -161,11 +167,12 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-static int sampler_start(sampler *sp, const char *db, int64_t run, long ms)
+/* c: the monitor configuration (gp_cli_mon_config); the interval is ms. */
+static int sampler_start(sampler *sp, const char *db, int64_t run, long ms, gp_mon_config c)
 {
     memset(sp, 0, sizeof *sp);
-    gp_mon_config c;
-    gp_mon_config_defaults(&c);
+    c.monitoring_interval_seconds = (double)ms / 1000.0;
+    /* the run records counters; alerts and their log belong to the monitor */
     c.enable_alerts = 0;
     c.enable_event_log = 0;
     c.enable_snapshot_on_alert = 0;
@@ -210,6 +217,7 @@ int gp_cmd_run(int argc, char **argv)
     const char *out = "gpuprof.db";
     int opencl = -1, cuda = -1, nvtx = 0, summary = 1, quiet = 0;
     long sample_ms = 0;
+    gp_mon_opts mo = {0};
     static const struct option lo[] = {{"output", required_argument, 0, 'o'},
                                        {"opencl", no_argument, 0, 'C'},
                                        {"no-opencl", no_argument, 0, 'c'},
@@ -218,6 +226,8 @@ int gp_cmd_run(int argc, char **argv)
                                        {"nvtx", no_argument, 0, 'n'},
                                        {"sample-interval", required_argument, 0, 's'},
                                        {"no-summary", no_argument, 0, 'S'},
+                                       {"config", required_argument, 0, 'K'},
+                                       {"set", required_argument, 0, 'E'},
                                        {"quiet", no_argument, 0, 'q'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
@@ -254,6 +264,12 @@ int gp_cmd_run(int argc, char **argv)
         case 'S':
             summary = 0;
             break;
+        case 'K':
+            mo.config = optarg;
+            break;
+        case 'E':
+            if (gp_cli_mon_add_set(&mo, optarg)) return 2;
+            break;
         case 'q':
             quiet = 1;
             break;
@@ -271,6 +287,9 @@ int gp_cmd_run(int argc, char **argv)
     }
     char **cmd = argv + optind;
     int ncmd = argc - optind;
+    gp_mon_config mcfg;
+    gp_mon_config_defaults(&mcfg);
+    if (sample_ms > 0 && gp_cli_mon_config(&mo, &mcfg)) return 2;
 
     char layer[PATH_MAX], inject[PATH_MAX];
     int have_layer = find_lib("GPUPROF_CL_LAYER", "libgpuprof_cl_layer.so", layer, sizeof layer);
@@ -315,7 +334,7 @@ int gp_cmd_run(int argc, char **argv)
     /* before the injection environment is set: the monitor's own OpenCL
      * calls must not load the layer into gpuprof */
     sampler smp;
-    int sampling = sample_ms > 0 && sampler_start(&smp, db, run, sample_ms) == 0;
+    int sampling = sample_ms > 0 && sampler_start(&smp, db, run, sample_ms, mcfg) == 0;
     char num[32];
     snprintf(num, sizeof num, "%lld", (long long)run);
     setenv("GPUPROF_STORE", db, 1);
@@ -432,71 +451,14 @@ int gp_cmd_runs(int argc, char **argv)
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         return 2;
     }
-    gp_sbuf b = {0};
     if (json) {
-        gp_sbuf_puts(&b, "{\"store\":");
-        gp_json_str(&b, path);
-        gp_sbuf_puts(&b, ",\"runs\":[");
-        for (size_t i = 0; i < n; i++) {
-            const gp_store_run_row *r = &rows[i];
-            gp_sbuf_puts(&b, i ? ",{" : "{");
-            gp_json_key(&b, "id", 0);
-            gp_json_int(&b, r->id);
-            const char *nk[] = {"start_unix_ns", "duration_ns", "exit_status",
-                                "events",        "dropped",     "processes"};
-            int64_t nv[] = {r->start_wall_ns, r->duration_ns, r->exit_status,
-                            r->events,        r->dropped,     r->processes};
-            for (int k = 0; k < 6; k++) {
-                gp_json_key(&b, nk[k], 1);
-                if (nv[k] == GP_NONE)
-                    gp_sbuf_puts(&b, "null");
-                else
-                    gp_json_int(&b, nv[k]);
-            }
-            gp_json_key(&b, "command", 1);
-            gp_json_str(&b, r->command);
-            gp_json_key(&b, "host", 1);
-            gp_json_str(&b, r->host);
-            gp_json_key(&b, "devices", 1);
-            gp_json_str(&b, r->devices);
-            gp_json_key(&b, "version", 1);
-            gp_json_str(&b, r->version);
-            gp_sbuf_putc(&b, '}');
-        }
-        gp_sbuf_puts(&b, "]}\n");
+        gp_sbuf b = {0};
+        gp_report_runs_json(&b, path, rows, n);
         gp_sbuf_write(&b, stdout);
+        gp_sbuf_free(&b);
     } else {
-        const char *hd[] = {"ID",      "Start", "Duration", "Exit",   "Events",
-                            "Dropped", "Procs", "Devices",  "Command"};
-        gp_table *tb = gp_table_create(9, hd, "rllrrrrll");
-        for (size_t i = 0; i < n; i++) {
-            const gp_store_run_row *r = &rows[i];
-            char c0[32], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
-            snprintf(c0, sizeof c0, "%lld", (long long)r->id);
-            time_t tt = (time_t)(r->start_wall_ns / 1000000000);
-            struct tm tmv;
-            localtime_r(&tt, &tmv);
-            strftime(c1, sizeof c1, "%Y-%m-%d %H:%M:%S", &tmv);
-            if (r->duration_ns == GP_NONE)
-                snprintf(c2, sizeof c2, "N/A");
-            else
-                gp_fmt_dur_auto(c2, sizeof c2, (double)r->duration_ns);
-            if (r->exit_status == GP_NONE)
-                snprintf(c3, sizeof c3, "running?");
-            else if (r->exit_status < 0)
-                snprintf(c3, sizeof c3, "signal %lld", -(long long)r->exit_status);
-            else
-                snprintf(c3, sizeof c3, "%lld", (long long)r->exit_status);
-            snprintf(c4, sizeof c4, "%lld", (long long)(r->events == GP_NONE ? 0 : r->events));
-            snprintf(c5, sizeof c5, "%lld", (long long)(r->dropped == GP_NONE ? 0 : r->dropped));
-            snprintf(c6, sizeof c6, "%lld", (long long)r->processes);
-            const char *cells[] = {c0, c1, c2, c3, c4, c5, c6, r->devices, r->command};
-            gp_table_row(tb, cells);
-        }
-        gp_table_print(tb, stdout, 60);
-        gp_table_destroy(tb);
+        gp_report_runs_text(stdout, rows, n);
     }
-    gp_sbuf_free(&b);
     gp_store_runs_free(rows, n);
     return fflush(stdout) ? 1 : 0;
 }

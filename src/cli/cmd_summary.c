@@ -1,21 +1,12 @@
 /* cli/cmd_summary.c: `gpuprof summary FILE...`: per-operation statistics by
  * category and the top bottlenecks, as tables or JSON. */
-#include "analysis/summary.h"
 #include "cli/cli.h"
 #include "core/error.h"
-#include "core/sbuf.h"
-#include "core/table.h"
+#include "report/summary.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct opts {
-    long top;         /* rows per category (text default 15; JSON default all) */
-    long bottlenecks; /* bottleneck rows */
-    unsigned mask;    /* groups shown */
-    int json, wide;
-} opts;
 
 static void usage(FILE *f)
 {
@@ -30,200 +21,12 @@ static void usage(FILE *f)
             "  --wide           do not shorten long names\n");
 }
 
-#define BOTTLENECK_MASK                                                                            \
-    ((1u << GP_G_KERNEL) | (1u << GP_G_MEMORY) | (1u << GP_G_CPU_OP) | (1u << GP_G_RUNTIME) |      \
-     (1u << GP_G_PYTHON) | (1u << GP_G_SYNC) | (1u << GP_G_OTHER))
-
-static const char *const group_titles[GP_G__COUNT] = {
-    "GPU kernels", "GPU memory (memcpy/memset)", "CPU operators",       "Runtime/driver API calls",
-    "Annotations", "Python functions",           "GPU synchronization", "Other events"};
-
-static void print_group(const gp_trace *t, const gp_summary *s, gp_group g, const opts *o)
-{
-    size_t first = 0;
-    while (first < s->n && s->rows[first].group != g) first++;
-    if (first == s->n) return;
-    size_t n = 0;
-    while (first + n < s->n && s->rows[first + n].group == g) n++;
-    size_t show = (size_t)o->top < n ? (size_t)o->top : n;
-    char tmp[64];
-    printf("\n%s: %llu calls, %zu distinct, total %s\n", group_titles[g],
-           (unsigned long long)s->group_count[g], n,
-           gp_fmt_dur_auto(tmp, sizeof tmp, (double)s->group_total_ns[g]));
-    /* one unit per column, chosen from the column's largest shown value */
-    double mx[8] = {0};
-    for (size_t i = 0; i < show; i++) {
-        const gp_stats *st = &s->rows[first + i].st;
-        double v[8] = {(double)st->sum, st->mean, (double)st->min, (double)st->max,
-                       st->std,         st->p50,  st->p95,         st->p99};
-        for (int c = 0; c < 8; c++)
-            if (v[c] > mx[c]) mx[c] = v[c];
-    }
-    gp_unit u[8];
-    char hdr[8][32];
-    static const char *const hn[8] = {"Total", "Mean", "Min", "Max", "Std", "P50", "P95", "P99"};
-    for (int c = 0; c < 8; c++) {
-        u[c] = gp_unit_pick(mx[c]);
-        snprintf(hdr[c], sizeof hdr[c], "%s (%s)", hn[c], u[c].name);
-    }
-    const char *headers[] = {"Name", "Count", hdr[0], hdr[1], hdr[2],  hdr[3],
-                             hdr[4], hdr[5],  hdr[6], hdr[7], "Span %"};
-    gp_table *tb = gp_table_create(11, headers, "lrrrrrrrrrr");
-    for (size_t i = 0; i < show; i++) {
-        const gp_op_row *r = &s->rows[first + i];
-        const gp_stats *st = &r->st;
-        double v[8] = {(double)st->sum, st->mean, (double)st->min, (double)st->max,
-                       st->std,         st->p50,  st->p95,         st->p99};
-        char cells[11][64];
-        const char *cp[11];
-        snprintf(cells[1], 64, "%llu", (unsigned long long)st->count);
-        for (int c = 0; c < 8; c++) gp_fmt_dur(cells[2 + c], 64, v[c], u[c]);
-        snprintf(cells[10], 64, "%.2f", r->share_pct);
-        cp[0] = gp_trace_s(t, r->name);
-        for (int c = 1; c < 11; c++) cp[c] = cells[c];
-        gp_table_row(tb, cp);
-    }
-    gp_table_print(tb, stdout, o->wide ? 0 : 70);
-    if (show < n) printf("(%zu more; --top N to show them)\n", n - show);
-    gp_table_destroy(tb);
-}
-
-static void print_text(const gp_trace *t, const gp_summary *s, const opts *o)
-{
-    char tmp[64];
-    printf("== %s", gp_trace_s(t, t->meta.source));
-    if (t->meta.rank != GP_NONE) printf(" (rank %d)", t->meta.rank);
-    printf("\n%zu slices, %zu flows, %zu memory events, %zu counters; traced span %s\n",
-           t->slices.n, t->flows.n, t->mem_events.n, t->counters.n,
-           gp_fmt_dur_auto(tmp, sizeof tmp, (double)s->span_ns));
-    if (t->meta.events_dropped_no_dur)
-        printf("note: %llu complete events without \"dur\" were ignored\n",
-               (unsigned long long)t->meta.events_dropped_no_dur);
-    if (t->meta.unterminated)
-        printf("note: the trace's event array was not closed (crashed writer?)\n");
-    for (int g = 0; g < GP_G__COUNT; g++)
-        if (o->mask & (1u << g)) print_group(t, s, (gp_group)g, o);
-    size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
-    size_t k = gp_summary_top(s, o->mask & BOTTLENECK_MASK, idx, (size_t)o->bottlenecks);
-    if (k) {
-        double mx = 0;
-        for (size_t i = 0; i < k; i++)
-            if ((double)s->rows[idx[i]].st.sum > mx) mx = (double)s->rows[idx[i]].st.sum;
-        gp_unit u = gp_unit_pick(mx);
-        char th[32];
-        snprintf(th, sizeof th, "Total (%s)", u.name);
-        const char *headers[] = {"#", "Category", "Name", "Count", th, "Span %"};
-        gp_table *tb = gp_table_create(6, headers, "rllrrr");
-        printf("\nTop %zu bottlenecks by total time (share of the traced span):\n", k);
-        for (size_t i = 0; i < k; i++) {
-            const gp_op_row *r = &s->rows[idx[i]];
-            char c0[32], c3[32], c4[32], c5[32];
-            snprintf(c0, sizeof c0, "%zu", i + 1);
-            snprintf(c3, sizeof c3, "%llu", (unsigned long long)r->st.count);
-            gp_fmt_dur(c4, sizeof c4, (double)r->st.sum, u);
-            snprintf(c5, sizeof c5, "%.2f", r->share_pct);
-            const char *cells[] = {c0, gp_group_name(r->group), gp_trace_s(t, r->name), c3, c4, c5};
-            gp_table_row(tb, cells);
-        }
-        gp_table_print(tb, stdout, o->wide ? 0 : 70);
-        gp_table_destroy(tb);
-    }
-    free(idx);
-}
-
-static void json_row(gp_sbuf *b, const gp_trace *t, const gp_op_row *r, int with_group)
-{
-    const gp_stats *st = &r->st;
-    gp_sbuf_putc(b, '{');
-    if (with_group) {
-        gp_json_key(b, "category", 0);
-        gp_json_str(b, gp_group_name(r->group));
-        gp_sbuf_putc(b, ',');
-    }
-    gp_json_key(b, "name", 0);
-    gp_json_str(b, gp_trace_s(t, r->name));
-    gp_json_key(b, "count", 1);
-    gp_json_int(b, (int64_t)st->count);
-    gp_json_key(b, "total_ns", 1);
-    gp_json_int(b, st->sum);
-    gp_json_key(b, "mean_ns", 1);
-    gp_json_num(b, st->mean);
-    gp_json_key(b, "min_ns", 1);
-    gp_json_int(b, st->min);
-    gp_json_key(b, "max_ns", 1);
-    gp_json_int(b, st->max);
-    gp_json_key(b, "std_ns", 1);
-    gp_json_num(b, st->std);
-    gp_json_key(b, "p50_ns", 1);
-    gp_json_num(b, st->p50);
-    gp_json_key(b, "p95_ns", 1);
-    gp_json_num(b, st->p95);
-    gp_json_key(b, "p99_ns", 1);
-    gp_json_num(b, st->p99);
-    gp_json_key(b, "span_pct", 1);
-    gp_json_num(b, r->share_pct);
-    gp_sbuf_putc(b, '}');
-}
-
-static void print_json(gp_sbuf *b, const gp_trace *t, const gp_summary *s, const opts *o)
-{
-    gp_sbuf_putc(b, '{');
-    gp_json_key(b, "file", 0);
-    gp_json_str(b, gp_trace_s(t, t->meta.source));
-    gp_json_key(b, "rank", 1);
-    if (t->meta.rank == GP_NONE)
-        gp_sbuf_puts(b, "null");
-    else
-        gp_json_int(b, t->meta.rank);
-    gp_json_key(b, "span_ns", 1);
-    gp_json_int(b, s->span_ns);
-    gp_json_key(b, "slices", 1);
-    gp_json_int(b, (int64_t)t->slices.n);
-    gp_json_key(b, "events_without_dur", 1);
-    gp_json_int(b, (int64_t)t->meta.events_dropped_no_dur);
-    gp_json_key(b, "unterminated", 1);
-    gp_sbuf_puts(b, t->meta.unterminated ? "true" : "false");
-    gp_json_key(b, "categories", 1);
-    gp_sbuf_putc(b, '[');
-    int firstg = 1;
-    for (int g = 0; g < GP_G__COUNT; g++) {
-        if (!(o->mask & (1u << g)) || !s->group_count[g]) continue;
-        if (!firstg) gp_sbuf_putc(b, ',');
-        firstg = 0;
-        gp_sbuf_putc(b, '{');
-        gp_json_key(b, "category", 0);
-        gp_json_str(b, gp_group_name((gp_group)g));
-        gp_json_key(b, "count", 1);
-        gp_json_int(b, (int64_t)s->group_count[g]);
-        gp_json_key(b, "total_ns", 1);
-        gp_json_int(b, s->group_total_ns[g]);
-        gp_json_key(b, "ops", 1);
-        gp_sbuf_putc(b, '[');
-        long shown = 0;
-        for (size_t i = 0; i < s->n; i++) {
-            if (s->rows[i].group != (gp_group)g) continue;
-            if (o->top >= 0 && shown >= o->top) break;
-            if (shown++) gp_sbuf_putc(b, ',');
-            json_row(b, t, &s->rows[i], 0);
-        }
-        gp_sbuf_puts(b, "]}");
-    }
-    gp_sbuf_putc(b, ']');
-    gp_json_key(b, "bottlenecks", 1);
-    gp_sbuf_putc(b, '[');
-    size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
-    size_t k = gp_summary_top(s, o->mask & BOTTLENECK_MASK, idx, (size_t)o->bottlenecks);
-    for (size_t i = 0; i < k; i++) {
-        if (i) gp_sbuf_putc(b, ',');
-        json_row(b, t, &s->rows[idx[i]], 1);
-    }
-    free(idx);
-    gp_sbuf_puts(b, "]}");
-}
-
 int gp_cmd_summary(int argc, char **argv)
 {
-    opts o = {-2, 10, (1u << GP_G__COUNT) - 1, 0, 0};
+    gp_summary_view o;
+    gp_summary_view_default(&o, 0);
+    o.top = -2;
+    int json = 0;
     unsigned cat_mask = 0;
     static const struct option lo[] = {{"top", required_argument, 0, 't'},
                                        {"bottlenecks", required_argument, 0, 'b'},
@@ -247,7 +50,7 @@ int gp_cmd_summary(int argc, char **argv)
             if (gp_cli_parse_groups(optarg, &cat_mask)) return 2;
             break;
         case 'j':
-            o.json = 1;
+            json = 1;
             break;
         case 'w':
             o.wide = 1;
@@ -261,7 +64,7 @@ int gp_cmd_summary(int argc, char **argv)
         }
     }
     if (cat_mask) o.mask = cat_mask;
-    if (o.top == -2) o.top = o.json ? -1 : 15;
+    if (o.top == -2) o.top = json ? -1 : 15;
     if (optind >= argc) {
         usage(stderr);
         return 2;
@@ -270,33 +73,24 @@ int gp_cmd_summary(int argc, char **argv)
     size_t n;
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
-    gp_sbuf b = {0};
-    if (o.json) {
-        gp_sbuf_puts(&b, "{\"gpuprof_version\":");
-        gp_json_str(&b, gp_version());
-        gp_sbuf_puts(&b, ",\"traces\":[");
-    }
-    for (size_t i = 0; i < n; i++) {
-        gp_summary s;
-        if (gp_summary_compute(traces[i], &s)) {
+    gp_summary *sums = gp_xcalloc(n, sizeof *sums);
+    size_t done = 0;
+    for (; done < n; done++)
+        if (gp_summary_compute(traces[done], &sums[done])) {
             fprintf(stderr, "gpuprof: out of memory\n");
             rc = 3;
             break;
         }
-        if (o.json) {
-            if (i) gp_sbuf_putc(&b, ',');
-            print_json(&b, traces[i], &s, &o);
-        } else {
-            if (i) putchar('\n');
-            print_text(traces[i], &s, &o);
-        }
-        gp_summary_free(&s);
-    }
-    if (o.json) {
-        gp_sbuf_puts(&b, "]}\n");
+    if (!rc && json) {
+        gp_sbuf b = {0};
+        gp_report_summary_json_doc(&b, traces, sums, n, &o);
         gp_sbuf_write(&b, stdout);
+        gp_sbuf_free(&b);
+    } else if (!rc) {
+        gp_report_summary_text_doc(stdout, traces, sums, n, &o);
     }
-    gp_sbuf_free(&b);
+    for (size_t i = 0; i < done; i++) gp_summary_free(&sums[i]);
+    free(sums);
     gp_cli_free_traces(traces, n);
     if (fflush(stdout) != 0) return 1;
     return rc;

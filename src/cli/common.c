@@ -29,7 +29,7 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
         for (int j = 0; j < npaths; j++)
             if (!strcmp(files[i], paths[j])) named[i] = 1;
     gp_trace **traces = gp_xcalloc(count + 1, sizeof *traces);
-    int rc = gp_load_many_ex(files, count, 0, flags, traces, &err);
+    int rc = gp_load_many_ex(files, count, 0, flags, traces, &err, NULL);
     if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         free(traces);
@@ -134,26 +134,6 @@ int gp_cli_parse_double(const char *opt, const char *s, double lo, double hi, do
     }
     *out = v;
     return 0;
-}
-
-const char *gp_cli_fmt_pct(char *buf, size_t n, double pct)
-{
-    if (isnan(pct))
-        snprintf(buf, n, "N/A");
-    else
-        snprintf(buf, n, "%+.1f%%", pct);
-    return buf;
-}
-
-const char *gp_cli_fmt_p(char *buf, size_t n, double p)
-{
-    if (isnan(p))
-        snprintf(buf, n, "N/A");
-    else if (p < 1e-4)
-        snprintf(buf, n, "<1e-4");
-    else
-        snprintf(buf, n, "%.4f", p);
-    return buf;
 }
 
 int gp_cli_export(const char *path, int fmt, const char *out)

@@ -1,5 +1,5 @@
 /* cli/mon_common.h: option handling shared by the device-monitor commands
- * (devices, monitor, health, session): configuration layering and printing. */
+ * (devices, monitor, health, session): configuration layering. */
 #ifndef GP_CLI_MON_COMMON_H
 #define GP_CLI_MON_COMMON_H
 #include "core/sbuf.h"
@@ -19,9 +19,5 @@ int gp_cli_mon_add_set(gp_mon_opts *o, const char *kv);
  * variables, then --set options. Prints the error and returns 2 on bad
  * input, else 0. */
 int gp_cli_mon_config(const gp_mon_opts *o, gp_mon_config *c);
-/* Writes device i of m as a JSON object (info, latest sample, processes). */
-void gp_cli_mon_device_json(gp_monitor *m, size_t i, gp_sbuf *b);
-/* Writes the backend health entries as a JSON array. */
-void gp_cli_mon_health_json(gp_monitor *m, gp_sbuf *b, int *overall);
 
 #endif

@@ -23,6 +23,7 @@ struct gp_alerts {
     int enabled;
     unsigned char level[MAX_DEV][GP_ALERT__COUNT];
     uint64_t count[GP_ALERT__COUNT];
+    uint64_t count_lv[GP_ALERT__COUNT][3]; /* by the level raised to */
     struct {
         gp_event_cb cb;
         void *user;
@@ -71,37 +72,43 @@ int gp_alerts_on_event(gp_alerts *a, gp_event_cb cb, void *user)
     return 0;
 }
 
+void gp_event_json(gp_sbuf *b, const gp_event *ev)
+{
+    char ts[64];
+    time_t sec = (time_t)(ev->wall_ns / 1000000000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    gp_sbuf_printf(b, "{\"time\":\"%s.%03dZ\",\"wall_ns\":%lld,\"type\":", ts,
+                   (int)(ev->wall_ns / 1000000 % 1000), (long long)ev->wall_ns);
+    gp_json_str(b, gp_event_type_name(ev->type));
+    if (ev->type == GP_EV_ALERT || ev->type == GP_EV_ALERT_CLEARED) {
+        gp_json_key(b, "kind", 1);
+        gp_json_str(b, gp_alert_kind_name(ev->kind));
+        gp_json_key(b, "level", 1);
+        gp_json_str(b, gp_alert_level_name(ev->level));
+        gp_json_key(b, "value", 1);
+        gp_json_num(b, ev->value);
+        gp_json_key(b, "threshold", 1);
+        gp_json_num(b, ev->threshold);
+    }
+    if (ev->device >= 0) {
+        gp_json_key(b, "device", 1);
+        gp_json_int(b, ev->device);
+    }
+    gp_json_key(b, "message", 1);
+    gp_json_str(b, ev->message);
+    gp_sbuf_putc(b, '}');
+}
+
 void gp_alerts_emit(gp_alerts *a, gp_event *ev)
 {
     if (!ev->wall_ns) ev->wall_ns = gp_clock_wall_ns();
     for (int i = 0; i < a->ncb; i++) a->cbs[i].cb(ev, a->cbs[i].user);
     if (!a->log) return;
     gp_sbuf b = {0};
-    char ts[64];
-    time_t sec = (time_t)(ev->wall_ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&sec, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    gp_sbuf_printf(&b, "{\"time\":\"%s.%03dZ\",\"wall_ns\":%lld,\"type\":", ts,
-                   (int)(ev->wall_ns / 1000000 % 1000), (long long)ev->wall_ns);
-    gp_json_str(&b, gp_event_type_name(ev->type));
-    if (ev->type == GP_EV_ALERT || ev->type == GP_EV_ALERT_CLEARED) {
-        gp_json_key(&b, "kind", 1);
-        gp_json_str(&b, gp_alert_kind_name(ev->kind));
-        gp_json_key(&b, "level", 1);
-        gp_json_str(&b, ev->level == 2 ? "critical" : ev->level == 1 ? "warning" : "none");
-        gp_json_key(&b, "value", 1);
-        gp_json_num(&b, ev->value);
-        gp_json_key(&b, "threshold", 1);
-        gp_json_num(&b, ev->threshold);
-    }
-    if (ev->device >= 0) {
-        gp_json_key(&b, "device", 1);
-        gp_json_int(&b, ev->device);
-    }
-    gp_json_key(&b, "message", 1);
-    gp_json_str(&b, ev->message);
-    gp_sbuf_puts(&b, "}\n");
+    gp_event_json(&b, ev);
+    gp_sbuf_putc(&b, '\n');
     gp_sbuf_write(&b, a->log);
     fflush(a->log);
     gp_sbuf_free(&b);
@@ -137,6 +144,7 @@ static int step(gp_alerts *a, int dev, const char *name, int kind, double v)
     static const char *const lv[] = {"normal", "warning", "critical"};
     if (next > cur) {
         a->count[kind]++;
+        a->count_lv[kind][next]++;
         ev.type = GP_EV_ALERT;
         ev.threshold = next == 2 ? r->crit : r->warn;
         snprintf(ev.message, sizeof ev.message, "%s: %s %s: %.1f%s >= %.1f%s", name,
@@ -171,6 +179,7 @@ void gp_alerts_device_lost(gp_alerts *a, int dev, const char *why)
     if (dev < 0 || dev >= MAX_DEV || a->level[dev][GP_ALERT_DEVICE_LOST]) return;
     a->level[dev][GP_ALERT_DEVICE_LOST] = 2;
     a->count[GP_ALERT_DEVICE_LOST]++;
+    a->count_lv[GP_ALERT_DEVICE_LOST][2]++;
     gp_event ev = {0};
     ev.type = GP_EV_ALERT;
     ev.kind = GP_ALERT_DEVICE_LOST;
@@ -195,6 +204,17 @@ void gp_alerts_device_back(gp_alerts *a, int dev)
 uint64_t gp_alerts_count(const gp_alerts *a, int kind)
 {
     return kind >= 0 && kind < GP_ALERT__COUNT ? a->count[kind] : 0;
+}
+
+uint64_t gp_alerts_count_level(const gp_alerts *a, int kind, int level)
+{
+    if (kind < 0 || kind >= GP_ALERT__COUNT || level < 1 || level > 2) return 0;
+    return a->count_lv[kind][level];
+}
+
+const char *gp_alert_level_name(int level)
+{
+    return level == 2 ? "critical" : level == 1 ? "warning" : "none";
 }
 
 int gp_alerts_level(const gp_alerts *a, int dev, int kind)

@@ -3,6 +3,7 @@
 #ifndef GP_MONITOR_ALERTS_H
 #define GP_MONITOR_ALERTS_H
 #include "core/error.h"
+#include "core/sbuf.h"
 #include <gpuprof/monitor.h>
 
 typedef struct gp_alerts gp_alerts;
@@ -23,6 +24,10 @@ int gp_alerts_check(gp_alerts *a, int dev, const char *dev_name, const gp_dev_sa
 /* Raises the device-lost alert once per loss; gp_alerts_device_back clears. */
 void gp_alerts_device_lost(gp_alerts *a, int dev, const char *why);
 void gp_alerts_device_back(gp_alerts *a, int dev);
+/* Alerts raised so far of one kind to one level (1 warning, 2 critical). */
+uint64_t gp_alerts_count_level(const gp_alerts *a, int kind, int level);
+/* Writes ev as one JSON object (no newline): the record of events.jsonl. */
+void gp_event_json(gp_sbuf *b, const gp_event *ev);
 /* Alerts raised so far of one kind. */
 uint64_t gp_alerts_count(const gp_alerts *a, int kind);
 /* Current level (0 none, 1 warning, 2 critical) of kind on device dev. */

@@ -34,6 +34,8 @@ static const field_def defs[GP_MF_COUNT] = {
     [GP_MF_LOAD1] = {"load1", "", "host load average, 1 minute"},
     [GP_MF_LOAD5] = {"load5", "", "host load average, 5 minutes"},
     [GP_MF_LOAD15] = {"load15", "", "host load average, 15 minutes"},
+    [GP_MF_XID_EVENTS] = {"xid_events", "count",
+                          "XID critical error events since monitoring started"},
 };
 
 const char *gp_mfield_key(int f)

@@ -6,6 +6,7 @@
 #include "core/vec.h"
 #include "monitor/alerts.h"
 #include "monitor/backend.h"
+#include "monitor/monitor.h"
 #include "monitor/registry.h"
 #include "monitor/session.h"
 #include "monitor/session_store.h"
@@ -51,6 +52,12 @@ struct gp_monitor {
     gp_sessions *sessions;
     int log_open;
     uint64_t ticks;
+    uint64_t generation;       /* changes with anything gp_monitor_view shows */
+    uint64_t sessions_started; /* ever, for gpu_profiling_sessions_total */
+    int64_t last_tick_wall_ns;
+    uint64_t inf_hist[GP_INF_HIST_MAX + 1]; /* every tracked inference, cumulative */
+    uint64_t inf_count;
+    double inf_sum_ms;
     int64_t last_discovery_ns;
     /* scratch for sessions, one entry per device */
     GP_VEC(gp_dev_info) s_info;
@@ -171,6 +178,7 @@ static void discover_locked(gp_monitor *m)
     }
     free(tmp);
     m->last_discovery_ns = gp_clock_mono_ns();
+    m->generation++;
 }
 
 gp_monitor *gp_monitor_create(const gp_mon_config *c)
@@ -342,6 +350,8 @@ static void tick_locked(gp_monitor *m)
         gp_sessions_snapshot(m->sessions, NULL, "alert", wall, nd, m->s_info.v, m->s_sample.v,
                              m->s_have.v);
     m->ticks++;
+    m->last_tick_wall_ns = wall;
+    m->generation++;
 }
 
 int gp_monitor_sample_now(gp_monitor *m)
@@ -478,9 +488,18 @@ uint64_t gp_monitor_ticks(gp_monitor *m)
     return t;
 }
 
+static int health_locked(gp_monitor *m, gp_health_entry *out, size_t max, size_t *n);
+
 int gp_monitor_health(gp_monitor *m, gp_health_entry *out, size_t max, size_t *n)
 {
     pthread_mutex_lock(&m->mu);
+    int st = health_locked(m, out, max, n);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+static int health_locked(gp_monitor *m, gp_health_entry *out, size_t max, size_t *n)
+{
     int gpus = 0, degraded = 0;
     for (int b = 0; b < m->nbk; b++) {
         const mbk *k = &m->bk[b];
@@ -498,9 +517,114 @@ int gp_monitor_health(gp_monitor *m, gp_health_entry *out, size_t max, size_t *n
         if (present + lost > 0 && (k->health.state != GP_HEALTH_OK || lost)) degraded = 1;
     }
     if (n) *n = (size_t)m->nbk;
-    pthread_mutex_unlock(&m->mu);
     if (!gpus) return GP_HEALTH_UNAVAILABLE;
     return degraded ? GP_HEALTH_DEGRADED : GP_HEALTH_OK;
+}
+
+static int is_gpu(const gp_dev_info *d)
+{
+    return d->present && !strcmp(d->kind, "gpu") && strcmp(d->backend, "opencl");
+}
+
+size_t gp_monitor_gpu_count(gp_monitor *m)
+{
+    size_t g = 0;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->devs.n; i++) g += is_gpu(&m->devs.v[i].info);
+    pthread_mutex_unlock(&m->mu);
+    return g;
+}
+
+int gp_monitor_open_event_log(gp_monitor *m)
+{
+    pthread_mutex_lock(&m->mu);
+    open_log_locked(m);
+    int open = m->log_open;
+    pthread_mutex_unlock(&m->mu);
+    return open;
+}
+
+uint64_t gp_monitor_generation(gp_monitor *m)
+{
+    pthread_mutex_lock(&m->mu);
+    uint64_t g = m->generation;
+    pthread_mutex_unlock(&m->mu);
+    return g;
+}
+
+int gp_monitor_view(gp_monitor *m, gp_mon_view *v)
+{
+    int rc = 0;
+    pthread_mutex_lock(&m->mu);
+    if (v->valid && v->generation == m->generation) {
+        rc = 1;
+        goto out;
+    }
+    size_t nd = m->devs.n;
+    if (nd > v->cap) {
+        size_t cap = nd;
+        gp_dev_info *info = realloc(v->info, cap * sizeof *info);
+        if (info) v->info = info;
+        gp_dev_sample *smp = realloc(v->sample, cap * sizeof *smp);
+        if (smp) v->sample = smp;
+        int *have = realloc(v->have, cap * sizeof *have);
+        if (have) v->have = have;
+        int *np = realloc(v->nprocs, cap * sizeof *np);
+        if (np) v->nprocs = np;
+        gp_dev_proc *pr = realloc(v->procs, cap * GP_MAX_PROCS * sizeof *pr);
+        if (pr) v->procs = pr;
+        unsigned char *lv = realloc(v->level, cap * GP_ALERT__COUNT);
+        if (lv) v->level = lv;
+        if (!info || !smp || !have || !np || !pr || !lv) {
+            rc = GP_ENOMEM;
+            goto out;
+        }
+        v->cap = cap;
+    }
+    v->ndev = nd;
+    v->gpus = 0;
+    for (size_t i = 0; i < nd; i++) {
+        const mdev *d = &m->devs.v[i];
+        v->info[i] = d->info;
+        v->have[i] = d->have_last;
+        if (d->have_last) v->sample[i] = d->last;
+        v->nprocs[i] = d->have_last ? d->nprocs : 0;
+        memcpy(&v->procs[i * GP_MAX_PROCS], d->procs, (size_t)v->nprocs[i] * sizeof *d->procs);
+        for (int k = 0; k < GP_ALERT__COUNT; k++)
+            v->level[i * GP_ALERT__COUNT + k] =
+                (unsigned char)gp_alerts_level(m->alerts, (int)i, k);
+        v->gpus += is_gpu(&d->info);
+    }
+    for (int k = 0; k < GP_ALERT__COUNT; k++) {
+        v->alerts[k][0] = gp_alerts_count(m->alerts, k);
+        for (int l = 1; l <= 2; l++) v->alerts[k][l] = gp_alerts_count_level(m->alerts, k, l);
+    }
+    v->overall = health_locked(m, v->health, sizeof v->health / sizeof v->health[0], &v->nhealth);
+    if (v->nhealth > sizeof v->health / sizeof v->health[0])
+        v->nhealth = sizeof v->health / sizeof v->health[0];
+    v->edges = gp_sessions_hist_edges(&v->nedges);
+    memcpy(v->inf_hist, m->inf_hist, sizeof v->inf_hist);
+    v->inf_count = m->inf_count;
+    v->inf_sum_ms = m->inf_sum_ms;
+    v->ticks = m->ticks;
+    v->sessions_started = m->sessions_started;
+    v->last_tick_wall_ns = m->last_tick_wall_ns;
+    v->generation = m->generation;
+    v->valid = 1;
+out:
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+void gp_mon_view_free(gp_mon_view *v)
+{
+    free(v->info);
+    free(v->sample);
+    free(v->have);
+    free(v->nprocs);
+    free(v->procs);
+    free(v->level);
+    memset(v, 0, sizeof *v);
 }
 
 int gp_monitor_on_event(gp_monitor *m, gp_event_cb cb, void *user)
@@ -525,6 +649,8 @@ int gp_monitor_session_start(gp_monitor *m, const char *name, const char *descri
     gp_err err = {0};
     int rc = gp_sessions_start(m->sessions, name, description, gp_clock_wall_ns(), &err);
     if (!rc) {
+        m->sessions_started++;
+        m->generation++;
         open_log_locked(m);
         emit(m, GP_EV_SESSION_STARTED, "session %s started", name);
     }
@@ -563,6 +689,16 @@ int gp_monitor_track_inference(gp_monitor *m, const char *name, double ms)
 {
     pthread_mutex_lock(&m->mu);
     int rc = gp_sessions_track(m->sessions, name, ms);
+    if (rc == 0) { /* once per observation, however many sessions keep it */
+        size_t ne;
+        const double *edges = gp_sessions_hist_edges(&ne);
+        size_t j = 0;
+        while (j < ne && ms > edges[j]) j++;
+        m->inf_hist[j]++;
+        m->inf_count++;
+        m->inf_sum_ms += ms;
+        m->generation++;
+    }
     pthread_mutex_unlock(&m->mu);
     return rc;
 }

@@ -128,7 +128,9 @@ typedef struct nvml_dev {
     nvmlDevice_t h;
     int lost;
     unsigned long long last_util_ts, last_mem_ts, last_proc_ts;
-    int last_xid; /* 0: none seen */
+    int last_xid;                  /* 0: none seen */
+    int xid_reg;                   /* registered for XID events */
+    unsigned long long xid_events; /* XID events seen since the monitor started */
 } nvml_dev;
 
 typedef struct nvml_state {
@@ -182,7 +184,10 @@ static void *xid_main(void *arg)
         if (r == NVML_SUCCESS && (ev.eventType & NVML_EVENT_XID)) {
             pthread_mutex_lock(&st->xid_mu);
             for (int i = 0; i < st->ndev; i++)
-                if (st->dev[i].h == ev.device) st->dev[i].last_xid = (int)ev.eventData;
+                if (st->dev[i].h == ev.device) {
+                    st->dev[i].last_xid = (int)ev.eventData;
+                    st->dev[i].xid_events++;
+                }
             pthread_mutex_unlock(&st->xid_mu);
         } else if (r != NVML_SUCCESS && r != NVML_ERROR_TIMEOUT) {
             /* not supported or broken: do not spin */
@@ -361,14 +366,19 @@ static int nvml_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         }
         unsigned long long keep_util = 0, keep_mem = 0;
         int keep_xid = 0;
+        unsigned long long keep_xev = 0;
         for (int j = 0; j < nold; j++) /* same handle: keep sample cursors */
             if (old[j].h == h) {
                 keep_util = old[j].last_util_ts;
                 keep_mem = old[j].last_mem_ts;
                 keep_xid = old[j].last_xid;
+                keep_xev = old[j].xid_events;
             }
-        st->dev[k] = (nvml_dev){
-            .h = h, .last_util_ts = keep_util, .last_mem_ts = keep_mem, .last_xid = keep_xid};
+        st->dev[k] = (nvml_dev){.h = h,
+                                .last_util_ts = keep_util,
+                                .last_mem_ts = keep_mem,
+                                .last_xid = keep_xid,
+                                .xid_events = keep_xev};
         k++;
     }
     st->ndev = k;
@@ -379,7 +389,7 @@ static int nvml_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         for (int i = 0; st->evset && i < k; i++)
             if (!st->dev[i].lost &&
                 st->f.ev_register(st->dev[i].h, NVML_EVENT_XID, st->evset) == NVML_SUCCESS)
-                any = 1;
+                any = st->dev[i].xid_reg = 1;
         if (any && pthread_create(&st->xid_thread, NULL, xid_main, st) == 0) st->xid_running = 1;
     }
     return k;
@@ -557,6 +567,7 @@ static int nvml_sample(void *state, int idx, int64_t mono_ns, gp_dev_sample *s, 
     if (st->xid_running) {
         pthread_mutex_lock(&st->xid_mu);
         if (d->last_xid) gp_sample_set(s, GP_MF_XID, d->last_xid);
+        if (d->xid_reg) gp_sample_set(s, GP_MF_XID_EVENTS, (double)d->xid_events);
         pthread_mutex_unlock(&st->xid_mu);
     }
     if (lost) goto gone;

@@ -52,6 +52,13 @@ struct gp_sessions {
 static const double hist_edges[] = {0.1, 0.25, 0.5, 1,   2.5,  5,    10,  25,
                                     50,  100,  250, 500, 1000, 2500, 5000};
 #define NEDGES (sizeof hist_edges / sizeof hist_edges[0])
+_Static_assert(NEDGES <= GP_INF_HIST_MAX, "GP_INF_HIST_MAX too small");
+
+const double *gp_sessions_hist_edges(size_t *n)
+{
+    *n = NEDGES;
+    return hist_edges;
+}
 
 gp_sessions *gp_sessions_create(const gp_mon_config *c)
 {

@@ -10,6 +10,12 @@
 
 typedef struct gp_sessions gp_sessions;
 
+/* Most bucket edges of the inference latency histogram. */
+#define GP_INF_HIST_MAX 32
+/* The latency histogram's bucket upper edges in ms (static, ascending; the
+ * last bucket, above the last edge, is open); *n receives their count. */
+const double *gp_sessions_hist_edges(size_t *n);
+
 /* Creates an empty session list using c's limits and thresholds (copied). */
 gp_sessions *gp_sessions_create(const gp_mon_config *c);
 void gp_sessions_destroy(gp_sessions *s);

@@ -1,7 +1,8 @@
 /* record/export.c: writes a profiler's results as Chrome/Kineto trace JSON
  * through the one Chrome writer, render/chrome.c (gp_export_trace), and as
  * the same trace plus a "gpuprof" results section (gp_export_json), both
- * readable by `gpuprof summary` and HTA. */
+ * readable by `gpuprof summary` and HTA; the gp_exp_* pieces serve the
+ * streaming sinks (stream.c), which write slices as they are drained. */
 #include "core/sbuf.h"
 #include "core/stats.h"
 #include "record/recorder.h"
@@ -11,6 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ns -> microseconds with exactly three decimals (no precision loss). */
+void gp_exp_us(gp_sbuf *b, int64_t ns)
+{
+    if (ns < 0) {
+        gp_sbuf_putc(b, '-');
+        ns = -ns;
+    }
+    gp_sbuf_printf(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
 
 static const char *dev_name(int d)
 {
@@ -29,6 +40,135 @@ static const char *backend_name(int b)
     default:
         return NULL;
     }
+}
+
+/* Appends the process and thread metadata events, each preceded by ",\n"
+ * except the very first (caller holds p->mu). */
+void gp_exp_meta(gp_profiler *p, gp_sbuf *b, int first)
+{
+    const gp_trace *t = p->tr;
+    long pid = (long)getpid();
+    gp_sbuf_printf(b,
+                   "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
+                   "\"args\":{\"name\":",
+                   first ? "" : ",\n", pid);
+    gp_json_str(b, p->name);
+    gp_sbuf_puts(b, "}}");
+    for (size_t i = 0; i < t->tracks.n; i++) {
+        const gp_track *k = &t->tracks.v[i];
+        gp_sbuf_printf(b,
+                       ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%lld,"
+                       "\"args\":{\"name\":",
+                       pid, (long long)k->tid);
+        if (k->name)
+            gp_json_str(b, gp_trace_s(t, k->name));
+        else
+            gp_sbuf_printf(b, "\"thread %lld\"", (long long)k->tid);
+        gp_sbuf_puts(b, "}}");
+        /* GPU tracks sort after the host threads */
+        gp_sbuf_printf(b,
+                       ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,"
+                       "\"tid\":%lld,\"args\":{\"sort_index\":%d}}",
+                       pid, (long long)k->tid, k->type == GP_TRACK_GPU ? 1000 + (int)i : (int)i);
+    }
+}
+
+/* Appends slice i as ",\n{...}" (caller holds p->mu). */
+void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
+{
+    const gp_trace *t = p->tr;
+    const gp_slice *s = &t->slices.v[i];
+    const gp_slice_ext *x = &p->ext.v[i];
+    gp_sbuf_puts(b, ",\n{\"ph\":\"X\",\"cat\":");
+    gp_json_str(b, gp_trace_s(t, t->cats.v[s->cat].name));
+    gp_sbuf_puts(b, ",\"name\":");
+    gp_json_str(b, gp_trace_s(t, s->name));
+    gp_sbuf_printf(b, ",\"pid\":%ld,\"tid\":%lld,\"ts\":", (long)getpid(),
+                   (long long)t->tracks.v[s->track].tid);
+    gp_exp_us(b, s->ts);
+    gp_sbuf_puts(b, ",\"dur\":");
+    gp_exp_us(b, s->dur);
+    int comma = 0;
+    gp_sbuf_puts(b, ",\"args\":{");
+    if (dev_name(x->device)) {
+        gp_json_key(b, "device", comma++);
+        gp_json_str(b, dev_name(x->device));
+    }
+    if (backend_name(x->backend)) {
+        gp_json_key(b, "backend", comma++);
+        gp_json_str(b, backend_name(x->backend));
+    }
+    if (x->bytes >= 0) {
+        gp_json_key(b, "bytes", comma++);
+        gp_json_int(b, x->bytes);
+    }
+    if (s->cat == p->cat_range) {
+        gp_json_key(b, "self_ns", comma++);
+        gp_json_int(b, x->self_ns);
+    }
+    for (uint32_t a = 0; a < x->nattr; a++) {
+        const gp_attr *at = &p->attrs.v[x->attr_first + a];
+        gp_json_key(b, gp_trace_s(t, at->key), comma++);
+        if (at->is_str)
+            gp_json_str(b, gp_trace_s(t, at->sval));
+        else
+            gp_json_int(b, at->ival);
+    }
+    gp_sbuf_puts(b, "}}");
+}
+
+/* Appends the counter samples as ",\n{...}" events (caller holds p->mu). */
+void gp_exp_counters(gp_profiler *p, gp_sbuf *b)
+{
+    const gp_trace *t = p->tr;
+    long pid = (long)getpid();
+    for (size_t i = 0; i < t->counters.n; i++) {
+        const gp_counter_sample *c = &t->counters.v[i];
+        gp_sbuf_puts(b, ",\n{\"ph\":\"C\",\"name\":");
+        gp_json_str(b, gp_trace_s(t, t->series.v[c->series].name));
+        gp_sbuf_printf(b, ",\"pid\":%ld,\"tid\":0,\"ts\":", pid);
+        gp_exp_us(b, c->ts);
+        gp_sbuf_puts(b, ",\"args\":{\"value\":");
+        gp_json_num(b, c->value);
+        gp_sbuf_puts(b, "}}");
+    }
+}
+
+/* Appends "rollover":[...]: the aggregated ranges of p->tr->aggs, read back
+ * by the importer into trace->aggs (caller holds p->mu). */
+void gp_exp_rollover(gp_profiler *p, gp_sbuf *b)
+{
+    const gp_trace *t = p->tr;
+    gp_sbuf_puts(b, "\"rollover\":[");
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        gp_sbuf_puts(b, i ? ",\n{\"name\":" : "\n{\"name\":");
+        gp_json_str(b, gp_trace_s(t, r->name));
+        gp_sbuf_puts(b, ",\"cat\":");
+        gp_json_str(b, gp_trace_s(t, t->cats.v[r->cat].name));
+        gp_sbuf_printf(
+            b,
+            ",\"pid\":%ld,\"tid\":%lld,\"device\":%d,\"backend\":%d,\"count\":%llu,"
+            "\"total_ns\":%lld,\"self_ns\":%lld,\"min_ns\":%lld,\"max_ns\":%lld,"
+            "\"bytes\":%lld,\"m2_ns2\":",
+            (long)getpid(), (long long)(r->track != GP_NO_INDEX ? t->tracks.v[r->track].tid : 0),
+            r->device, r->backend, (unsigned long long)r->count, (long long)r->total_ns,
+            (long long)r->self_ns, (long long)r->min_ns, (long long)r->max_ns, (long long)r->bytes);
+        gp_json_num(b, r->m2);
+        gp_sbuf_puts(b, ",\"first_us\":");
+        gp_exp_us(b, r->first_ns);
+        gp_sbuf_puts(b, ",\"last_us\":");
+        gp_exp_us(b, r->last_ns);
+        gp_sbuf_puts(b, ",\"sketch\":\"");
+        int first = 1;
+        for (unsigned k = 0; r->sketch && k < GP_SKETCH_BUCKETS; k++) {
+            if (!r->sketch[k]) continue;
+            gp_sbuf_printf(b, "%s%u:%llu", first ? "" : ",", k, (unsigned long long)r->sketch[k]);
+            first = 0;
+        }
+        gp_sbuf_puts(b, "\"}");
+    }
+    gp_sbuf_puts(b, "]");
 }
 
 /* A view of p->tr for the one Chrome writer (render/chrome.c): the same
@@ -120,14 +260,28 @@ static int write_trace(gp_profiler *p, const char *path, const char *extra)
     return rc;
 }
 
+void gp_exp_header(gp_profiler *p, gp_sbuf *b)
+{
+    gp_sbuf_printf(b, "{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":%lld,\"traceName\":",
+                   (long long)p->wall0);
+    gp_json_str(b, p->name);
+    gp_sbuf_puts(b, ",\n");
+}
+
 int gp_export_trace(gp_profiler *p, const char *path)
 {
+    gp_sbuf extra = {0};
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
-    int rc = write_trace(p, path, NULL);
+    gp_rec_collect_aggs(p, 1);
+    gp_sbuf_puts(&extra, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
+    gp_exp_rollover(p, &extra);
+    gp_sbuf_puts(&extra, "},\n");
+    int rc = write_trace(p, path, gp_sbuf_cstr(&extra));
     pthread_mutex_unlock(&p->mu);
+    gp_sbuf_free(&extra);
     return rc;
 }
 
@@ -164,7 +318,10 @@ int gp_export_json(gp_profiler *p, const char *path)
     gp_sbuf b = {0};
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
-    gp_sbuf_puts(&b, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",\"summary\":[");
+    gp_rec_collect_aggs(p, 1);
+    gp_sbuf_puts(&b, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
+    gp_exp_rollover(p, &b);
+    gp_sbuf_puts(&b, ",\n\"summary\":[");
     for (size_t i = 0; i < n; i++) {
         if (i) gp_sbuf_putc(&b, ',');
         gp_sbuf_puts(&b, "\n");

@@ -46,6 +46,7 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     p->mem_cur += m.bytes;
     if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
     if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
+    if (p->mem_cur > p->mem_session_peak) p->mem_session_peak = p->mem_cur;
     mem_sample(p);
     goto out;
 oom:

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,6 +42,9 @@ typedef struct tl_cache {
     uint64_t serial;
 } tl_cache;
 static __thread tl_cache tl __attribute__((tls_model("initial-exec")));
+
+static void live_add(gp_profiler *p);
+static void live_remove(gp_profiler *p);
 
 /* membarrier(PRIVATE_EXPEDITED) is a full memory barrier on every running
  * thread of the process: gp_disable uses it so that the recording threads need
@@ -110,6 +115,13 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
     p->ns_per_tick = tsc_ns_per_tick;
     p->id = atomic_fetch_add(&next_profiler_id, 1);
     pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->drain_cv, NULL);
+    p->sink = p->opts.sink;
+    if (p->sink < GP_SINK_AUTO || p->sink > GP_SINK_STREAM) p->sink = GP_SINK_AUTO;
+    p->keep_max = p->opts.keep_max < 0    ? 0
+                  : p->opts.keep_max == 0 ? (p->sink == GP_SINK_KEEP ? 0 : GP_KEEP_DEFAULT)
+                                          : (uint64_t)p->opts.keep_max;
+    if (p->sink == GP_SINK_STREAM) p->keep_max = 0;
     p->tr = gp_trace_create();
     p->interned = gp_strtab_create();
     if (!p->tr || !p->interned) goto fail;
@@ -128,14 +140,27 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
 #endif
     p->tr->meta.has_base_time = 1;
     p->tr->meta.base_time_ns = p->wall0;
+    if (p->sink == GP_SINK_STREAM && gp_stream_open_(p, p->opts.stream_path)) goto fail;
+    p->opts.stream_path = NULL; /* not kept (the stream has its own copy) */
     atomic_init(&p->state, p->opts.start_disabled ? GP_STATE_OFF_ : GP_STATE_ON_);
+    live_add(p);
     return p;
 fail:
     if (p->tr) gp_trace_destroy(p->tr);
     if (p->interned) gp_strtab_destroy(p->interned);
+    pthread_cond_destroy(&p->drain_cv);
     pthread_mutex_destroy(&p->mu);
     free(p);
     return NULL;
+}
+
+static void chunk_list_free(gp_chunk *c)
+{
+    while (c) {
+        gp_chunk *cn = c->free_next;
+        free(c);
+        c = cn;
+    }
 }
 
 void gp_rec_free_threads(gp_profiler *p)
@@ -149,9 +174,16 @@ void gp_rec_free_threads(gp_profiler *p)
             free(c);
             c = cn;
         }
+        chunk_list_free(b->spare);
+        chunk_list_free(atomic_load_explicit(&b->freed, memory_order_acquire));
+        uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
+        for (uint32_t i = 0; i < na; i++)
+            free((void *)b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK].bk);
+        for (uint32_t i = 0; i < GP_AGG_BLOCKS && b->agg_blk[i]; i++) free(b->agg_blk[i]);
+        free(b->agg_idx);
         GP_VEC_FREE(b->stack);
         GP_VEC_FREE(b->pattrs);
-        free(b->skip);
+        free(b->fr);
         free(b);
         b = nx;
     }
@@ -161,7 +193,11 @@ void gp_rec_free_threads(gp_profiler *p)
 void gp_profiler_destroy(gp_profiler *p)
 {
     if (!p) return;
+    gp_rec_drain_stop(p);
+    live_remove(p);
     pthread_mutex_lock(&p->mu);
+    gp_rec_drain(p);
+    gp_stream_close_(p);
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
     pthread_mutex_unlock(&p->mu);
@@ -187,6 +223,7 @@ void gp_profiler_destroy(gp_profiler *p)
     gp_u64map_free(&p->mem_of);
     gp_strtab_destroy(p->interned);
     gp_trace_destroy(p->tr);
+    pthread_cond_destroy(&p->drain_cv);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
@@ -211,6 +248,16 @@ static void default_create(void)
     const char *d = getenv("GPUPROF_DISABLE");
     if (d && *d && strcmp(d, "0") != 0) o.start_disabled = 1;
     o.leak_report = 1; /* never destroyed */
+    const char *sk = getenv("GPUPROF_SINK");
+    if (sk && !strcmp(sk, "keep")) o.sink = GP_SINK_KEEP;
+    if (sk && !strcmp(sk, "aggregate")) o.sink = GP_SINK_AGGREGATE;
+    const char *km = getenv("GPUPROF_KEEP_MAX");
+    if (km && *km) o.keep_max = strtoll(km, NULL, 10);
+    const char *sp = getenv("GPUPROF_STREAM");
+    if (sk && !strcmp(sk, "stream") && sp && *sp) {
+        o.sink = GP_SINK_STREAM;
+        o.stream_path = sp;
+    }
     default_profiler = gp_profiler_create(&o);
     const char *lr = getenv("GPUPROF_LEAK_REPORT");
     if (default_profiler && lr && *lr && strcmp(lr, "0") != 0) atexit(default_leak_report);
@@ -301,6 +348,139 @@ const char *gp_intern(gp_profiler *p, const char *s)
     return r;
 }
 
+/* ---- live profilers and fork -------------------------------------------- */
+
+/* Every live profiler, so that fork can hold their locks: a child must not
+ * inherit a lock held by the drain thread (which does not exist there). */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static gp_profiler *live_head;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&live_mu);
+    for (gp_profiler *q = live_head; q; q = q->next_live) pthread_mutex_lock(&q->mu);
+}
+
+static void fork_parent(void)
+{
+    for (gp_profiler *q = live_head; q; q = q->next_live) pthread_mutex_unlock(&q->mu);
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* The child has no drain thread: it is started again on the next chunk. */
+static void fork_child(void)
+{
+    for (gp_profiler *q = live_head; q; q = q->next_live) {
+        atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
+        pthread_mutex_unlock(&q->mu);
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void atfork_register(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void live_add(gp_profiler *p)
+{
+    pthread_once(&atfork_once, atfork_register);
+    pthread_mutex_lock(&live_mu);
+    p->next_live = live_head;
+    live_head = p;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(gp_profiler *p)
+{
+    pthread_mutex_lock(&live_mu);
+    for (gp_profiler **q = &live_head; *q; q = &(*q)->next_live)
+        if (*q == p) {
+            *q = p->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* ---- drain thread ---------------------------------------------------------- */
+
+/* How often the drain thread empties the thread buffers (ns): every 2 ms
+ * while there is something to drain, backing off to 64 ms when idle (a
+ * thread short of chunks wakes it at once). */
+#define GP_DRAIN_PERIOD_NS     2000000
+#define GP_DRAIN_PERIOD_MAX_NS 64000000
+
+static int drain_pass(gp_profiler *p, int max_chunks);
+
+static void *drain_main(void *arg)
+{
+    gp_profiler *p = arg;
+    long period = GP_DRAIN_PERIOD_NS;
+    pthread_mutex_lock(&p->mu);
+    while (atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1) {
+        uint64_t before = p->drained;
+        if (drain_pass(p, GP_MAX_CHUNKS / 4) == 1) { /* more waiting: let others take the lock */
+            pthread_mutex_unlock(&p->mu);
+            sched_yield();
+            pthread_mutex_lock(&p->mu);
+            period = GP_DRAIN_PERIOD_NS;
+            continue;
+        }
+        if (p->drained != before)
+            period = GP_DRAIN_PERIOD_NS;
+        else if (period < GP_DRAIN_PERIOD_MAX_NS)
+            period *= 2;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += period;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->drain_cv, &p->mu, &ts);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+void gp_rec_drain_start(gp_profiler *p)
+{
+    int st = atomic_load_explicit(&p->drain_state, memory_order_relaxed);
+    if (st == 1 && p->drain_pid == getpid()) return;
+    if (st == 2) return;
+    /* signals go to the program's threads, not to this one */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store_explicit(&p->drain_state, 1, memory_order_relaxed);
+    p->drain_pid = getpid();
+    if (pthread_create(&p->drain_thr, NULL, drain_main, p) != 0)
+        atomic_store_explicit(&p->drain_state, 0, memory_order_relaxed);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+#ifdef __linux__
+    if (atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1)
+        pthread_setname_np(p->drain_thr, "gpuprof-drain");
+#endif
+}
+
+void gp_rec_drain_wake(gp_profiler *p)
+{
+    pthread_cond_signal(&p->drain_cv);
+}
+
+void gp_rec_drain_stop(gp_profiler *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int running = atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1 &&
+                  p->drain_pid == getpid();
+    if (running) atomic_store_explicit(&p->drain_state, 2, memory_order_relaxed);
+    pthread_cond_signal(&p->drain_cv);
+    pthread_mutex_unlock(&p->mu);
+    if (running) pthread_join(p->drain_thr, NULL);
+    atomic_store_explicit(&p->drain_state, 0, memory_order_relaxed);
+}
+
 /* ---- thread buffers ---------------------------------------------------- */
 
 static gp_chunk *chunk_new(void)
@@ -309,6 +489,7 @@ static gp_chunk *chunk_new(void)
     if (!c) return NULL;
     atomic_init(&c->next, NULL);
     atomic_init(&c->n, 0);
+    c->free_next = NULL;
     return c;
 }
 
@@ -323,8 +504,15 @@ static gp_tbuf *tbuf_slow(gp_profiler *p, int create)
         if ((uint64_t)b->tid == serial) break;
     if (!b && create) {
         b = calloc(1, sizeof *b);
-        if (b) b->cur = b->head = chunk_new();
-        if (b && !b->cur) {
+        if (b) {
+            b->cur = b->head = chunk_new();
+            b->fcap = 64;
+            b->fr = malloc(b->fcap * sizeof *b->fr);
+            b->nchunks = 1;
+        }
+        if (b && (!b->cur || !b->fr)) {
+            free(b->cur);
+            free(b->fr);
             free(b);
             b = NULL;
         }
@@ -339,6 +527,7 @@ static gp_tbuf *tbuf_slow(gp_profiler *p, int create)
             }
             b->next_all = p->threads;
             p->threads = b;
+            gp_rec_drain_start(p);
         }
     }
     pthread_mutex_unlock(&p->mu);
@@ -360,11 +549,39 @@ static inline gp_tbuf *tbuf_find(gp_profiler *p)
     return tbuf_slow(p, 0);
 }
 
-/* Returns the next free event slot of b (NULL when out of memory). */
-static inline gp_rev *rec_slot(gp_tbuf *b)
+/* A new chunk for b: a recycled one, else a new one while b has fewer than
+ * GP_MAX_CHUNKS (always when force: an end must find room so that nesting
+ * holds). NULL when none may be had. */
+__attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b, int force)
+{
+    gp_chunk *c = b->spare;
+    if (!c) c = atomic_exchange_explicit(&b->freed, NULL, memory_order_acquire);
+    if (c) {
+        b->spare = c->free_next;
+        atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+        atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+    } else {
+        if (atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 0) {
+            /* a forked child has no drain thread yet */
+            pthread_mutex_lock(&p->mu);
+            gp_rec_drain_start(p);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (b->nchunks >= GP_MAX_CHUNKS / 2) gp_rec_drain_wake(p);
+        if (b->nchunks >= GP_MAX_CHUNKS && !force) return NULL;
+        c = chunk_new();
+        if (!c) return NULL;
+        b->nchunks++;
+    }
+    return c;
+}
+
+/* Returns the next free event slot of b (NULL when none: out of memory, or
+ * the backlog is full and force is 0). */
+static inline gp_rev *rec_slot(gp_profiler *p, gp_tbuf *b, int force)
 {
     if (__builtin_expect(b->pos == GP_CHUNK_EVENTS, 0)) {
-        gp_chunk *c = chunk_new();
+        gp_chunk *c = chunk_next(p, b, force);
         if (!c) return NULL;
         atomic_store_explicit(&b->cur->next, c, memory_order_release);
         b->cur = c;
@@ -389,48 +606,165 @@ static inline void depth_set(gp_tbuf *b, int d)
     atomic_store_explicit(&b->depth, d, memory_order_relaxed);
 }
 
-/* Marks open level d of b as counted (not recorded). 0 or GP_ENOMEM. */
-static int skip_set(gp_tbuf *b, int d)
+/* Owner-only counters: relaxed load + store (no atomic RMW on the hot path). */
+static inline void bump(_Atomic uint64_t *c, uint64_t by)
 {
-    uint32_t w = (uint32_t)d >> 6;
-    if (w >= b->skip_words) {
-        uint32_t nw = b->skip_words ? b->skip_words * 2 : 1;
-        if (nw <= w) nw = w + 1;
-        uint64_t *ns = realloc(b->skip, nw * sizeof *ns);
-        if (!ns) return GP_ENOMEM;
-        memset(ns + b->skip_words, 0, (nw - b->skip_words) * sizeof *ns);
-        b->skip = ns;
-        b->skip_words = nw;
-    }
-    b->skip[w] |= 1ull << (d & 63);
-    b->nskip++;
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + by,
+                          memory_order_relaxed);
+}
+
+/* Makes room for open level d of b. 0 or GP_ENOMEM. */
+static int frame_room(gp_tbuf *b, int d)
+{
+    if ((uint32_t)d < b->fcap) return 0;
+    uint32_t nc = b->fcap * 2;
+    while (nc <= (uint32_t)d) nc *= 2;
+    gp_frame *nf = realloc(b->fr, nc * sizeof *nf);
+    if (!nf) return GP_ENOMEM;
+    b->fr = nf;
+    b->fcap = nc;
     return 0;
 }
 
-/* 1 when open level d of b was counted, not recorded. */
-static inline int skip_test(const gp_tbuf *b, int d)
+/* ---- inline aggregates --------------------------------------------------- */
+
+static inline uint64_t agg_hash(const void *key, uint32_t dev, uint8_t type)
 {
-    uint32_t w = (uint32_t)d >> 6;
-    return b->nskip && w < b->skip_words && (b->skip[w] >> (d & 63) & 1);
+    return gp_hash_u64((uint64_t)(uintptr_t)key ^ (uint64_t)dev << 48 ^ (uint64_t)type << 40);
 }
 
-/* Records a begin event on the calling thread; returns 1 when a level was
- * opened (recorded, or counted when out of memory so that nesting holds). */
+/* Creates the entry of (key, dev, type) in b; NULL when out of memory or
+ * when b already has GP_AGG_BLOCKS * GP_AGG_BLOCK names. */
+__attribute__((noinline)) static gp_agg *agg_create(gp_tbuf *b, const void *key, uint32_t dev,
+                                                    uint8_t type)
+{
+    uint32_t n = atomic_load_explicit(&b->nagg, memory_order_relaxed);
+    if ((n + 1) * 2 > b->agg_cap) { /* grow the index (owner-only) */
+        uint32_t nc = b->agg_cap ? b->agg_cap * 2 : 64;
+        uint32_t *ni = calloc(nc, sizeof *ni);
+        if (!ni) return NULL;
+        for (uint32_t i = 0; i < n; i++) {
+            gp_agg *e = &b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK];
+            uint64_t h = agg_hash(e->key, e->dev, e->type) & (nc - 1);
+            while (ni[h]) h = (h + 1) & (nc - 1);
+            ni[h] = i + 1;
+        }
+        free(b->agg_idx);
+        b->agg_idx = ni;
+        b->agg_cap = nc;
+    }
+    uint32_t blk = n / GP_AGG_BLOCK;
+    if (blk >= GP_AGG_BLOCKS) return NULL;
+    if (!b->agg_blk[blk] && !(b->agg_blk[blk] = calloc(GP_AGG_BLOCK, sizeof(gp_agg)))) return NULL;
+    gp_agg *e = &b->agg_blk[blk][n % GP_AGG_BLOCK];
+    _Atomic uint64_t *bk = calloc(GP_SKETCH_BUCKETS, sizeof *bk);
+    if (!bk) return NULL;
+    e->key = key;
+    e->dev = dev;
+    e->type = type;
+    atomic_init(&e->min_ns, INT64_MAX);
+    atomic_init(&e->max_ns, INT64_MIN);
+    atomic_init(&e->bytes, -1);
+    e->bk = bk; /* published by nagg (release) */
+    uint64_t h = agg_hash(key, dev, type) & (b->agg_cap - 1);
+    while (b->agg_idx[h]) h = (h + 1) & (b->agg_cap - 1);
+    b->agg_idx[h] = n + 1;
+    atomic_store_explicit(&b->nagg, n + 1, memory_order_release);
+    return e;
+}
+
+static inline gp_agg *agg_find(gp_tbuf *b, const void *key, uint32_t dev, uint8_t type)
+{
+    gp_agg *e = b->agg_last;
+    if (__builtin_expect(e && e->key == key && e->dev == dev && e->type == type, 1)) return e;
+    if (b->agg_cap) {
+        uint64_t h = agg_hash(key, dev, type) & (b->agg_cap - 1);
+        for (uint32_t ix; (ix = b->agg_idx[h]) != 0; h = (h + 1) & (b->agg_cap - 1)) {
+            e = &b->agg_blk[(ix - 1) / GP_AGG_BLOCK][(ix - 1) % GP_AGG_BLOCK];
+            if (e->key == key && e->dev == dev && e->type == type) return b->agg_last = e;
+        }
+    }
+    e = agg_create(b, key, dev, type);
+    if (e) b->agg_last = e;
+    return e;
+}
+
+/* Adds one range of duration dur (self: self) to b's inline aggregate. */
+static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t self, uint64_t t)
+{
+    gp_agg *e = agg_find(b, f->name, f->dev, f->type);
+    if (__builtin_expect(!e, 0)) {
+        bump(&b->dropped, 1);
+        return;
+    }
+    if (__builtin_expect(atomic_load_explicit(&e->count, memory_order_relaxed) == 0, 0))
+        atomic_store_explicit(&e->first_t, f->t0, memory_order_relaxed);
+    atomic_store_explicit(&e->last_t, t, memory_order_relaxed);
+    uint64_t c = atomic_load_explicit(&e->count, memory_order_relaxed);
+    atomic_store_explicit(&e->count, c + 1, memory_order_relaxed);
+    atomic_store_explicit(&e->total_ns,
+                          atomic_load_explicit(&e->total_ns, memory_order_relaxed) + dur,
+                          memory_order_relaxed);
+    atomic_store_explicit(&e->self_ns,
+                          atomic_load_explicit(&e->self_ns, memory_order_relaxed) + self,
+                          memory_order_relaxed);
+    if (dur < atomic_load_explicit(&e->min_ns, memory_order_relaxed))
+        atomic_store_explicit(&e->min_ns, dur, memory_order_relaxed);
+    if (dur > atomic_load_explicit(&e->max_ns, memory_order_relaxed))
+        atomic_store_explicit(&e->max_ns, dur, memory_order_relaxed);
+    unsigned __int128 sq = (unsigned __int128)atomic_load_explicit(&e->sq_hi, memory_order_relaxed)
+                               << 64 |
+                           atomic_load_explicit(&e->sq_lo, memory_order_relaxed);
+    sq += (unsigned __int128)((uint64_t)dur * (unsigned __int128)(uint64_t)dur);
+    atomic_store_explicit(&e->sq_lo, (uint64_t)sq, memory_order_relaxed);
+    atomic_store_explicit(&e->sq_hi, (uint64_t)(sq >> 64), memory_order_relaxed);
+    if (f->bytes >= 0) {
+        int64_t bb = atomic_load_explicit(&e->bytes, memory_order_relaxed);
+        atomic_store_explicit(&e->bytes, (bb < 0 ? 0 : bb) + f->bytes, memory_order_relaxed);
+    }
+    _Atomic uint64_t *bk = e->bk;
+    bump(&bk[gp_sketch_index(dur)], 1);
+    bump(&b->rolled, 1);
+}
+
+/* ---- begin / end ----------------------------------------------------------- */
+
+/* Records a begin on the calling thread; returns 1 when a level was opened
+ * (recorded as an event, aggregated inline, or counted when out of memory so
+ * that nesting holds). */
 static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uint32_t a, uint64_t v)
 {
     gp_tbuf *b = tbuf_get(p);
     if (!b) return 0;
     int d = depth_of(b);
-    gp_rev *e = rec_slot(b);
+    if (__builtin_expect((uint32_t)d >= b->fcap, 0) && frame_room(b, d)) return 0;
+    gp_frame *f = &b->fr[d];
+    f->name = name;
+    f->child_ns = 0;
+    f->dev = a;
+    f->type = (uint8_t)type;
+    f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
+    uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
+    gp_rev *e = NULL;
+    if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max))
+        e = rec_slot(p, b, p->sink == GP_SINK_KEEP); /* keep: the buffer grows */
+    uint64_t t = gp_rec_now(p);
     if (e) {
-        e->t = gp_rec_now(p);
+        e->t = t;
         e->p = name;
         e->type = type;
         e->a = a;
         e->v = v;
         rec_publish(b);
-    } else if (skip_set(b, d))
-        return 0;
+        atomic_store_explicit(&b->emitted, em + 1, memory_order_relaxed);
+        f->mode = GP_FR_EVENT;
+    } else if (p->sink == GP_SINK_KEEP && p->keep_max && em >= p->keep_max) {
+        bump(&b->dropped, 1); /* keep: beyond the cap, counted */
+        f->mode = GP_FR_SKIP;
+    } else {
+        f->t0 = t;
+        f->mode = GP_FR_INLINE;
+    }
     depth_set(b, d + 1);
     /* re-read the state after publishing the depth (see gp_disable) */
     atomic_signal_fence(memory_order_seq_cst);
@@ -446,7 +780,8 @@ static int count_begin(gp_profiler *p)
     gp_tbuf *b = tbuf_find(p);
     if (!b) return 0;
     int d = depth_of(b);
-    if (d == 0 || skip_set(b, d)) return 0;
+    if (d == 0 || frame_room(b, d)) return 0;
+    b->fr[d].mode = GP_FR_SKIP;
     depth_set(b, d + 1);
     return 1;
 }
@@ -500,15 +835,24 @@ void gp_range_end_slow_(gp_profiler *p)
     int d = depth_of(b);
     if (d == 0) return;
     d--;
-    if (skip_test(b, d)) {
-        b->skip[(uint32_t)d >> 6] &= ~(1ull << (d & 63));
-        b->nskip--;
-    } else {
-        gp_rev *e = rec_slot(b); /* NULL (out of memory): the end is lost, nesting holds */
+    gp_frame *f = &b->fr[d];
+    if (f->mode == GP_FR_INLINE) {
+        uint64_t t = gp_rec_now(p);
+        int64_t dur = p->use_tsc ? (int64_t)((double)(int64_t)(t - f->t0) * p->ns_per_tick)
+                                 : (int64_t)(t - f->t0);
+        if (dur < 0) dur = 0;
+        int64_t self = dur - f->child_ns;
+        agg_add(b, f, dur, self < 0 ? 0 : self, t);
+        if (d > 0) b->fr[d - 1].child_ns += dur;
+    } else if (f->mode == GP_FR_EVENT) {
+        gp_rev *e = rec_slot(p, b, 1); /* NULL (out of memory): the end is lost, nesting holds */
         if (e) {
             e->t = gp_rec_now(p);
             e->type = GP_EV_END;
+            e->v = (uint64_t)f->child_ns; /* inline children, for the drain's self time */
             rec_publish(b);
+        } else {
+            bump(&b->dropped, 1);
         }
     }
     depth_set(b, d);
@@ -532,10 +876,13 @@ static void rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v
     if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_) return;
     gp_tbuf *b = tbuf_get(p);
     if (!b) return;
-    /* an attribute needs a recorded innermost level */
-    if (need_open && (depth_of(b) == 0 || skip_test(b, depth_of(b) - 1))) return;
-    gp_rev *e = rec_slot(b);
-    if (!e) return;
+    /* an attribute needs an innermost level recorded as an event */
+    if (need_open && (depth_of(b) == 0 || b->fr[depth_of(b) - 1].mode != GP_FR_EVENT)) return;
+    gp_rev *e = rec_slot(p, b, 0);
+    if (!e) {
+        bump(&b->dropped, 1);
+        return;
+    }
     e->t = gp_rec_now(p);
     e->p = key;
     e->v = v;
@@ -692,6 +1039,7 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
             return 0;
         }
         gp_open o = b->stack.v[--b->stack.n];
+        o.child_ns += (int64_t)e->v; /* children aggregated inline by the thread */
         int64_t dur = gp_rec_ns(p, e->t) - o.ts;
         if (dur < 0) dur = 0;
         gp_slice_ext x = {dur - o.child_ns,
@@ -736,25 +1084,135 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
     }
 }
 
-int gp_rec_drain(gp_profiler *p)
+/* One pass over the thread buffers, at most max_chunks full chunks per
+ * thread (a thread that recycles chunks as fast as they are drained would
+ * otherwise keep one pass going, and its slices in memory, forever).
+ * Returns 1 when some thread had more, 0 when all were drained, or
+ * GP_ENOMEM. */
+static int drain_pass(gp_profiler *p, int max_chunks)
 {
-    int rc = 0;
+    int rc = 0, more = 0;
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
-        for (;;) {
+        for (int k = 0;; k++) {
             gp_chunk *c = b->head;
             uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             for (uint32_t i = b->head_pos; i < n; i++)
                 if (drain_event(p, b, &c->ev[i])) rc = GP_ENOMEM;
+            p->drained += n - b->head_pos;
             b->head_pos = n;
             if (n < GP_CHUNK_EVENTS) break;
             gp_chunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
             if (!nx) break;
-            free(c);
             b->head = nx;
             b->head_pos = 0;
+            /* recycle: the owner takes it back in chunk_next */
+            gp_chunk *top = atomic_load_explicit(&b->freed, memory_order_relaxed);
+            do {
+                c->free_next = top;
+            } while (!atomic_compare_exchange_weak_explicit(
+                &b->freed, &top, c, memory_order_release, memory_order_relaxed));
+            if (k + 1 >= max_chunks) {
+                more = 1;
+                break;
+            }
         }
     }
+    if (p->stream && gp_stream_flush_(p) && !rc) rc = GP_EIO;
+    return rc ? rc : more;
+}
+
+int gp_rec_drain(gp_profiler *p)
+{
+    /* bounded passes: what was recorded before the call is drained (threads
+     * recording meanwhile may leave newer events for the next drain) */
+    int rc = 0;
+    for (int pass = 0; pass < 64; pass++) {
+        int r = drain_pass(p, GP_MAX_CHUNKS);
+        if (r < 0) rc = r;
+        if (r <= 0) break;
+    }
     return rc;
+}
+
+int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
+{
+    gp_trace_aggs_clear(p->tr);
+    if (with_streamed && gp_stream_stats_(p)) return GP_ENOMEM;
+    for (gp_tbuf *b = p->threads; b; b = b->next_all) {
+        uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
+        for (uint32_t i = 0; i < na; i++) {
+            gp_agg *e = &b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK];
+            uint64_t c = atomic_load_explicit(&e->count, memory_order_relaxed);
+            if (!c) continue;
+            gp_agg_row r = {0};
+            r.name = e->type == GP_EV_FUNC ? func_id(p, e->key) : str_id(p, e->key);
+            r.cat = p->cat_range;
+            r.track = b->track;
+            r.device = (uint8_t)(e->dev & 0xff);
+            r.backend = (uint8_t)(e->dev >> 8 & 0xff);
+            r.count = c;
+            r.total_ns = atomic_load_explicit(&e->total_ns, memory_order_relaxed);
+            r.self_ns = atomic_load_explicit(&e->self_ns, memory_order_relaxed);
+            r.min_ns = atomic_load_explicit(&e->min_ns, memory_order_relaxed);
+            r.max_ns = atomic_load_explicit(&e->max_ns, memory_order_relaxed);
+            r.bytes = atomic_load_explicit(&e->bytes, memory_order_relaxed);
+            unsigned __int128 sq =
+                (unsigned __int128)atomic_load_explicit(&e->sq_hi, memory_order_relaxed) << 64 |
+                atomic_load_explicit(&e->sq_lo, memory_order_relaxed);
+            long double tot = (long double)r.total_ns;
+            long double m2 = (long double)sq - tot * tot / (long double)c;
+            r.m2 = m2 > 0 ? (double)m2 : 0;
+            r.first_ns = gp_rec_ns(p, atomic_load_explicit(&e->first_t, memory_order_relaxed));
+            r.last_ns = gp_rec_ns(p, atomic_load_explicit(&e->last_t, memory_order_relaxed));
+            r.sketch = malloc(GP_SKETCH_BUCKETS * sizeof *r.sketch);
+            if (!r.sketch) return GP_ENOMEM;
+            _Atomic uint64_t *bk = e->bk;
+            for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++)
+                r.sketch[k] = atomic_load_explicit(&bk[k], memory_order_relaxed);
+            if (GP_VEC_PUSH(p->tr->aggs, r)) {
+                free(r.sketch);
+                return GP_ENOMEM;
+            }
+            if (p->tr->slices.n == 0 && p->tr->counters.n == 0 && p->tr->aggs.n == 1) {
+                p->tr->t_begin = r.first_ns;
+                p->tr->t_end = r.last_ns;
+            }
+            if (r.first_ns < p->tr->t_begin) p->tr->t_begin = r.first_ns;
+            if (r.last_ns > p->tr->t_end) p->tr->t_end = r.last_ns;
+        }
+    }
+    return 0;
+}
+
+/* Zeroes b's inline aggregates (entries stay, so the owner's pointers hold). */
+static void aggs_zero(gp_tbuf *b)
+{
+    uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
+    for (uint32_t i = 0; i < na; i++) {
+        gp_agg *e = &b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK];
+        atomic_store_explicit(&e->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->total_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->self_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->min_ns, INT64_MAX, memory_order_relaxed);
+        atomic_store_explicit(&e->max_ns, INT64_MIN, memory_order_relaxed);
+        atomic_store_explicit(&e->bytes, -1, memory_order_relaxed);
+        atomic_store_explicit(&e->sq_lo, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->sq_hi, 0, memory_order_relaxed);
+        _Atomic uint64_t *bk = e->bk;
+        for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++)
+            atomic_store_explicit(&bk[k], 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&b->emitted, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->rolled, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->dropped, 0, memory_order_relaxed);
+}
+
+uint64_t gp_rec_count(gp_profiler *p, int which)
+{
+    uint64_t n = 0;
+    for (gp_tbuf *b = p->threads; b; b = b->next_all)
+        n += atomic_load_explicit(which ? &b->rolled : &b->dropped, memory_order_relaxed);
+    return n;
 }
 
 int gp_profiler_reset(gp_profiler *p)
@@ -763,7 +1221,11 @@ int gp_profiler_reset(gp_profiler *p)
     gp_rec_drain(p);
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
-    for (gp_tbuf *b = p->threads; b; b = b->next_all) b->stack.n = b->pattrs.n = 0;
+    for (gp_tbuf *b = p->threads; b; b = b->next_all) {
+        b->stack.n = b->pattrs.n = 0;
+        aggs_zero(b);
+    }
+    gp_trace_aggs_clear(p->tr);
     p->tr->slices.n = 0;
     p->tr->counters.n = 0;
     p->tr->t_begin = p->tr->t_end = 0;

@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
+#include "core/sketch.h"
 
 /* Buffered event types. */
 enum {
@@ -34,11 +36,43 @@ typedef struct gp_rev {
 } gp_rev;
 
 #define GP_CHUNK_EVENTS 2048
+/* Chunks a thread may have allocated before new ranges roll over into the
+ * inline aggregate (the drain thread recycles consumed chunks): 64 x 64 KiB. */
+#define GP_MAX_CHUNKS 64
 typedef struct gp_chunk {
     _Atomic(struct gp_chunk *) next; /* set by the writer once this chunk is full */
     _Atomic uint32_t n;              /* events published (release by the writer) */
+    struct gp_chunk *free_next;      /* link in the recycled list */
     gp_rev ev[GP_CHUNK_EVENTS];
 } gp_chunk;
+
+/* An open level of a thread (owner-only). */
+enum { GP_FR_EVENT = 0, GP_FR_INLINE = 1, GP_FR_SKIP = 2 };
+typedef struct gp_frame {
+    const void *name; /* name or function address */
+    uint64_t t0;      /* raw begin timestamp (inline frames) */
+    int64_t child_ns; /* time of inline-aggregated children (ns) */
+    int64_t bytes;
+    uint32_t dev; /* device | backend << 8 */
+    uint8_t mode; /* GP_FR_* */
+    uint8_t type; /* GP_EV_BEGIN, GP_EV_BEGIN_EX or GP_EV_FUNC */
+} gp_frame;
+
+/* Per-name statistics of ranges aggregated without events. Written only by
+ * the owning thread (relaxed atomics, so that results calls may read them
+ * while it records); the sketch is allocated when the entry is created. */
+typedef struct gp_agg {
+    const void *key; /* name or function address */
+    uint32_t dev;
+    uint8_t type;
+    _Atomic uint64_t count;
+    _Atomic int64_t total_ns, self_ns, min_ns, max_ns, bytes;
+    _Atomic uint64_t sq_lo, sq_hi;    /* sum of squared durations (128 bits) */
+    _Atomic uint64_t first_t, last_t; /* raw time of the first begin, last end */
+    _Atomic uint64_t *bk; /* GP_SKETCH_BUCKETS counts (set before the entry is published) */
+} gp_agg;
+#define GP_AGG_BLOCK  64
+#define GP_AGG_BLOCKS 1024 /* at most 65,536 distinct names per thread */
 
 /* A range being assembled by the drain. */
 typedef struct gp_open {
@@ -64,10 +98,21 @@ typedef struct gp_tbuf {
     /* open levels (recorded begins + begins counted while off) not yet ended;
      * written only by the owner (relaxed), read by gp_disable's scan */
     atomic_int depth;
-    int nskip;           /* open levels that were counted, not recorded */
-    uint32_t skip_words; /* size of skip */
-    uint64_t *skip;      /* bit d set: open level d was counted, not recorded */
+    uint32_t fcap;            /* size of fr */
+    gp_frame *fr;             /* open levels */
+    gp_chunk *spare;          /* recycled chunks taken from `freed` */
+    uint32_t nchunks;         /* chunks allocated by this thread */
+    _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
+    _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
+    _Atomic uint64_t rolled;  /* ranges aggregated inline */
+    /* inline aggregates: entries in fixed blocks (never move), published by nagg */
+    gp_agg *agg_blk[GP_AGG_BLOCKS];
+    _Atomic uint32_t nagg;
+    uint32_t agg_cap;  /* size of agg_idx (power of two) */
+    uint32_t *agg_idx; /* open addressing: entry index + 1, 0 = empty */
+    gp_agg *agg_last;  /* last entry used */
     char pad_[64];
+    _Atomic(gp_chunk *) freed; /* consumed chunks pushed back by the drain */
     /* reader side */
     struct gp_tbuf *next_all;
     gp_chunk *head;
@@ -127,13 +172,27 @@ struct gp_profiler {
     uint16_t cat_range, cat_cuda, cat_cl;
     uint32_t proc_track; /* counters' track */
     uint64_t unmatched_end;
-    int64_t kernel_ns_total; /* sum of kernel durations resolved so far */
+    /* sink (gp_options.sink, resolved), keep cap per thread (0 = none) */
+    int sink;
+    uint64_t keep_max;
+    /* background drain thread */
+    pthread_t drain_thr;
+    pthread_cond_t drain_cv;
+    atomic_int drain_state; /* 0 not started, 1 running, 2 stopping */
+    uint64_t drained;       /* events drained so far */
+    pid_t drain_pid;
+    struct gp_stream *stream;
+    /* (typedef for stream.c) */   /* GP_SINK_STREAM output (stream.c) */
+    uint64_t streamed_ranges;      /* ranges written by the stream and dropped from tr */
+    struct gp_profiler *next_live; /* registry of live profilers (fork handlers) */
+    int64_t kernel_ns_total;       /* sum of kernel durations resolved so far */
     uint64_t kernel_count;
 
     /* memory tracker */
     GP_VEC(gp_membuf) mem;
     gp_u64map mem_of; /* address -> index in mem */
     int64_t mem_cur, mem_peak, mem_window_peak;
+    int64_t mem_session_peak; /* peak since the innermost gp_session_begin */
     uint32_t mem_series;
     void *cl_device;
 
@@ -169,8 +228,35 @@ static inline int64_t gp_rec_ns(const gp_profiler *p, uint64_t t)
 /* Host ns since p's start, now. */
 int64_t gp_rec_host_ns(const gp_profiler *p);
 
-/* Drains every thread buffer into p->tr (caller holds p->mu). 0 or GP_ENOMEM. */
+/* Ranges kept as events per thread by default (GP_SINK_AUTO); beyond it
+ * they are aggregated inline. */
+#define GP_KEEP_DEFAULT 131072
+
+/* Drains every thread buffer into p->tr (caller holds p->mu); with a stream
+ * sink the new slices are written out and dropped. 0 or GP_ENOMEM. */
 int gp_rec_drain(gp_profiler *p);
+/* Rebuilds p->tr->aggs from the threads' inline aggregates and, when
+ * with_streamed, the statistics of ranges the stream sink wrote (caller
+ * holds p->mu). 0 or GP_ENOMEM. */
+int gp_rec_collect_aggs(gp_profiler *p, int with_streamed);
+/* Appends the statistics of the ranges already streamed to p->tr->aggs
+ * (caller holds p->mu). 0 or GP_ENOMEM. */
+int gp_stream_stats_(gp_profiler *p);
+/* Sum over threads of ranges dropped (which = 0) or aggregated inline
+ * (which = 1) (caller holds p->mu). */
+uint64_t gp_rec_count(gp_profiler *p, int which);
+/* The background drain thread: started with the first thread buffer (caller
+ * holds p->mu), woken when a thread runs short of chunks, stopped at
+ * destroy (caller does not hold p->mu). */
+void gp_rec_drain_start(gp_profiler *p);
+void gp_rec_drain_wake(gp_profiler *p);
+void gp_rec_drain_stop(gp_profiler *p);
+/* Stream sink (stream.c): opens path for p (at create), writes the slices
+ * and counters drained so far and drops them from p->tr (caller holds
+ * p->mu), and finishes the file at destroy (caller holds p->mu). */
+int gp_stream_open_(gp_profiler *p, const char *path);
+int gp_stream_flush_(gp_profiler *p);
+void gp_stream_close_(gp_profiler *p);
 /* Frees p's thread buffers (caller guarantees no thread records). */
 void gp_rec_free_threads(gp_profiler *p);
 
@@ -182,6 +268,18 @@ long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t nam
 uint32_t gp_rec_gpu_track(gp_profiler *p, uint64_t key, const char *label);
 /* Appends a counter sample of series `name` (caller holds p->mu). */
 int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v);
+typedef struct gp_stream gp_stream;
+/* Chrome-trace writers of export.c, shared with the stream sink (caller
+ * holds p->mu): the file header up to "traceEvents", ns as microseconds
+ * with three decimals, metadata events, one slice, the counters, and the
+ * "rollover" key with p->tr->aggs. */
+struct gp_sbuf;
+void gp_exp_header(gp_profiler *p, struct gp_sbuf *b);
+void gp_exp_us(struct gp_sbuf *b, int64_t ns);
+void gp_exp_meta(gp_profiler *p, struct gp_sbuf *b, int first);
+void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
+void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b);
+void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);
 /* Sets p->err (caller holds p->mu or owns p). */
 void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

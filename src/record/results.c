@@ -14,6 +14,20 @@ static void refresh(gp_profiler *p)
     gp_rec_drain(p);
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
+    gp_rec_collect_aggs(p, 1);
+}
+
+int gp_record_stats_get(gp_profiler *p, gp_record_stats *out)
+{
+    pthread_mutex_lock(&p->mu);
+    gp_rec_drain(p);
+    out->aggregated = gp_rec_count(p, 1);
+    out->dropped = gp_rec_count(p, 0);
+    out->kept = p->streamed_ranges;
+    for (size_t i = 0; i < p->tr->slices.n; i++)
+        if (p->tr->slices.v[i].cat == p->cat_range) out->kept++;
+    pthread_mutex_unlock(&p->mu);
+    return 0;
 }
 
 void gp_summary_rows_free(gp_summary_row *rows, size_t n)
@@ -55,6 +69,17 @@ static int rows_locked(gp_profiler *p, gp_summary_row **out, size_t *nout)
             ex[r].has_bytes = 1;
         }
     }
+    for (size_t i = 0; i < p->tr->aggs.n; i++) {
+        const gp_agg_row *a = &p->tr->aggs.v[i];
+        gp_group g = gp_group_of_kind((gp_kind)p->tr->cats.v[a->cat].kind);
+        uint64_t r;
+        if (!gp_u64map_get(&m, (uint64_t)g << 32 | a->name, &r)) continue;
+        ex[r].self += a->self_ns;
+        if (a->bytes >= 0) {
+            ex[r].bytes += a->bytes;
+            ex[r].has_bytes = 1;
+        }
+    }
     for (size_t r = 0; r < s.n; r++) {
         const gp_op_row *o = &s.rows[r];
         gp_summary_row *w = &rows[r];
@@ -76,6 +101,8 @@ static int rows_locked(gp_profiler *p, gp_summary_row **out, size_t *nout)
         w->p95_ns = o->st.p95;
         w->p99_ns = o->st.p99;
         w->bytes = ex[r].has_bytes ? ex[r].bytes : -1;
+        w->aggregated = o->agg_count;
+        w->pct_approx = o->pct_approx;
     }
     *out = rows;
     *nout = s.n;
@@ -226,6 +253,15 @@ void gp_print_summary(gp_profiler *p, FILE *f)
     if (p->unmatched_end)
         fprintf(f, "note: %llu range end(s) without a matching begin were ignored\n",
                 (unsigned long long)p->unmatched_end);
+    uint64_t agg = gp_rec_count(p, 1), drop = gp_rec_count(p, 0);
+    if (agg)
+        fprintf(f,
+                "note: %llu range(s) kept as statistics only (sink; p50/p95/p99 of those rows "
+                "from the quantile sketch, within 1.6%%)\n",
+                (unsigned long long)agg);
+    if (drop)
+        fprintf(f, "note: %llu event(s) dropped (keep cap or out of memory)\n",
+                (unsigned long long)drop);
     pthread_mutex_unlock(&p->mu);
     gp_summary_rows_free(rows, n);
 }

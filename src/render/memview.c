@@ -263,3 +263,22 @@ void gp_memview_html(const gp_trace *t, const gp_memory *m, gp_sbuf *b)
     static const char *const js[] = {"memview.js", "memview_page.js", NULL};
     gp_html_page_end(b, js);
 }
+
+void gp_memview_json_doc(gp_trace *const *t, const gp_memory *m, size_t n, size_t max_points,
+                         gp_sbuf *b)
+{
+    gp_sbuf_puts(b, "{\"traces\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) gp_sbuf_putc(b, ',');
+        gp_memview_json(t[i], &m[i], max_points, b);
+    }
+    gp_sbuf_puts(b, "]}\n");
+}
+
+void gp_memview_text_doc(gp_trace *const *t, const gp_memory *m, size_t n, size_t top, FILE *f)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputc('\n', f);
+        gp_memview_text(t[i], &m[i], top, f);
+    }
+}

@@ -13,6 +13,12 @@ void gp_memview_text(const gp_trace *t, const gp_memory *m, size_t top, FILE *f)
  * plus the peak's absolute time in us as in the source). The series is
  * downsampled to at most max_points per device (0 = all). */
 void gp_memview_json(const gp_trace *t, const gp_memory *m, size_t max_points, gp_sbuf *b);
+/* The whole document of n traces: {"traces":[one object each]}\n (the
+ * output of `gpuprof memory --json` and of /api/profiler/memory). */
+void gp_memview_json_doc(gp_trace *const *t, const gp_memory *m, size_t n, size_t max_points,
+                         gp_sbuf *b);
+/* The text reports of n traces separated by blank lines. */
+void gp_memview_text_doc(gp_trace *const *t, const gp_memory *m, size_t n, size_t top, FILE *f);
 /* Writes the JS data of the memory chart (used by the memory page and the
  * report): {"devices":[{label,pts:[[ts,alloc,reserved|null]..],peak...}]}. */
 void gp_memview_chart_data(const gp_memory *m, size_t max_points, gp_sbuf *b);

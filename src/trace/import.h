@@ -3,6 +3,8 @@
 #define GP_TRACE_IMPORT_H
 #include "core/error.h"
 #include "trace/trace.h"
+#include <stdatomic.h>
+#include <stdint.h>
 
 typedef struct gp_import_opts {
     int progress;  /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
@@ -10,6 +12,12 @@ typedef struct gp_import_opts {
                       (or $GPUPROF_IMPORT_THREADS) */
     int keep_args; /* 1: keep each slice's and instant's "args" text (trace->args_text) */
 } gp_import_opts;
+
+/* Progress counter of the imports that the calling thread starts from now
+ * on (NULL: none): the bytes of each file read so far (compressed bytes for
+ * .gz; its size when done) are added to *read_bytes as the import goes (a
+ * server shows it as progress). */
+void gp_import_count_bytes(_Atomic(uint64_t) *read_bytes);
 
 /* Imports a .json or .json.gz trace (object form or bare array form).
  * On success *out is a finished trace the caller destroys. On error returns

@@ -8,6 +8,7 @@
  * never held. Nothing of a unit reaches the trace until the unit has been
  * parsed completely. */
 #include "trace/import.h"
+#include "core/sketch.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "trace/input.h"
@@ -97,6 +98,8 @@ typedef struct P {
     span last_cat;
     int progress;
     int keep_args; /* keep each event's args text (gp_import_opts.keep_args) */
+    _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
+    uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
     int progress_shown;
     int64_t progress_after_ns; /* 1 s; $GPUPROF_PROGRESS_AFTER_MS for tests */
@@ -1368,6 +1371,106 @@ static const char *meta_devices(P *p, const char *s)
     }
 }
 
+/* Parses a "sketch" string ("INDEX:COUNT,...") into a new bucket array;
+ * NULL when malformed or out of memory (the row then has no sketch). */
+static uint64_t *parse_sketch(span v)
+{
+    uint64_t *bk = calloc(GP_SKETCH_BUCKETS, sizeof *bk);
+    if (!bk) return NULL;
+    const char *c = v.s, *e = v.s + v.n;
+    while (c < e) {
+        uint64_t i = 0, n = 0;
+        const char *d = c;
+        while (c < e && is_digit(*c)) i = i * 10 + (uint64_t)(*c++ - '0');
+        if (c == d || c >= e || *c++ != ':' || i >= GP_SKETCH_BUCKETS) goto bad;
+        d = c;
+        while (c < e && is_digit(*c) && n < UINT64_MAX / 10) n = n * 10 + (uint64_t)(*c++ - '0');
+        if (c == d) goto bad;
+        bk[i] += n;
+        if (c < e && *c++ != ',') goto bad;
+    }
+    return bk;
+bad:
+    free(bk);
+    return NULL;
+}
+
+/* Reads "rollover": libgpuprof ranges known only as per-name statistics
+ * (gp_agg_row). s points at '['; elements that are not objects, or lack a
+ * name or a positive count, are skipped. */
+static const char *meta_rollover(P *p, const char *s)
+{
+    s = ws(p, s + 1);
+    while (*s != ']') { /* validated by the caller's parse_value_any */
+        if (*s != '{') {
+            s = ws(p, parse_value_any(p, s, 4));
+            if (*s == ',') s = ws(p, s + 1);
+            continue;
+        }
+        arg a[MAX_ARGS];
+        int n;
+        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
+        gp_agg_row r = {0};
+        int64_t pid = 0, tid = 0, v;
+        int has_name = 0, has_first = 0, has_last = 0;
+        span cat = {"gpuprof_range", 13};
+        r.bytes = -1;
+        r.track = GP_NO_INDEX;
+        for (int i = 0; i < n; i++) {
+            span k = a[i].key;
+            if (KEY(k, "name") && a[i].type == V_STR) {
+                r.name = str_id(p, a[i].val);
+                has_name = 1;
+            } else if (KEY(k, "cat") && a[i].type == V_STR) {
+                cat = a[i].val;
+            } else if (KEY(k, "sketch") && a[i].type == V_STR && !r.sketch) {
+                r.sketch = parse_sketch(a[i].val);
+            } else if ((KEY(k, "first_us") || KEY(k, "last_us")) && a[i].type == V_NUM) {
+                const char *e;
+                int64_t ns;
+                if (gp_parse_us_to_ns(a[i].val.s, a[i].val.s + a[i].val.n, &ns, &e) == 0 &&
+                    e == a[i].val.s + a[i].val.n) {
+                    if (k.s[0] == 'f') {
+                        r.first_ns = ns;
+                        has_first = 1;
+                    } else {
+                        r.last_ns = ns;
+                        has_last = 1;
+                    }
+                }
+            } else if (KEY(k, "m2_ns2") && a[i].type == V_NUM) {
+                r.m2 = strtod(a[i].val.s, NULL);
+                if (!(r.m2 >= 0) || r.m2 > 1e300) r.m2 = 0;
+            } else if (arg_i64(&a[i], &v) == 0) {
+                if (KEY(k, "count") && v > 0) r.count = (uint64_t)v;
+                else if (KEY(k, "total_ns")) r.total_ns = v;
+                else if (KEY(k, "self_ns")) r.self_ns = v;
+                else if (KEY(k, "min_ns")) r.min_ns = v;
+                else if (KEY(k, "max_ns")) r.max_ns = v;
+                else if (KEY(k, "bytes")) r.bytes = v;
+                else if (KEY(k, "pid")) pid = v;
+                else if (KEY(k, "tid")) tid = v;
+                else if (KEY(k, "device") && v >= 0 && v < 256) r.device = (uint8_t)v;
+                else if (KEY(k, "backend") && v >= 0 && v < 256) r.backend = (uint8_t)v;
+            }
+        }
+        if (!has_name || r.count == 0 || !has_first || !has_last || r.min_ns > r.max_ns) {
+            free(r.sketch);
+        } else {
+            uint32_t c = gp_trace_category(p->t, cat.s, cat.n);
+            r.cat = (uint16_t)(c == GP_NO_INDEX ? 0 : c);
+            if (c == GP_NO_INDEX) oom(p);
+            r.track = gp_trace_track(p->t, pid, tid, 0, 0);
+            if (GP_VEC_PUSH(p->t->aggs, r)) {
+                free(r.sketch);
+                oom(p);
+            }
+        }
+        if (*s == ',') s = ws(p, s + 1);
+    }
+    return s + 1;
+}
+
 /* Reads a gp_export_json "gpuprof" section: its memory tracker figures and
  * the buffers still tracked (the rest of the section is skipped). The value
  * is validated whole first, so that a refill cannot repeat the pushes. */
@@ -1381,7 +1484,9 @@ static const char *meta_gpuprof(P *p, const char *s)
         span k;
         s = parse_string(p, s, &k);
         s = ws(p, expect(p, s, ':', "':' after key"));
-        if (!KEY(k, "memory") || *s != '{') {
+        if (KEY(k, "rollover") && *s == '[') {
+            s = ws(p, meta_rollover(p, s));
+        } else if (!KEY(k, "memory") || *s != '{') {
             s = ws(p, parse_value_any(p, s, 2));
         } else {
             s = ws(p, s + 1);
@@ -1558,6 +1663,11 @@ static int refill(P *p, size_t keep)
     }
     memset(p->buf + p->len, 0, PAD);
     progress(p, 0);
+    if (p->read_bytes) {
+        uint64_t pos = gp_input_pos(p->in);
+        if (pos > p->counted) atomic_fetch_add(p->read_bytes, pos - p->counted);
+        if (pos > p->counted) p->counted = pos;
+    }
     return 0;
 }
 
@@ -1768,6 +1878,15 @@ static void apply_track_meta(P *p)
 /* Creates a parser over `in` (not owned). NULL on out of memory. */
 /* prog: bit 0 progress on stderr, bit 1 (PROG_KEEP_ARGS) keep args text */
 #define PROG_KEEP_ARGS 2
+/* gp_import_count_bytes of this thread: every P of one import is created on
+ * the thread that called gp_import_json_file */
+static _Thread_local _Atomic(uint64_t) *tls_read_bytes;
+
+void gp_import_count_bytes(_Atomic(uint64_t) *read_bytes)
+{
+    tls_read_bytes = read_bytes;
+}
+
 static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
 {
     P *p = calloc(1, sizeof *p);
@@ -1787,6 +1906,8 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->t = gp_trace_create();
     p->progress = prog & 1;
     p->keep_args = !!(prog & PROG_KEEP_ARGS);
+    p->read_bytes = tls_read_bytes;
+    p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
     p->t_last_progress = 0;
     const char *after = getenv("GPUPROF_PROGRESS_AFTER_MS");
@@ -2026,6 +2147,14 @@ static int merge_part(P *dst, P *src)
         x.name = smap[x.name];
         x.dtype = smap[x.dtype];
         if (GP_VEC_PUSH(d->tracked_buffers, x)) goto done;
+    }
+    for (size_t i = 0; i < s->aggs.n; i++) {
+        gp_agg_row x = s->aggs.v[i];
+        x.name = smap[x.name];
+        x.cat = (uint16_t)cmap[x.cat];
+        if (x.track != GP_NO_INDEX) x.track = tmap[x.track];
+        if (GP_VEC_PUSH(d->aggs, x)) goto done;
+        s->aggs.v[i].sketch = NULL; /* moved */
     }
     /* metadata: what the later part saw (top-level keys after the events) */
     gp_trace_meta *dm = &d->meta, *sm = &s->meta;

@@ -97,6 +97,7 @@ typedef struct job {
     int progress;
     int split;      /* threads each import may split a large plain file over */
     unsigned flags; /* GP_LOAD_* */
+    _Atomic(uint64_t) *read_bytes;
     pthread_mutex_t mu;
 } job;
 
@@ -113,23 +114,34 @@ static void *worker(void *arg)
         int64_t run;
         if (gp_store_spec(j->paths[i], &dbfile, &run)) {
             j->rcs[i] = gp_store_load(dbfile, run, &j->traces[i], &j->errs[i]);
+            struct stat st;
+            if (j->read_bytes && !stat(dbfile, &st))
+                atomic_fetch_add(j->read_bytes, (uint64_t)st.st_size);
             free(dbfile);
             continue;
         }
 #endif
         gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split,
                             (j->flags & GP_LOAD_KEEP_ARGS) != 0};
+        gp_import_count_bytes(j->read_bytes);
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
+        gp_import_count_bytes(NULL);
     }
 }
 
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err)
 {
-    return gp_load_many_ex(paths, n, threads, 0, traces, err);
+    return gp_load_many_ex(paths, n, threads, 0, traces, err, NULL);
+}
+
+int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
+                          _Atomic(uint64_t) *read_bytes)
+{
+    return gp_load_many_ex(paths, n, threads, 0, traces, err, read_bytes);
 }
 
 int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
-                    gp_err *err)
+                    gp_err *err, _Atomic(uint64_t) *read_bytes)
 {
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -148,6 +160,7 @@ int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, g
              n == 1 ? -1 : 0,
              split,
              flags,
+             read_bytes,
              PTHREAD_MUTEX_INITIALIZER};
     for (size_t i = 0; i < n; i++) traces[i] = NULL;
     pthread_t *th = gp_xcalloc((size_t)threads, sizeof *th);

@@ -4,6 +4,8 @@
 #define GP_TRACE_LOAD_H
 #include "core/error.h"
 #include "trace/trace.h"
+#include <stdatomic.h>
+#include <stdint.h>
 
 /* Expands paths: a folder contributes its *.json and *.json.gz files in
  * name order; a run store ("gpuprof.db" = its latest run, "gpuprof.db:ID")
@@ -16,11 +18,16 @@ void gp_paths_free(char **paths);
  * On success traces[i] corresponds to paths[i]. On the first error returns
  * its code with err set and no trace left allocated. */
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err);
+/* Same; the bytes read so far of all the files (compressed bytes for .gz;
+ * a store run counts when loaded) are added to *read_bytes as the imports
+ * go (used for progress; may be NULL). */
+int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
+                          _Atomic(uint64_t) *read_bytes);
 
-/* gp_load_many with flags: GP_LOAD_KEEP_ARGS keeps every JSON event's
- * "args" text in the trace (trace->args_text), for lossless exports. */
+/* gp_load_many_progress with flags: GP_LOAD_KEEP_ARGS keeps every JSON
+ * event's "args" text in the trace (trace->args_text), for lossless exports. */
 #define GP_LOAD_KEEP_ARGS 1u
 int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
-                    gp_err *err);
+                    gp_err *err, _Atomic(uint64_t) *read_bytes);
 
 #endif

@@ -57,7 +57,15 @@ void gp_trace_destroy(gp_trace *t)
     GP_VEC_FREE(t->args_text);
     GP_VEC_FREE(t->slice_args);
     GP_VEC_FREE(t->instant_args);
+    gp_trace_aggs_clear(t);
+    GP_VEC_FREE(t->aggs);
     free(t);
+}
+
+void gp_trace_aggs_clear(gp_trace *t)
+{
+    for (size_t i = 0; i < t->aggs.n; i++) free(t->aggs.v[i].sketch);
+    t->aggs.n = 0;
 }
 
 uint32_t gp_trace_str(gp_trace *t, const char *s, size_t n)
@@ -195,6 +203,10 @@ int gp_trace_finish(gp_trace *t)
         if (t->vec.v[i].ts < lo) lo = t->vec.v[i].ts;                                              \
         if (t->vec.v[i].ts > hi) hi = t->vec.v[i].ts;                                              \
     }
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        if (t->aggs.v[i].first_ns < lo) lo = t->aggs.v[i].first_ns;
+        if (t->aggs.v[i].last_ns > hi) hi = t->aggs.v[i].last_ns;
+    }
     SPAN(flows)
     SPAN(instants)
     SPAN(mem_events)
@@ -209,6 +221,10 @@ int gp_trace_finish(gp_trace *t)
     for (size_t i = 0; i < t->instants.n; i++) t->instants.v[i].ts -= t0;
     for (size_t i = 0; i < t->mem_events.n; i++) t->mem_events.v[i].ts -= t0;
     for (size_t i = 0; i < t->counters.n; i++) t->counters.v[i].ts -= t0;
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        t->aggs.v[i].first_ns -= t0;
+        t->aggs.v[i].last_ns -= t0;
+    }
     t->t_begin = lo - t0;
     t->t_end = hi - t0;
     t->meta.t0_abs_ns = t0 + (t->meta.has_base_time ? t->meta.base_time_ns : 0);

@@ -179,6 +179,22 @@ typedef struct gp_tracked_buffer {
     int64_t bytes;
 } gp_tracked_buffer;
 
+/* Ranges known only as per-name statistics: libgpuprof's aggregate sink and
+ * the ranges beyond its per-thread keep cap (gp_export_json "gpuprof" ->
+ * "rollover"). Summaries merge them with the slices of the same name. */
+typedef struct gp_agg_row {
+    uint32_t name;           /* string id */
+    uint16_t cat;            /* category index (kind annotation for libgpuprof ranges) */
+    uint32_t track;          /* thread track, GP_NO_INDEX when unknown */
+    uint8_t device, backend; /* gp_device_kind / gp_backend of the ranges (0 unset) */
+    uint64_t count;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+    int64_t bytes;             /* sum of the bytes attribute, -1 when none */
+    double m2;                 /* sum of squared deviations from the mean (ns^2) */
+    int64_t first_ns, last_ns; /* first begin, last end (ns since t0) */
+    uint64_t *sketch;          /* GP_SKETCH_BUCKETS counts (core/sketch.h), owned */
+} gp_agg_row;
+
 typedef enum gp_ts_form {
     GP_TS_UNKNOWN = 0,
     GP_TS_INT_EPOCH_US, /* integer microseconds since the epoch */
@@ -228,6 +244,7 @@ typedef struct gp_trace {
     GP_VEC(char) args_text;                    /* the args objects' text (not NUL-separated) */
     GP_VEC(gp_args_ref) slice_args;            /* ascending owner (slice index) */
     GP_VEC(gp_args_ref) instant_args;          /* ascending owner (instant index) */
+    GP_VEC(gp_agg_row) aggs;                   /* aggregated ranges (see gp_agg_row) */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */
 } gp_trace;
@@ -269,6 +286,9 @@ const char *gp_copy_kind_name(gp_copy_kind k);
  * rounding is unchanged) and computes t_begin/t_end. Events keep the order
  * of the source; analyses sort what they need. Returns 0. */
 int gp_trace_finish(gp_trace *t);
+
+/* Frees the aggregated rows (their sketches) and empties t->aggs. */
+void gp_trace_aggs_clear(gp_trace *t);
 
 /* Approximate bytes of memory held by the trace. */
 size_t gp_trace_bytes(const gp_trace *t);

@@ -1,0 +1,466 @@
+/* tests/test_libgpuprof_sinks.c: libgpuprof's sinks for long runs: the
+ * quantile sketch against exact sorting on 10 M samples, the summary merge
+ * of aggregated rows against statistics of all values, the default sink's
+ * per-thread keep cap with rollover (exact counts and totals in the results,
+ * the export and `summary` of the export), the keep cap with drops, the
+ * aggregate sink's bounded memory over 100 M ranges (getrusage), and the
+ * stream sink's file read back by the importer. */
+#include "analysis/summary.h"
+#include "core/sketch.h"
+#include "core/stats.h"
+#include "test.h"
+#include "trace/import.h"
+#include <gpuprof/gpuprof.h>
+#include <math.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t xorshift(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* log-uniform over ~6 decades, like durations of mixed operations */
+static int64_t sample(void)
+{
+    double u = (double)(xorshift() >> 11) / 9007199254740992.0;
+    return (int64_t)exp(u * 14.0) + (int64_t)(xorshift() % 7);
+}
+
+TEST(sketch_quantiles_vs_sorting)
+{
+    size_t n = 10000000;
+    int64_t *v = malloc(n * sizeof *v);
+    uint64_t *bk = calloc(GP_SKETCH_BUCKETS, sizeof *bk);
+    ASSERT(v && bk);
+    int64_t mn = INT64_MAX, mx = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = sample();
+        bk[gp_sketch_index(v[i])]++;
+        if (v[i] < mn) mn = v[i];
+        if (v[i] > mx) mx = v[i];
+    }
+    gp_sort_i64(v, n);
+    const double qs[] = {0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999};
+    for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
+        double exact = gp_quantile_sorted_i64(v, n, qs[k]);
+        double approx = gp_sketch_quantile(bk, n, mn, mx, qs[k]);
+        ASSERT_NEAR(approx, exact, exact * GP_SKETCH_REL_ERR + 0.5);
+    }
+    /* every bucket's value lies within the stated error of every member */
+    for (int64_t x = 0; x < 5000000; x += 7 + x / 3) {
+        double r = gp_sketch_value(gp_sketch_index(x));
+        ASSERT_NEAR(r, (double)x, (double)x * GP_SKETCH_REL_ERR + 0.5);
+    }
+    ASSERT_CMP_INT(gp_sketch_index(INT64_MAX), <, GP_SKETCH_BUCKETS);
+    free(v);
+    free(bk);
+}
+
+/* A trace with slices and aggregated rows of the same name summarizes like
+ * one set of all the values (count, sum, min, max, mean, std exact;
+ * percentiles within the sketch's error). */
+TEST(summary_merges_aggregates)
+{
+    gp_trace *t = gp_trace_create();
+    ASSERT(t);
+    uint16_t cat = (uint16_t)gp_trace_category(t, "gpuprof_range", 13);
+    uint32_t nm = gp_trace_str(t, "step", 4), tr = gp_trace_track(t, 1, 1, 0, 0);
+    size_t ns = 1000, na = 200000;
+    int64_t *all = malloc((ns + na) * sizeof *all);
+    ASSERT(all);
+    int64_t ts = 0;
+    for (size_t i = 0; i < ns; i++) {
+        int64_t d = sample();
+        gp_slice s = {ts, d, GP_NONE, GP_NONE, nm, tr, GP_NO_INDEX, cat, 0};
+        ASSERT_EQ_INT(GP_VEC_PUSH(t->slices, s), 0);
+        all[i] = d;
+        ts += d + 1;
+    }
+    for (int part = 0; part < 2; part++) { /* two threads' rows */
+        gp_agg_row r = {0};
+        r.name = nm;
+        r.cat = cat;
+        r.track = tr;
+        r.min_ns = INT64_MAX;
+        r.max_ns = INT64_MIN;
+        r.bytes = -1;
+        r.sketch = calloc(GP_SKETCH_BUCKETS, sizeof *r.sketch);
+        ASSERT(r.sketch);
+        long double sum = 0, sq = 0;
+        for (size_t i = 0; i < na / 2; i++) {
+            int64_t d = sample();
+            all[ns + part * (na / 2) + i] = d;
+            r.count++;
+            r.total_ns += d;
+            sum += d;
+            sq += (long double)d * d;
+            if (d < r.min_ns) r.min_ns = d;
+            if (d > r.max_ns) r.max_ns = d;
+            r.sketch[gp_sketch_index(d)]++;
+        }
+        r.m2 = (double)(sq - sum * sum / r.count);
+        r.first_ns = ts;
+        r.last_ns = ts + r.total_ns;
+        ts = r.last_ns;
+        ASSERT_EQ_INT(GP_VEC_PUSH(t->aggs, r), 0);
+    }
+    gp_trace_finish(t);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    ASSERT_EQ_INT(s.n, 1);
+    gp_stats ex;
+    gp_stats_i64(all, ns + na, &ex);
+    const gp_op_row *r = &s.rows[0];
+    ASSERT_EQ_INT(r->st.count, ex.count);
+    ASSERT_EQ_INT(r->st.sum, ex.sum);
+    ASSERT_EQ_INT(r->st.min, ex.min);
+    ASSERT_EQ_INT(r->st.max, ex.max);
+    ASSERT_NEAR(r->st.mean, ex.mean, 1e-9 * ex.mean);
+    ASSERT_NEAR(r->st.std, ex.std, 1e-6 * ex.std);
+    ASSERT_NEAR(r->st.p50, ex.p50, ex.p50 * GP_SKETCH_REL_ERR + 0.5);
+    ASSERT_NEAR(r->st.p95, ex.p95, ex.p95 * GP_SKETCH_REL_ERR + 0.5);
+    ASSERT_NEAR(r->st.p99, ex.p99, ex.p99 * GP_SKETCH_REL_ERR + 0.5);
+    ASSERT_EQ_INT(r->agg_count, na);
+    ASSERT_EQ_INT(r->pct_approx, 1);
+    /* the span covers the aggregated rows: shares stay <= 100 % */
+    ASSERT_CMP_INT(r->share_pct, <=, 100.0);
+    gp_summary_free(&s);
+    free(all);
+    gp_trace_destroy(t);
+}
+
+static const gp_summary_row *row_named(const gp_summary_row *r, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, name)) return &r[i];
+    return NULL;
+}
+
+typedef struct work {
+    gp_profiler *p;
+    long n;
+} work;
+
+static void *record(void *arg)
+{
+    work *w = arg;
+    for (long i = 0; i < w->n; i++) {
+        gp_range_begin(w->p, "outer");
+        gp_range_begin_ex(w->p, "inner", GP_DEV_CPU, GP_BACKEND_CPU, 8);
+        gp_range_end(w->p);
+        gp_range_end(w->p);
+    }
+    return NULL;
+}
+
+static void run_threads(gp_profiler *p, int nt, long n)
+{
+    pthread_t th[4];
+    work w = {p, n};
+    for (int i = 0; i < nt; i++) ASSERT_EQ_INT(pthread_create(&th[i], NULL, record, &w), 0);
+    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+}
+
+/* Default sink: the first keep_max ranges per thread are slices, the rest
+ * aggregated; counts and totals are exact in the results, and the export
+ * read back by the importer gives the same per-name count and total. */
+TEST(auto_sink_rollover_exact)
+{
+    gp_options o = {0};
+    o.keep_max = 1000;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    long n = 200000;
+    run_threads(p, 2, n);
+    gp_record_stats rs;
+    gp_record_stats_get(p, &rs);
+    ASSERT_EQ_INT(rs.kept, 2 * 1000);
+    ASSERT_EQ_INT(rs.kept + rs.aggregated, 2 * 2 * n);
+    ASSERT_EQ_INT(rs.dropped, 0);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const gp_summary_row *outer = row_named(r, nr, "outer"), *inner = row_named(r, nr, "inner");
+    ASSERT(outer && inner);
+    ASSERT_EQ_INT(outer->count, 2 * n);
+    ASSERT_EQ_INT(inner->count, 2 * n);
+    ASSERT_EQ_INT(inner->bytes, 2 * n * 8);
+    ASSERT_EQ_INT(outer->pct_approx, 1);
+    /* outer's self excludes inner's time, whether kept or aggregated */
+    ASSERT_EQ_INT(outer->self_ns + inner->total_ns, outer->total_ns);
+    ASSERT_CMP_INT(outer->min_ns, <=, outer->p50_ns);
+    ASSERT_CMP_INT(outer->p99_ns, <=, outer->max_ns);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_%ld.json", (long)getpid());
+    ASSERT_EQ_INT(gp_export_json(p, path), 0);
+    gp_trace *t;
+    gp_err err;
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &t, &err), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    int seen = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const char *name = gp_trace_s(t, s.rows[i].name);
+        const gp_summary_row *lr = row_named(r, nr, name);
+        ASSERT(lr);
+        ASSERT_EQ_INT(s.rows[i].st.count, lr->count);
+        ASSERT_EQ_INT(s.rows[i].st.sum, lr->total_ns);
+        ASSERT_EQ_INT(s.rows[i].st.min, lr->min_ns);
+        ASSERT_EQ_INT(s.rows[i].st.max, lr->max_ns);
+        ASSERT_NEAR(s.rows[i].st.p50, lr->p50_ns, 1.0);
+        seen++;
+    }
+    ASSERT_EQ_INT(seen, 2);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    unlink(path);
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p);
+}
+
+/* Keep with a cap: ranges beyond it are dropped and counted. */
+TEST(keep_cap_counts_drops)
+{
+    gp_options o = {0};
+    o.sink = GP_SINK_KEEP;
+    o.keep_max = 500;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    run_threads(p, 1, 10000);
+    gp_record_stats rs;
+    gp_record_stats_get(p, &rs);
+    ASSERT_EQ_INT(rs.kept, 500);
+    ASSERT_EQ_INT(rs.aggregated, 0);
+    ASSERT_EQ_INT(rs.dropped, 20000 - 500);
+    gp_profiler_destroy(p);
+}
+
+static long max_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* Aggregate sink: 100 M ranges in bounded memory (the growth of the peak
+ * RSS stays under 16 MB); every range is counted. */
+TEST(aggregate_sink_bounded_100m)
+{
+    gp_options o = {0};
+    o.sink = GP_SINK_AGGREGATE;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    long before = max_rss_kb();
+    /* 2 threads x 25 M x 2 ranges; a sanitizer build (10x slower hot path)
+     * runs a tenth of it */
+    long per = SANITIZED ? 2500000 : 25000000;
+    run_threads(p, 2, per);
+    long grown = max_rss_kb() - before;
+    printf("# aggregate sink: %ld M ranges, peak RSS grew by %ld kB\n", 4 * per / 1000000, grown);
+    ASSERT_CMP_INT(grown, <, 16 * 1024);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const gp_summary_row *outer = row_named(r, nr, "outer");
+    ASSERT(outer);
+    ASSERT_EQ_INT(outer->count, 2 * per);
+    ASSERT_EQ_INT(outer->aggregated, 2 * per);
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p);
+}
+
+/* Stream sink: every range reaches the file (as an event, or as a rollover
+ * row when the backlog was full), and the file reads back to the counts. */
+TEST(stream_sink_file)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_stream_%ld.json", (long)getpid());
+    gp_options o = {0};
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    run_threads(p, 2, 100000);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const gp_summary_row *outer = row_named(r, nr, "outer");
+    ASSERT(outer);
+    ASSERT_EQ_INT(outer->count, 200000);
+    int64_t lib_total = outer->total_ns;
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p); /* finishes the file */
+    gp_trace *t;
+    gp_err err;
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &t, &err), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    int found = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (!strcmp(gp_trace_s(t, s.rows[i].name), "outer")) {
+            ASSERT_EQ_INT(s.rows[i].st.count, 200000);
+            ASSERT_EQ_INT(s.rows[i].st.sum, lib_total);
+            found = 1;
+        }
+    ASSERT(found);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    unlink(path);
+}
+
+static void spin_ns(int64_t ns)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < ns);
+}
+
+/* A session's result holds the session's share only: calls before it are
+ * not counted, bottlenecks are by self time, memory is the tracked peak in
+ * the session; compare gives the speedup and memory difference. */
+TEST(session_result_and_compare)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    ASSERT(p);
+    for (int i = 0; i < 5; i++) { /* before the session */
+        gp_range_begin(p, "load");
+        gp_range_end(p);
+    }
+    static char buf_a[1], buf_b[1];
+    gp_session *s = gp_session_begin(p, "train");
+    ASSERT(s);
+    gp_mem_track(p, "weights", buf_a, 4096, NULL, 0, "f32");
+    gp_mem_track(p, "act", buf_b, 1 << 20, NULL, 0, "f32");
+    gp_mem_untrack(p, buf_b);
+    for (int i = 0; i < 3; i++) {
+        gp_range_begin(p, "load");
+        spin_ns(200000);
+        gp_range_end(p);
+        gp_range_begin(p, "step");
+        spin_ns(1000000);
+        gp_range_begin(p, "inner");
+        spin_ns(3000000);
+        gp_range_end(p);
+        gp_range_end(p);
+    }
+    gp_session_result r;
+    ASSERT_EQ_INT(gp_session_end(s, &r), 0);
+    ASSERT_EQ_STR(r.name, "train");
+    ASSERT_CMP_INT(r.total_ns, >=, 3 * 4200000);
+    ASSERT_CMP_INT(r.cpu_ns, >, 0);
+    ASSERT_EQ_INT(r.gpu_valid, 0);
+    ASSERT_EQ_INT(r.mem_valid, 1);
+    ASSERT_EQ_INT(r.mem_peak_bytes, 4096 + (1 << 20));
+    ASSERT_EQ_INT(r.mem_allocated_bytes, 4096);
+    ASSERT_EQ_INT(r.nbottlenecks, 3);
+    /* sorted by self time; each at least its spin (a loaded machine only
+     * adds time), the 5 calls of "load" before the session not counted */
+    const gp_summary_row *ld = NULL, *stp = NULL, *inr = NULL;
+    for (size_t i = 0; i < r.nbottlenecks; i++) {
+        if (i) ASSERT_CMP_INT(r.bottlenecks[i - 1].self_ns, >=, r.bottlenecks[i].self_ns);
+        if (!strcmp(r.bottlenecks[i].name, "load")) ld = &r.bottlenecks[i];
+        if (!strcmp(r.bottlenecks[i].name, "step")) stp = &r.bottlenecks[i];
+        if (!strcmp(r.bottlenecks[i].name, "inner")) inr = &r.bottlenecks[i];
+    }
+    ASSERT(ld && stp && inr);
+    ASSERT_EQ_INT(ld->count, 3);
+    ASSERT_EQ_INT(ld->min_ns, -1); /* unknown: "load" ran before the session too */
+    ASSERT_CMP_INT(ld->self_ns, >=, 3 * 200000);
+    ASSERT_EQ_INT(inr->count, 3);
+    ASSERT_CMP_INT(inr->min_ns, >=, 3000000); /* only ran in the session: its own */
+    ASSERT_CMP_INT(inr->self_ns, >=, 9000000);
+    ASSERT_CMP_INT(stp->self_ns, >=, 3000000);
+    /* step's inclusive time holds inner's */
+    ASSERT_EQ_INT(stp->total_ns - stp->self_ns, inr->total_ns);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_session_%ld.json", (long)getpid());
+    ASSERT_EQ_INT(gp_session_result_json(&r, path), 0);
+    FILE *f = fopen(path, "r");
+    ASSERT(f);
+    char text[8192];
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = 0;
+    fclose(f);
+    unlink(path);
+    ASSERT_CONTAINS(text, "\"schema\":\"gpuprof-session-1\"");
+    ASSERT_CONTAINS(text, "\"mem_peak_bytes\":1052672");
+    ASSERT_CONTAINS(text, "\"gpu_ns\":null");
+    gp_session *s2 = gp_session_begin(p, "faster");
+    gp_range_begin(p, "step");
+    spin_ns(1000000);
+    gp_range_end(p);
+    gp_session_result r2;
+    ASSERT_EQ_INT(gp_session_end(s2, &r2), 0);
+    gp_session_cmp c;
+    ASSERT_EQ_INT(gp_session_compare(&r, &r2, &c), 0);
+    ASSERT_NEAR(c.speedup, (double)r.total_ns / (double)r2.total_ns, 1e-12);
+    ASSERT_CMP_INT(c.speedup, >, 1.0);
+    ASSERT_EQ_INT(c.gpu_valid, 0);
+    gp_session_result_free(&r);
+    gp_session_result_free(&r2);
+    gp_mem_untrack(p, buf_a);
+    gp_profiler_destroy(p);
+}
+
+/* 1 when a thread of this process is named gpuprof-drain. */
+static int has_drain_thread(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "grep -qx gpuprof-drain /proc/%ld/task/*/comm", (long)getpid());
+    return system(cmd) == 0;
+}
+
+/* After fork the child has no drain thread: it is started again when the
+ * child needs chunks, and every range of the child is accounted for. */
+TEST(fork_child_records)
+{
+    gp_options o = {0};
+    o.keep_max = 50000;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    run_threads(p, 1, 1000);
+    ASSERT(has_drain_thread());
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        gp_profiler_reset(p);
+        work w = {p, 300000};
+        record(&w);
+        gp_record_stats rs;
+        gp_record_stats_get(p, &rs);
+        if (rs.kept + rs.aggregated != 600000 || rs.dropped != 0) _exit(1);
+        _exit(has_drain_thread() ? 0 : 2);
+    }
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFEXITED(st));
+    ASSERT_EQ_INT(WEXITSTATUS(st), 0);
+    gp_profiler_destroy(p);
+}
+
+/* the RSS test runs first: later tests raise the process's peak */
+TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
+          auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
+          session_result_and_compare, fork_child_records)
