@@ -2,10 +2,13 @@
 # Builds gpuprof's libFuzzer targets (clang, ASan+UBSan) and runs each for a
 # bounded number of iterations / seconds: the trace importer (seeded from
 # tests/data and the heads/tails of the shared real traces), the folded-stacks
-# reader, the monitor's YAML config reader and the small JSON reader.
+# reader, the monitor's YAML config reader, the small JSON reader and the
+# TORCH_TRACE log reader (seeded from tests/data and the shared logs).
 # Exit status != 0 on a crash, a leak or a broken error contract.
 # Usage: scripts/fuzz.sh [RUNS] [SECONDS]   (per target; the importer gets
 # the full budget, the others a third of it)
+# import_simd compares the importer's stage-1 scanning paths (trace/jscan.c)
+# with the byte-wise reference on the same inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-${GPUPROF_FUZZ_RUNS:-300000}}
@@ -15,12 +18,22 @@ if ! command -v clang >/dev/null; then
   exit 0
 fi
 out=build-fuzz
-mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom"
+mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom" \
+  "$out/seeds-torch_trace"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
+LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
+if [ -f /usr/include/isa-l/igzip_lib.h ]; then # gzip input through isa-l, as in the build
+  CFLAGS+=(-DGP_HAVE_ISAL=1)
+  LIBS+=(-lisal)
+fi
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
-          src/store/*.c 2>/dev/null)
+          src/report/*.c src/store/*.c 2>/dev/null)
+# the page scripts and styles, embedded as in the CMake build (cmake/web_embed.cmake)
+cmake -DOUT="$out/web_assets.c" -DFILES="$(ls src/render/web/*.js src/render/web/*.css | tr '\n' ';')" \
+  -P cmake/web_embed.cmake
+srcs="$srcs $out/web_assets.c"
 jobs_max=$(nproc)
 # a header newer than the archive: rebuild every object
 if [ -f "$out/libfz.a" ] && [ -n "$(find include src -name '*.h' -newer "$out/libfz.a" | head -n 1)" ]; then
@@ -35,8 +48,7 @@ done
 wait
 rm -f "$out/libfz.a"
 ar rcs "$out/libfz.a" "$out"/obj/*.o
-LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
-for t in import folded config jdom; do
+for t in import import_simd folded config jdom torch_trace; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"
 done
@@ -63,6 +75,13 @@ printf 'python;torch::mm;cudaLaunchKernel;gemm 1234\n' >"$out/seeds-folded/b.fol
 printf 'mode: production\nlevel: basic\nmonitoring_interval_seconds: 0.5\ntemperature_warning: 80 # c\nenable_nvml: "true"\n' >"$out/seeds-config/a.yaml"
 cp tests/data/monitor/*.yaml "$out/seeds-config/" 2>/dev/null || true
 printf '{"a":[1,2.5e3,"x\\u00e9",true,null,{"b":{}}],"c":-0.0}' >"$out/seeds-jdom/a.json"
+cp tests/data/torch_trace_small.log "$out/seeds-torch_trace/"
+tt=${GPUPROF_TORCH_TRACE:-../shared/torch_trace}
+if [ -d "$tt" ]; then
+  for f in "$tt"/*.log; do
+    head -c 20000 "$f" >"$out/seeds-torch_trace/$(basename "$f").head" || true
+  done
+fi
 status=0
 run() { # target, seconds, runs, corpus dirs...
   local t=$1 secs=$2 runs=$3
@@ -80,8 +99,10 @@ run() { # target, seconds, runs, corpus dirs...
   fi
 }
 run import "$SECS" "$RUNS" "$out/seeds"
+run import_simd $((SECS / 3 + 1)) "$RUNS" "$out/seeds"
 run folded $((SECS / 3 + 1)) "$RUNS" "$out/seeds-folded"
 run config $((SECS / 3 + 1)) "$RUNS" "$out/seeds-config"
 run jdom $((SECS / 3 + 1)) "$RUNS" "$out/seeds-jdom"
-if [ "$status" = 0 ]; then echo "fuzz: 4 passed, 0 failed"; else echo "fuzz: FAILED"; fi
+run torch_trace $((SECS / 3 + 1)) "$RUNS" "$out/seeds-torch_trace"
+if [ "$status" = 0 ]; then echo "fuzz: 6 passed, 0 failed"; else echo "fuzz: FAILED"; fi
 exit "$status"

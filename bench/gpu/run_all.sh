@@ -43,6 +43,8 @@ plan() {
   echo "  4. issue 4: $PY bench/gpu/cuda_timer_check.py -> $OUTDIR/gpu_cuda_timer.txt"
   echo "  5. issue 6: $PY bench/monitor_vs_smi.py + bench_monitor on the real NVML"
   echo "     -> $OUTDIR/gpu_monitor.txt"
+  echo "  6. issue 14: $PY bench/gpu/bench_check.py (gpuprof bench vs nvbandwidth/bandwidthTest,"
+  echo "     fp32 vs peak) -> $OUTDIR/gpu_bench.txt"
   echo "tools here:"
   echo "  nvcc:       $([ -x "$NVCC" ] && echo "$NVCC" || echo "missing: checks 3 and 4 skipped")"
   echo "  torch:      $(have_torch && echo yes || echo "missing: torch parts of checks 3 and 4 skipped")"
@@ -157,6 +159,9 @@ if [ -z "$(why_smi)" ]; then
 else
   skip_check monitor "$T6" "$(why_smi)"
 fi
+
+T14="issue 14: gpuprof bench vs nvbandwidth / bandwidthTest, fp32 vs peak (bench/gpu/bench_check.py)"
+run_check bench "$T14" "$PY" bench/gpu/bench_check.py --gpuprof "$GP"
 
 echo "== results: $(ls "$OUTDIR"/gpu_*.txt 2>/dev/null | tr '\n' ' ')"
 exit $FAILED

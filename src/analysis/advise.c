@@ -2,6 +2,7 @@
  * facts (per-op summary, GPU work in time order, merged GPU busy intervals,
  * launch call of each GPU event) are computed once in a context. */
 #include "analysis/advise.h"
+#include "analysis/advise_compile.h"
 #include "analysis/hta_prep.h"
 #include "analysis/queue.h"
 #include "analysis/summary.h"
@@ -28,6 +29,8 @@ typedef struct gp_adv_ctx {
     size_t nsteps;
     gp_hview view; /* the analyze family's event view (ctx_view) */
     int view_ok;
+    const gp_tlog *const *logs; /* torch-compile rules: TORCH_TRACE logs (t is NULL) */
+    size_t nlogs;
 } gp_adv_ctx;
 
 static const char *const prio_names[] = {"critical", "high", "medium", "low"};
@@ -1028,6 +1031,23 @@ static int r_growth(gp_adv_ctx *c, const double *p, gp_advice *a)
     return memory_rule(c, p, a, 1);
 }
 
+/* torch-compile rules: the checks live in advise_compile.c */
+#define COMPILE_RULE(fn, impl)                                                                     \
+    static int fn(gp_adv_ctx *c, const double *p, gp_advice *a)                                    \
+    {                                                                                              \
+        return impl(c->logs, c->nlogs, p, a);                                                      \
+    }
+COMPILE_RULE(r_cc_data_dep, gp_advc_data_dependent)
+COMPILE_RULE(r_cc_unsupported, gp_advc_unsupported)
+COMPILE_RULE(r_cc_skipped, gp_advc_skipped)
+COMPILE_RULE(r_cc_other_break, gp_advc_other_break)
+COMPILE_RULE(r_cc_dyn_shapes, gp_advc_dynamic_shapes)
+COMPILE_RULE(r_cc_guards, gp_advc_guard_recompiles)
+COMPILE_RULE(r_cc_limit, gp_advc_recompile_limit)
+COMPILE_RULE(r_cc_failure, gp_advc_failure)
+COMPILE_RULE(r_cc_cache_miss, gp_advc_cache_miss)
+#undef COMPILE_RULE
+
 /* ---- the table ---------------------------------------------------------- */
 
 static const gp_adv_rule rules[] = {
@@ -1173,6 +1193,69 @@ static const gp_adv_rule rules[] = {
      "a leak across iterations: detach/free what each step keeps (e.g. loss history with graphs)",
      {{"min_steps", 3, "step ends needed"}, {"min_mb", 1, "total growth in MiB"}},
      r_growth},
+    /* torch.compile (TORCH_TRACE logs; gpuprof compile) */
+    {"compile-data-dependent",
+     GP_ADV_COMPILE_TYPE,
+     "graph breaks on data-dependent control flow or .item()",
+     "keep tensor values out of Python control flow: torch.where / torch.cond instead of if on a "
+     "tensor; for .item() set torch._dynamo.config.capture_scalar_outputs = True",
+     {{"min_breaks", 1, "graph breaks of this class needed"}},
+     r_cc_data_dep},
+    {"compile-unsupported",
+     GP_ADV_COMPILE_TYPE,
+     "graph breaks on builtins, calls or objects Dynamo does not support",
+     "replace the call at the user frame with a torch op, move it out of the compiled function, "
+     "or wrap it as a custom op (torch.library.custom_op)",
+     {{"min_breaks", 1, "graph breaks of this class needed"}},
+     r_cc_unsupported},
+    {"compile-skipped-function",
+     GP_ADV_COMPILE_TYPE,
+     "graph breaks at skipped functions or explicit torch._dynamo.graph_break()",
+     "remove graph_break()/disable() calls that are no longer needed; a skipped library function "
+     "can often be allowed (torch._dynamo.allow_in_graph) or replaced",
+     {{"min_breaks", 1, "graph breaks of this class needed"}},
+     r_cc_skipped},
+    {"compile-graph-break",
+     GP_ADV_COMPILE_TYPE,
+     "other graph breaks",
+     "read the reason at the user frame (TORCH_LOGS=graph_breaks); rewrite that code path",
+     {{"min_breaks", 1, "graph breaks of this class needed"}},
+     r_cc_other_break},
+    {"compile-dynamic-shapes",
+     GP_ADV_COMPILE_TYPE,
+     "recompiles caused by changing input sizes or strides",
+     "mark the changing dimension dynamic (torch._dynamo.mark_dynamic) or compile with "
+     "dynamic=True; pad or bucket the input shapes",
+     {{"min_recompiles", 1, "recompiles of this class needed"}},
+     r_cc_dyn_shapes},
+    {"compile-guard-recompiles",
+     GP_ADV_COMPILE_TYPE,
+     "recompiles caused by guards on Python values or object identity",
+     "pass changing Python numbers as tensors, keep module/attribute identity stable, avoid "
+     "globals that change between calls",
+     {{"min_recompiles", 1, "recompiles of this class needed"}},
+     r_cc_guards},
+    {"compile-recompile-limit",
+     GP_ADV_COMPILE_TYPE,
+     "frames recompiled up to the cache size / recompile limit",
+     "remove the cause of the recompiles (see the reasons) or raise "
+     "torch._dynamo.config.cache_size_limit (recompile_limit in newer PyTorch)",
+     {{"limit", 8, "compiles of one frame (torch._dynamo.config.cache_size_limit)"}},
+     r_cc_limit},
+    {"compile-failure",
+     GP_ADV_COMPILE_TYPE,
+     "compilations that failed (fail_type)",
+     "fix the error in fail_reason (backend or tracing); meanwhile "
+     "torch._dynamo.config.suppress_errors = True falls back to eager",
+     {{"min_failures", 1, "failed compilations needed"}},
+     r_cc_failure},
+    {"compile-cache-cold",
+     GP_ADV_COMPILE_TYPE,
+     "FX graph cache misses and no hit with long compile times",
+     "keep the Inductor caches between runs (TORCHINDUCTOR_CACHE_DIR on persistent storage, "
+     "TORCHINDUCTOR_FX_GRAPH_CACHE=1, remote cache or torch.compiler.save_cache_artifacts)",
+     {{"min_s", 10, "total compile time in seconds"}},
+     r_cc_cache_miss},
 };
 
 const gp_adv_rule *gp_adv_rules(size_t *n)
@@ -1282,12 +1365,33 @@ static int cmp_advice(const void *a, const void *b)
     return strcmp(x->rule->id, y->rule->id);
 }
 
+static int run_rules(gp_adv_ctx *cp, const gp_advise_opts *o, gp_advice_list *out);
+
 int gp_advise(const gp_trace *t, const gp_advise_opts *o, gp_advice_list *out)
 {
     memset(out, 0, sizeof *out);
     gp_adv_ctx c;
     if (ctx_init(&c, t)) return GP_ENOMEM;
     out->span_ns = t->t_end - t->t_begin;
+    return run_rules(&c, o, out);
+}
+
+int gp_advise_compile(const struct gp_tlog *const *logs, size_t n, const gp_advise_opts *o,
+                      gp_advice_list *out)
+{
+    memset(out, 0, sizeof *out);
+    gp_adv_ctx c;
+    memset(&c, 0, sizeof c);
+    c.logs = logs;
+    c.nlogs = n;
+    return run_rules(&c, o, out);
+}
+
+/* Runs the rules that fit the context (trace rules when cp->t is set, else
+ * the torch-compile rules) and frees the context. */
+static int run_rules(gp_adv_ctx *cp, const gp_advise_opts *o, gp_advice_list *out)
+{
+    gp_adv_ctx c = *cp;
     size_t nr = sizeof rules / sizeof rules[0];
     out->v = calloc(nr, sizeof *out->v);
     if (!out->v) {
@@ -1296,6 +1400,7 @@ int gp_advise(const gp_trace *t, const gp_advise_opts *o, gp_advice_list *out)
     }
     for (size_t r = 0; r < nr; r++) {
         if (o && o->enabled && !o->enabled[r]) continue;
+        if ((c.t == NULL) != !strcmp(rules[r].type, GP_ADV_COMPILE_TYPE)) continue;
         double p[GP_ADV_MAX_PARAMS];
         for (int i = 0; i < GP_ADV_MAX_PARAMS; i++)
             p[i] = o && o->set && o->set[r][i] ? o->values[r][i] : rules[r].params[i].def;

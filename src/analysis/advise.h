@@ -45,10 +45,12 @@ typedef struct gp_adv_rule {
 const gp_adv_rule *gp_adv_rules(size_t *n);
 
 typedef struct gp_adv_evidence {
-    char name[160];  /* operation (or span) the evidence is about, truncated */
-    uint64_t count;  /* occurrences */
-    int64_t time_ns; /* time involved (GP_NONE when not a time) */
-    double value;    /* rule-specific figure (bytes, %, queue length); NaN when none */
+    char name[160];   /* operation (or span) the evidence is about, truncated */
+    uint64_t count;   /* occurrences */
+    int64_t time_ns;  /* time involved (GP_NONE when not a time) */
+    double value;     /* rule-specific figure (bytes, %, queue length); NaN when none */
+    char detail[256]; /* torch-compile rules: the reason (graph break, recompile, failure);
+                         "" for the other rules */
 } gp_adv_evidence;
 
 typedef struct gp_advice {
@@ -78,9 +80,18 @@ typedef struct gp_advice_list {
     int64_t span_ns;
 } gp_advice_list;
 
-/* Runs every enabled rule on t. Returns 0 or GP_ENOMEM; free *out with
- * gp_advice_list_free. */
+/* Runs every enabled trace rule on t (not the "torch-compile" ones).
+ * Returns 0 or GP_ENOMEM; free *out with gp_advice_list_free. */
 int gp_advise(const gp_trace *t, const gp_advise_opts *o, gp_advice_list *out);
+
+struct gp_tlog;
+/* Runs every enabled "torch-compile" rule on the TORCH_TRACE logs
+ * logs[0..n) (analysis/advise_compile.c). Returns 0 or GP_ENOMEM; free *out
+ * with gp_advice_list_free. */
+int gp_advise_compile(const struct gp_tlog *const *logs, size_t n, const gp_advise_opts *o,
+                      gp_advice_list *out);
+/* The rule type of the torch.compile rules. */
+#define GP_ADV_COMPILE_TYPE "torch-compile"
 void gp_advice_list_free(gp_advice_list *l);
 
 /* Finds rule id; returns its index or -1. */

@@ -4,6 +4,7 @@
  * two-sided Mann-Whitney U test. */
 #include "analysis/compare.h"
 #include "analysis/mannwhitney.h"
+#include "bench/bench.h"
 #include "core/hash.h"
 #include "core/stats.h"
 #include <math.h>
@@ -305,18 +306,18 @@ static int cmp_pidx(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Holm-Bonferroni step-down adjustment over the tested rows. */
-static int holm(gp_comparison *c)
+/* Holm-Bonferroni step-down adjustment over the tested rows[0..n). */
+static int holm(gp_cmp_row *rows, size_t n)
 {
     size_t m = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (!isnan(c->rows[i].p)) m++;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(rows[i].p)) m++;
     if (!m) return 0;
     double *pi = malloc(m * 2 * sizeof *pi); /* pairs (p, row index) */
     if (!pi) return GP_ENOMEM;
-    for (size_t i = 0, k = 0; i < c->n; i++)
-        if (!isnan(c->rows[i].p)) {
-            pi[2 * k] = c->rows[i].p;
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (!isnan(rows[i].p)) {
+            pi[2 * k] = rows[i].p;
             pi[2 * k + 1] = (double)i;
             k++;
         }
@@ -325,7 +326,7 @@ static int holm(gp_comparison *c)
     for (size_t k = 0; k < m; k++) {
         double adj = fmin(1.0, (double)(m - k) * pi[2 * k]);
         if (adj > run) run = adj;
-        c->rows[(size_t)pi[2 * k + 1]].p_adj = run;
+        rows[(size_t)pi[2 * k + 1]].p_adj = run;
     }
     free(pi);
     return 0;
@@ -350,14 +351,129 @@ static void decide(gp_comparison *c, gp_cmp_row *r, const gp_compare_opts *o)
         else if (!sig)
             r->verdict = GP_V_UNSURE;
         else
-            r->verdict = r->change_ns > 0 ? GP_V_REGRESSION : GP_V_IMPROVEMENT;
+            r->verdict =
+                (r->change_ns > 0) != (r->higher_better != 0) ? GP_V_REGRESSION : GP_V_IMPROVEMENT;
         if (r->few_samples) c->few_sample_rows++;
     }
     if (r->verdict == GP_V_NEW || r->verdict == GP_V_REMOVED) {
         r->change_ns = NAN;
         r->change_pct = NAN;
     }
-    c->verdicts[r->verdict]++;
+}
+
+/* One side's samples of one bench figure. */
+typedef struct msamp {
+    GP_VEC(double) v;   /* every repetition, pooled over the side's runs */
+    GP_VEC(double) run; /* per-run means */
+} msamp;
+
+static int cmp_metric_rows(const void *a, const void *b)
+{
+    const gp_cmp_row *x = a, *y = b;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* The bench figures of both sides as rows of c->metrics: the mean per side
+ * (of the repetitions, or of the per-run means when comparing by runs),
+ * the same test and threshold as the operations, and a verdict whose
+ * direction follows the figure (higher is better for GB/s, GFLOP/s, GIOP/s). */
+static int compare_metrics(gp_comparison *c, gp_trace *const *tr, size_t nb, size_t nc,
+                           const gp_compare_opts *o)
+{
+    GP_VEC(uint32_t) names = {0};
+    GP_VEC(msamp) side[2] = {{0}, {0}};
+    int rc = GP_ENOMEM;
+    for (size_t ti = 0; ti < nb + nc; ti++) {
+        const gp_trace *t = tr[ti];
+        int s = ti >= nb;
+        for (size_t si = 0; si < t->series.n; si++) {
+            const char *nm = gp_trace_s(t, t->series.v[si].name);
+            if (!gp_is_bench_series(nm)) continue;
+            uint32_t id = gp_strtab_intern(c->names, nm, strlen(nm));
+            if (id == UINT32_MAX) goto done;
+            size_t k = 0;
+            while (k < names.n && names.v[k] != id) k++;
+            if (k == names.n) {
+                msamp z = {{0}, {0}};
+                if (GP_VEC_PUSH(names, id) || GP_VEC_PUSH(side[0], z) || GP_VEC_PUSH(side[1], z))
+                    goto done;
+            }
+            msamp *m = &side[s].v[k];
+            double sum = 0;
+            size_t n = 0;
+            for (size_t i = 0; i < t->counters.n; i++)
+                if (t->counters.v[i].series == si) {
+                    if (GP_VEC_PUSH(m->v, t->counters.v[i].value)) goto done;
+                    sum += t->counters.v[i].value;
+                    n++;
+                }
+            if (n && GP_VEC_PUSH(m->run, sum / (double)n)) goto done;
+        }
+    }
+    c->nmetrics = names.n;
+    c->metrics = calloc(names.n ? names.n : 1, sizeof *c->metrics);
+    if (!c->metrics) goto done;
+    size_t runs[2] = {nb, nc};
+    for (size_t k = 0; k < names.n; k++) {
+        gp_cmp_row *r = &c->metrics[k];
+        r->group = GP_G_BENCH;
+        r->name = names.v[k];
+        r->higher_better = gp_bench_key_higher_better(gp_strtab_get(c->names, r->name) + 6) == 1;
+        gp_cmp_side *sd[2] = {&r->base, &r->cur};
+        double fig[2];
+        for (int s = 0; s < 2; s++) {
+            msamp *m = &side[s].v[k];
+            const double *x = c->by_runs ? m->run.v : m->v.v;
+            size_t n = c->by_runs ? m->run.n : m->v.n;
+            double sum = 0;
+            for (size_t i = 0; i < n; i++) sum += x[i];
+            sd[s]->count = (double)m->v.n / (double)runs[s];
+            sd[s]->mean_ns = n ? sum / (double)n : NAN;
+            sd[s]->total_ns = sd[s]->mean_ns;
+            sd[s]->samples = n;
+            fig[s] = sd[s]->mean_ns;
+        }
+        r->base_fig = fig[0];
+        r->cur_fig = fig[1];
+        r->change_ns = r->cur_fig - r->base_fig;
+        r->change_pct = r->base_fig > 0 ? 100.0 * r->change_ns / r->base_fig : NAN;
+        r->p = r->p_adj = r->effect = NAN;
+        if (!r->base.samples || !r->cur.samples) continue;
+        msamp *mb = &side[0].v[k], *mc = &side[1].v[k];
+        gp_mwu mw;
+        if (c->by_runs ? gp_mwu_test(mb->run.v, mb->run.n, mc->run.v, mc->run.n, GP_MWU_AUTO, &mw)
+                       : gp_mwu_test(mb->v.v, mb->v.n, mc->v.v, mc->v.n, GP_MWU_AUTO, &mw))
+            goto done;
+        r->p = r->p_adj = mw.p;
+        r->effect = mw.effect;
+        r->exact = mw.exact;
+        r->few_samples =
+            r->base.samples < GP_CMP_FEW_SAMPLES || r->cur.samples < GP_CMP_FEW_SAMPLES;
+    }
+    if (o->correction == GP_CORR_HOLM && holm(c->metrics, c->nmetrics)) goto done;
+    gp_compare_opts mo = *o;
+    mo.min_time_ns = 0;              /* figures, not times */
+    size_t few = c->few_sample_rows; /* counted for the operations only */
+    for (size_t k = 0; k < c->nmetrics; k++) {
+        gp_cmp_row *r = &c->metrics[k];
+        r->base.count = r->base.samples ? r->base.count : 0;
+        r->cur.count = r->cur.samples ? r->cur.count : 0;
+        decide(c, r, &mo);
+        c->metric_verdicts[r->verdict]++;
+    }
+    c->few_sample_rows = few;
+    if (c->nmetrics > 1) qsort(c->metrics, c->nmetrics, sizeof *c->metrics, cmp_metric_rows);
+    rc = 0;
+done:
+    for (int s = 0; s < 2; s++) {
+        for (size_t k = 0; k < side[s].n; k++) {
+            GP_VEC_FREE(side[s].v[k].v);
+            GP_VEC_FREE(side[s].v[k].run);
+        }
+        GP_VEC_FREE(side[s]);
+    }
+    GP_VEC_FREE(names);
+    return rc;
 }
 
 int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
@@ -493,10 +609,11 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
         r->few_samples =
             r->base.samples < GP_CMP_FEW_SAMPLES || r->cur.samples < GP_CMP_FEW_SAMPLES;
     }
-    if (o->correction == GP_CORR_HOLM && holm(out)) goto fail;
+    if (o->correction == GP_CORR_HOLM && holm(out->rows, out->n)) goto fail;
     for (size_t op = 0; op < nops; op++) {
         gp_cmp_row *r = &out->rows[op];
         decide(out, r, o);
+        out->verdicts[r->verdict]++;
         if (r->verdict != GP_V_NEW && r->verdict != GP_V_REMOVED && r->verdict != GP_V_IGNORED &&
             r->base_fig > 0 && r->cur_fig > 0) {
             logsum += log(r->cur_fig / r->base_fig);
@@ -508,6 +625,7 @@ int gp_compare_runs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size
     if (add_memory(out, base, nb, 0) || add_memory(out, cur, nc, 1)) goto fail;
     if (add_tracked(out, base, nb, 0) || add_tracked(out, cur, nc, 1)) goto fail;
     if (out->nbufs > 1) qsort(out->bufs, out->nbufs, sizeof *out->bufs, cmp_bufs);
+    if (compare_metrics(out, tr, nb, nc, o)) goto fail;
     rc = 0;
     goto done;
 fail:
@@ -530,6 +648,7 @@ done:
 void gp_comparison_free(gp_comparison *c)
 {
     if (c->names) gp_strtab_destroy(c->names);
+    free(c->metrics);
     free(c->rows);
     free(c->mem);
     free(c->bufs);

@@ -69,6 +69,8 @@ typedef struct gp_cmp_row {
     int exact;                /* p from the exact distribution */
     int few_samples;          /* a side has fewer than GP_CMP_FEW_SAMPLES samples */
     gp_verdict verdict;
+    int higher_better; /* bench figures (gp_comparison.metrics): larger is better, so a
+                          significant decrease is the REGRESSION */
 } gp_cmp_row;
 
 typedef struct gp_cmp_mem {
@@ -113,6 +115,14 @@ typedef struct gp_comparison {
     gp_cmp_tracked base_tracked, cur_tracked;
     gp_cmp_buffer *bufs; /* by |cur_bytes - base_bytes| descending, then name */
     size_t nbufs;
+    /* Bench figures (counter series "bench:KEY" of `gpuprof bench` runs),
+     * group GP_G_BENCH, kept apart from the operations: every *_ns field of
+     * these rows is in the figure's unit (GB/s, GFLOP/s, us); samples are
+     * the repetitions (pooled over a side's runs) or, by runs, the per-run
+     * means; Holm correction over these rows; sorted by name. */
+    gp_cmp_row *metrics;
+    size_t nmetrics;
+    size_t metric_verdicts[GP_V__COUNT];
 } gp_comparison;
 
 /* The name under which compare and history match an operation across runs:

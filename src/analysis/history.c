@@ -4,12 +4,17 @@
 #include "analysis/history.h"
 #include "analysis/compare.h"
 #include "analysis/mannwhitney.h"
+#include "bench/bench.h"
 #include "core/hash.h"
 #include "core/stats.h"
 #include "core/vec.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Bench figures are kept with the durations as integers in millionths of
+ * their unit (the step test works on ranks; figures are scaled back). */
+#define METRIC_SCALE 1e6
 
 /* One run's durations, grouped by operation, each group ascending. */
 typedef struct hrun {
@@ -127,23 +132,57 @@ int gp_history_add_run(gp_history *h, const gp_trace *t)
         }
         row_of[i] = (uint32_t)*slot;
     }
+    /* bench figures: the samples of counter series named "bench:..." */
+    uint32_t *srow = calloc(t->series.n ? t->series.n : 1, sizeof *srow);
+    if (!srow) goto fail;
+    for (size_t i = 0; i < t->series.n; i++) {
+        const char *nm = gp_trace_s(t, t->series.v[i].name);
+        srow[i] = UINT32_MAX;
+        if (!gp_is_bench_series(nm)) continue;
+        uint32_t cn = gp_strtab_intern(h->names, nm, strlen(nm));
+        uint64_t key = (uint64_t)GP_G_BENCH << 32 | cn, *slot;
+        if (cn == UINT32_MAX || !(slot = gp_u64map_slot(&h->opmap, key, UINT64_MAX))) {
+            free(srow);
+            goto fail;
+        }
+        if (*slot == UINT64_MAX) {
+            *slot = h->opkey.n;
+            if (GP_VEC_PUSH(h->opkey, key)) {
+                free(srow);
+                goto fail;
+            }
+        }
+        srow[i] = (uint32_t)*slot;
+    }
     r.nops = h->opkey.n;
     r.off = calloc(r.nops + 1, sizeof *r.off);
-    if (!r.off) goto fail;
+    if (!r.off) {
+        free(srow);
+        goto fail;
+    }
     size_t total = 0;
     for (size_t i = 0; i < t->slices.n; i++)
         if (row_of[i] != UINT32_MAX) r.off[row_of[i] + 1]++, total++;
+    for (size_t i = 0; i < t->counters.n; i++)
+        if (srow[t->counters.v[i].series] != UINT32_MAX)
+            r.off[srow[t->counters.v[i].series] + 1]++, total++;
     for (size_t k = 0; k < r.nops; k++) r.off[k + 1] += r.off[k];
     r.dur = malloc((total ? total : 1) * sizeof *r.dur);
     size_t *fill = malloc((r.nops + 1) * sizeof *fill);
     if (!r.dur || !fill) {
         free(fill);
+        free(srow);
         goto fail;
     }
     memcpy(fill, r.off, (r.nops + 1) * sizeof *fill);
     for (size_t i = 0; i < t->slices.n; i++)
         if (row_of[i] != UINT32_MAX) r.dur[fill[row_of[i]]++] = t->slices.v[i].dur;
+    for (size_t i = 0; i < t->counters.n; i++) {
+        uint32_t op = srow[t->counters.v[i].series];
+        if (op != UINT32_MAX) r.dur[fill[op]++] = llround(t->counters.v[i].value * METRIC_SCALE);
+    }
     free(fill);
+    free(srow);
     for (size_t k = 0; k < r.nops; k++) gp_sort_i64(r.dur + r.off[k], r.off[k + 1] - r.off[k]);
     if (GP_VEC_PUSH(h->runs, r)) goto fail;
     free(cname);
@@ -343,6 +382,23 @@ int gp_history_finish(gp_history *h)
             if (lo > 0) x->spread_pct = 100.0 * (hi - lo) / lo;
         }
         if (gp_history_steps(rp, cnt, nr, &h->o, &x->steps, &x->nsteps)) goto fail;
+        if (x->group == GP_G_BENCH) {
+            const char *nm = gp_strtab_get(h->names, x->name);
+            x->metric = 1;
+            x->higher_better = gp_bench_key_higher_better(nm + 6) == 1;
+            for (size_t r = 0; r < nr; r++) {
+                gp_hist_point *p = &x->pts[r];
+                p->total_ns /= METRIC_SCALE;
+                p->mean_ns /= METRIC_SCALE;
+                p->p50_ns /= METRIC_SCALE;
+                p->p95_ns /= METRIC_SCALE;
+            }
+            x->total_ns /= METRIC_SCALE;
+            for (size_t k = 0; k < x->nsteps; k++) {
+                x->steps[k].before_ns /= METRIC_SCALE;
+                x->steps[k].after_ns /= METRIC_SCALE;
+            }
+        }
         x->score = isnan(x->spread_pct) ? -1 : x->spread_pct;
         if (x->nsteps) {
             x->score = 0;

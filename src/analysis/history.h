@@ -46,6 +46,9 @@ typedef struct gp_hist_op {
     double spread_pct; /* (max - min) / min of the per-run means, in % (NaN if < 2 runs) */
     double score;      /* ranking: largest |step change %|; without a step spread_pct (-1: none) */
     double total_ns;   /* total time over all runs */
+    int metric;        /* a bench figure (group GP_G_BENCH): every *_ns figure above and in
+                          pts/steps is in the figure's unit instead (GB/s, GFLOP/s, us) */
+    int higher_better; /* metric whose larger values are better (bandwidth, throughput) */
 } gp_hist_op;
 
 typedef struct gp_history gp_history;
@@ -56,7 +59,9 @@ gp_history *gp_history_create(const gp_history_opts *o);
 void gp_history_destroy(gp_history *h);
 
 /* Appends run t (the next one in order) to h: its per-operation durations
- * are copied, so t may be freed afterwards. Returns 0 or GP_ENOMEM. */
+ * are copied, so t may be freed afterwards; so are the samples of its
+ * bench figures (counter series "bench:KEY", group GP_G_BENCH). Returns 0
+ * or GP_ENOMEM. */
 int gp_history_add_run(gp_history *h, const gp_trace *t);
 
 /* Computes every operation's per-run figures and steps. Call once after the

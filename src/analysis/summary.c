@@ -12,7 +12,13 @@ static const char *const group_names[GP_G__COUNT] = {"kernel",     "memory", "cp
 
 const char *gp_group_name(gp_group g)
 {
+    if (g == GP_G_BENCH) return "bench";
     return (unsigned)g < GP_G__COUNT ? group_names[g] : "other";
+}
+
+int gp_is_bench_series(const char *name)
+{
+    return !strncmp(name, "bench:", 6);
 }
 
 int gp_group_parse(const char *s)

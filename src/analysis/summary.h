@@ -21,6 +21,12 @@ typedef enum gp_group {
  * profiler's own Trace span). */
 gp_group gp_group_of_kind(gp_kind k);
 const char *gp_group_name(gp_group g);
+/* Pseudo group of compare and history (never of a slice): the figures of
+ * `gpuprof bench` runs, counter series named "bench:KEY" (values in the
+ * key's unit, not durations). gp_group_name gives "bench". */
+#define GP_G_BENCH ((gp_group)(GP_G__COUNT + 1))
+/* 1 when a counter series name is a bench figure ("bench:..."). */
+int gp_is_bench_series(const char *name);
 /* Parses a group name ("kernel", "memory", "cpu_op", ...); -1 if unknown. */
 int gp_group_parse(const char *s);
 

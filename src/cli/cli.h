@@ -66,4 +66,11 @@ GP_CMD_FN(gp_cmd_runs);
 GP_CMD_FN(gp_cmd_sql);
 GP_CMD_FN(gp_cmd_export);
 
+/* Device benchmarks (issue 14): cmd_bench.c; health --bench lands there too. */
+GP_CMD_FN(gp_cmd_bench);
+GP_CMD_FN(gp_cmd_bench_health);
+
+/* torch.compile analysis (issue 13): cmd_compile.c. */
+GP_CMD_FN(gp_cmd_compile);
+
 #endif

@@ -44,11 +44,12 @@ static void usage(FILE *f)
 static void drop_empty(gp_trace **t, size_t *n, const char *path)
 {
     size_t nonempty = 0;
-    for (size_t i = 0; i < *n; i++) nonempty += t[i]->slices.n || t[i]->mem_events.n;
+    for (size_t i = 0; i < *n; i++)
+        nonempty += t[i]->slices.n || t[i]->mem_events.n || t[i]->counters.n;
     if (*n < 2 || nonempty == 0 || nonempty == *n) return;
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        if (t[i]->slices.n || t[i]->mem_events.n) {
+        if (t[i]->slices.n || t[i]->mem_events.n || t[i]->counters.n) {
             t[k++] = t[i];
             continue;
         }
@@ -206,7 +207,7 @@ int gp_cmd_compare(int argc, char **argv)
     } else {
         gp_report_compare_text(stdout, &cmp, argv[optind], argv[optind + 1], &o);
     }
-    int regressed = cmp.verdicts[GP_V_REGRESSION] > 0;
+    int regressed = cmp.verdicts[GP_V_REGRESSION] + cmp.metric_verdicts[GP_V_REGRESSION] > 0;
     gp_comparison_free(&cmp);
     if (fflush(stdout) != 0) return 2;
     return fail_on_regression && regressed ? 1 : 0;

@@ -57,7 +57,9 @@ static void health_usage(FILE *f)
 {
     fprintf(f, "usage: gpuprof health [--json] [--exit-code] [--config FILE] [--set KEY=VALUE]...\n"
                "  Says for every device backend whether it is ok, degraded or unavailable, and\n"
-               "  why. --exit-code: exit 0 when ok, 1 when degraded, 3 when no GPU works.\n");
+               "  why. --exit-code: exit 0 when ok, 1 when degraded, 3 when no GPU works.\n"
+               "  gpuprof health --bench: quick benchmarks judged against peak and baseline\n"
+               "  (gpuprof health --bench --help).\n");
 }
 
 /* Samples twice 100 ms apart so that rates (CPU %) have a first value. */
@@ -98,6 +100,9 @@ int gp_cmd_devices(int argc, char **argv)
 
 int gp_cmd_health(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--bench") && gp_cmd_bench_health)
+            return gp_cmd_bench_health(argc, argv);
     gp_mon_opts mo = {0};
     int json = 0, exit_code = 0;
     /* --exit-code is only for health: strip it before the shared parser */

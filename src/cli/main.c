@@ -17,6 +17,8 @@ static const gp_command commands[] = {
      gp_cmd_timeline},
     {"memory", "memory over time, peak, growth, leaks, fragmentation", gp_cmd_memory},
     {"report", "self-contained HTML dashboard of one or more traces", gp_cmd_report},
+    {"compile", "torch.compile analysis: TORCH_TRACE logs and compiled-model traces",
+     gp_cmd_compile},
     {"run", "record a CUDA/OpenCL program into an SQLite store, then summarize", gp_cmd_run},
     {"runs", "list the runs of a store", gp_cmd_runs},
     {"sql", "ad-hoc SQL query on a store", gp_cmd_sql},
@@ -28,6 +30,7 @@ static const gp_command commands[] = {
     {"health", "device backend health: ok / degraded / unavailable, with the reason",
      gp_cmd_health},
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
+    {"bench", "built-in device benchmarks (bandwidth, throughput, latency), stored", gp_cmd_bench},
 };
 
 static void usage(FILE *f)

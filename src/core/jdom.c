@@ -13,11 +13,15 @@ typedef struct jp {
     size_t n, i;
     gp_err *err;
     int rc;
+    size_t eoff; /* where the first error was found */
 } jp;
 
 static int fail(jp *p, const char *what)
 {
-    if (!p->rc) p->rc = gp_err_set(p->err, GP_EPARSE, "byte %zu: expected %s", p->i, what);
+    if (!p->rc) {
+        p->eoff = p->i;
+        p->rc = gp_err_set(p->err, GP_EPARSE, "byte %zu: expected %s", p->i, what);
+    }
     return p->rc;
 }
 
@@ -258,16 +262,22 @@ static int value(jp *p, gp_jv *v, int depth)
     }
 }
 
-int gp_jdom_parse(const char *text, size_t len, gp_jv *out, gp_err *err)
+int gp_jdom_parse_at(const char *text, size_t len, gp_jv *out, gp_err *err, size_t *err_off)
 {
-    jp p = {text, len, 0, err, 0};
+    jp p = {text, len, 0, err, 0, 0};
     memset(out, 0, sizeof *out);
     if (!value(&p, out, 0)) {
         ws(&p);
         if (p.i < p.n) fail(&p, "end of input");
     }
     if (p.rc) gp_jdom_free(out);
+    if (err_off) *err_off = p.rc ? p.eoff : 0;
     return p.rc;
+}
+
+int gp_jdom_parse(const char *text, size_t len, gp_jv *out, gp_err *err)
+{
+    return gp_jdom_parse_at(text, len, out, err, NULL);
 }
 
 void gp_jdom_free(gp_jv *v)

@@ -24,6 +24,9 @@ typedef struct gp_jv {
  * refused. Returns 0, GP_EPARSE ("byte N: expected ..." in err) or
  * GP_ENOMEM. On error *out is left as null. */
 int gp_jdom_parse(const char *text, size_t len, gp_jv *out, gp_err *err);
+/* Same; on a parse error *err_off (may be NULL) receives the byte offset
+ * where the text stopped making sense (for line numbers in messages). */
+int gp_jdom_parse_at(const char *text, size_t len, gp_jv *out, gp_err *err, size_t *err_off);
 /* Frees what v owns (v itself is the caller's) and sets it to null. */
 void gp_jdom_free(gp_jv *v);
 /* The value of key in object o (first match); NULL when o is NULL, not an

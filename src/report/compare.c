@@ -1,6 +1,7 @@
 /* report/compare.c: the result writers of `gpuprof compare` (text tables and
  * JSON), shared by the CLI and the server. */
 #include "report/compare.h"
+#include "report/bench_out.h"
 #include "core/error.h"
 #include "core/table.h"
 #include "report/fmt.h"
@@ -250,6 +251,7 @@ void gp_report_compare_text(FILE *f, const gp_comparison *c, const char *bpath, 
         print_rows(f, c, idx, c->n, o->wide, 1);
     }
     free(idx);
+    gp_bench_write_compare_text(f, c, o->wide); /* bench figures, in their units */
 }
 
 static void json_row(gp_sbuf *b, const gp_comparison *c, const gp_cmp_row *r)
@@ -438,5 +440,7 @@ void gp_report_compare_json(gp_sbuf *b, const gp_comparison *c, const char *bpat
         if (i) gp_sbuf_putc(b, ',');
         json_row(b, c, &c->rows[i]);
     }
-    gp_sbuf_puts(b, "]}\n");
+    gp_sbuf_putc(b, ']');
+    gp_bench_write_compare_json(b, c);
+    gp_sbuf_puts(b, "}\n");
 }

@@ -1,6 +1,7 @@
 /* report/history.c: the result writers of `gpuprof history` (text tables and
  * JSON), shared by the CLI and the server. */
 #include "report/history.h"
+#include "report/bench_out.h"
 #include "core/table.h"
 #include "report/fmt.h"
 #include <gpuprof/common.h>
@@ -30,6 +31,10 @@ void gp_report_history_op_text(FILE *f, const gp_history *h, const gp_hist_op *x
                                const gp_store_run_row *rows, size_t nr, const char *path,
                                const gp_history_opts *ho)
 {
+    if (x->metric) { /* a bench figure: in its own unit, with its direction */
+        gp_bench_write_history_text(f, h, x, rows, nr, path, ho);
+        return;
+    }
     char a[64], b[64];
     fprintf(f, "== gpuprof history %s: %s %s\n", path, gp_group_name(x->group),
             gp_history_name(h, x->name));
@@ -121,7 +126,7 @@ void gp_report_history_list_text(FILE *f, const gp_history *h, const gp_store_ru
     double mx = 0;
     for (size_t i = 0; i < k; i++)
         for (size_t r = 0; r < nr; r++)
-            if (ops[i].pts[r].count) mx = fmax(mx, ops[i].pts[r].mean_ns);
+            if (ops[i].pts[r].count && !ops[i].metric) mx = fmax(mx, ops[i].pts[r].mean_ns);
     gp_unit u = gp_unit_pick(mx);
     char hf[48], hl[48];
     snprintf(hf, sizeof hf, "First mean (%s)", u.name);
@@ -138,8 +143,13 @@ void gp_report_history_list_text(FILE *f, const gp_history *h, const gp_store_ru
                 last = x->pts[r].mean_ns;
             }
         snprintf(runs, sizeof runs, "%zu", x->runs_present);
-        gp_fmt_dur(fm, sizeof fm, first, u);
-        gp_fmt_dur(lm, sizeof lm, last, u);
+        if (x->metric) { /* bench figures: in their own unit */
+            gp_bench_fmt_value(fm, sizeof fm, first, gp_history_name(h, x->name));
+            gp_bench_fmt_value(lm, sizeof lm, last, gp_history_name(h, x->name));
+        } else {
+            gp_fmt_dur(fm, sizeof fm, first, u);
+            gp_fmt_dur(lm, sizeof lm, last, u);
+        }
         gp_fmt_pct(ch, sizeof ch, x->change_pct);
         if (isnan(x->spread_pct))
             snprintf(sp, sizeof sp, "N/A");
@@ -186,6 +196,12 @@ static void json_op(gp_sbuf *b, const gp_history *h, const gp_hist_op *x,
     gp_json_key(b, "name", 1);
     gp_json_str(b, gp_history_name(h, x->name));
     gp_sbuf_printf(b, ",\"runs_present\":%zu", x->runs_present);
+    if (x->metric) { /* a bench figure: the *_ns figures below are in this unit */
+        gp_json_key(b, "unit", 1);
+        gp_json_str(b, gp_bench_series_unit(gp_history_name(h, x->name)));
+        gp_json_key(b, "higher_is_better", 1);
+        gp_sbuf_puts(b, x->higher_better ? "true" : "false");
+    }
     gp_json_key(b, "total_ns", 1);
     gp_json_num(b, x->total_ns);
     gp_json_key(b, "change_pct", 1);

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "trace/input.h"
+#include "trace/jscan.h"
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -80,6 +81,13 @@ typedef struct P {
     char *buf;
     size_t cap, len, pos;
     uint64_t base_off; /* offset of buf[0] in the uncompressed text */
+    /* stage 1: one bitmap word per 64 bytes of buf[0..len] (see jscan.h),
+     * filled on demand after every refill; NULL for the byte-wise reference */
+    uint64_t *idx;
+    size_t idx_words;  /* allocated */
+    size_t idx_blocks; /* blocks of 64 bytes classified so far */
+    size_t idx_total;  /* blocks to classify in this fill: through the padding's first NUL */
+    gp_jscan_fn scan;
     int eof;
     int state, array_form;
     jmp_buf jb;
@@ -146,8 +154,38 @@ static void at_nul(P *p, const char *s)
     bad(p, s, "unexpected NUL byte");
 }
 
+#define IDX_CHUNK 256 /* blocks classified at a time, just ahead of the parser (16 KiB) */
+
+/* Classifies the blocks from idx_blocks through at least block w (w <
+ * idx_total). Stage 1 runs a little ahead of stage 2 so that both work on
+ * bytes that are still in the cache. */
+static void __attribute__((noinline)) idx_more(P *p, size_t w)
+{
+    size_t to = w + IDX_CHUNK;
+    if (to > p->idx_total) to = p->idx_total;
+    p->scan(p->buf + (p->idx_blocks << 6), to - p->idx_blocks, p->idx + p->idx_blocks);
+    p->idx_blocks = to;
+}
+
+/* The first string-special byte ('"', '\\', < 0x20) at or after s (s <=
+ * buf + len), from the stage-1 bitmap. The zero padding after the data is
+ * special, so the walk always ends. */
+static inline const char *idx_next(P *p, const char *s)
+{
+    size_t i = (size_t)(s - p->buf), w = i >> 6;
+    if (__builtin_expect(w >= p->idx_blocks, 0)) idx_more(p, w);
+    uint64_t m = p->idx[w] >> (i & 63);
+    if (m) return s + __builtin_ctzll(m);
+    for (;;) {
+        if (__builtin_expect(++w >= p->idx_blocks, 0)) idx_more(p, w);
+        m = p->idx[w];
+        if (m) return p->buf + (w << 6) + __builtin_ctzll(m);
+    }
+}
+
 static inline const char *ws(P *p, const char *s)
 {
+    if ((unsigned char)*s > ' ') return s; /* the usual case: no whitespace at all */
     for (;;) {
         char c = *s;
         if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
@@ -244,9 +282,11 @@ static char *put_utf8(char *d, unsigned cp)
 }
 
 /* Finds the first '"', '\\' or control byte at or after s (the buffer's zero
- * padding guarantees that one is found). */
-static inline const char *scan_str(const char *s)
+ * padding guarantees that one is found): from the stage-1 index when there
+ * is one, else by testing the bytes (the reference). */
+static inline const char *scan_str(P *p, const char *s)
 {
+    if (p->idx) return idx_next(p, s);
 #ifdef __SSE2__
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
                   ctl = _mm_set1_epi8(0x1f);
@@ -275,7 +315,7 @@ static inline const char *scan_str(const char *s)
 static const char *parse_string(P *p, const char *s, span *out)
 {
     const char *start = s + 1;
-    const char *q = scan_str(start);
+    const char *q = scan_str(p, start);
     if (*q == '"') {
         out->s = start;
         out->n = (uint32_t)(q - start);
@@ -355,7 +395,7 @@ static const char *parse_string(P *p, const char *s, span *out)
             if (c == 0) at_nul(p, s);
             bad(p, s, "control character 0x%02x inside a string", (unsigned char)c);
         }
-        const char *r = scan_str(s);
+        const char *r = scan_str(p, s);
         memcpy(d, s, (size_t)(r - s));
         d += r - s;
         s = r;
@@ -1662,6 +1702,17 @@ static int refill(P *p, size_t keep)
         if (p->len >= p->cap / 2) break;
     }
     memset(p->buf + p->len, 0, PAD);
+    if (p->scan) {
+        size_t nblocks = (p->len >> 6) + 1; /* through the padding's first NUL */
+        if (nblocks > p->idx_words) {
+            uint64_t *ni = realloc(p->idx, nblocks * sizeof *ni);
+            if (!ni) return gp_err_set(p->err, GP_ENOMEM, "%s: out of memory", p->name);
+            p->idx = ni;
+            p->idx_words = nblocks;
+        }
+        p->idx_total = nblocks;
+        p->idx_blocks = 0; /* classified on demand by idx_more */
+    }
     progress(p, 0);
     if (p->read_bytes) {
         uint64_t pos = gp_input_pos(p->in);
@@ -1902,6 +1953,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     if (src && src < BUF_INIT) p->cap = src < (64u << 10) ? (64u << 10) : (size_t)src;
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
+    p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
     p->scratch = malloc(p->scap);
     p->t = gp_trace_create();
     p->progress = prog & 1;
@@ -1934,6 +1986,7 @@ static void p_destroy(P *p)
     gp_trace_destroy(p->t);
     free(p->buf);
     free(p->scratch);
+    free(p->idx);
     free(p);
 }
 

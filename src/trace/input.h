@@ -1,5 +1,6 @@
 /* trace/input.h: a byte source for importers: a plain file, a gzip file
- * (detected by its magic bytes, inflated through zlib) or a memory block. */
+ * (detected by its magic bytes, inflated by isa-l or zlib in a thread of its
+ * own, ahead of the reader) or a memory block. */
 #ifndef GP_TRACE_INPUT_H
 #define GP_TRACE_INPUT_H
 #include "core/error.h"
@@ -26,5 +27,8 @@ void gp_input_close(gp_input *in);
 int gp_input_seek(gp_input *in, uint64_t off, gp_err *err);
 /* The file descriptor of a file input (-1 for memory). */
 int gp_input_fd(const gp_input *in);
+/* The inflater gzip inputs use in this build and environment: "isa-l" (when
+ * built with it, unless $GPUPROF_INFLATE=zlib) or "zlib". */
+const char *gp_input_inflater(void);
 
 #endif
