@@ -6,6 +6,7 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
+      libgnutls28-dev  # SHA-256 of the audit log (src/store/audit.c)
       libisal-dev  # gzip traces inflated by isa-l (zlib is the fallback when absent)
       clpeak     # tests/t_bench_clpeak.py: gpuprof bench checked against clpeak
       chromium   # headless browser: tests/t_viz_browser.py opens every HTML view

@@ -2,6 +2,7 @@
  * trace model, runs bookkeeping, redaction, crash safety under SIGKILL. */
 #include "core/clock.h"
 #include "store/store.h"
+#include "core/redact.h"
 #include "test.h"
 #include "trace/load.h"
 #include <pthread.h>
@@ -182,7 +183,7 @@ TEST(store_redact)
                     "ghp_abcdefgh12345678",
                     "aB3dE5gH7jK9mN1pQ3rS5tU7",
                     "plain words"};
-    char *s = gp_store_redact_argv(argv, 11);
+    char *s = gp_redact_argv(argv, 11);
     ASSERT_EQ_STR(s, "train.py --password '<redacted>' '--api-key=<redacted>' 'TOKEN=<redacted>' "
                      "--lr 0.1 'https://bob:<redacted>@example.com/x' '<redacted>' '<redacted>' "
                      "'plain words'");
@@ -364,16 +365,16 @@ TEST(store_fork)
  * variables, values redacted like the command line. */
 TEST(store_env)
 {
-    char *v = gp_store_redact_value("GPUPROF_API_TOKEN", "hunter2");
+    char *v = gp_redact_env("GPUPROF_API_TOKEN", "hunter2");
     ASSERT_EQ_STR(v, "<redacted>");
     free(v);
-    v = gp_store_redact_value("CUDA_CACHE_PATH", "ghp_abcdefgh12345678");
+    v = gp_redact_env("CUDA_CACHE_PATH", "ghp_abcdefgh12345678");
     ASSERT_EQ_STR(v, "<redacted>");
     free(v);
-    v = gp_store_redact_value("OPENCL_URL", "https://bob:pw1@example.com/x");
+    v = gp_redact_env("OPENCL_URL", "https://bob:pw1@example.com/x");
     ASSERT_EQ_STR(v, "https://bob:<redacted>@example.com/x");
     free(v);
-    v = gp_store_redact_value("CUDA_VISIBLE_DEVICES", "0,1");
+    v = gp_redact_env("CUDA_VISIBLE_DEVICES", "0,1");
     ASSERT_EQ_STR(v, "0,1");
     free(v);
     ASSERT(gp_store_env_kept("OPENCL_LAYERS") && gp_store_env_kept("NVTX_INJECTION64_PATH"));

@@ -120,9 +120,9 @@ async function main() {
     loaded = false;
     exceptions = 0;
     await S('Page.navigate', {url: 'file://' + path.resolve(file) + (frag ? '#' + frag : '')});
-    for (let i = 0; i < 300 && !loaded; i++) await sleep(50);
+    for (let i = 0; i < 600 && !loaded; i++) await sleep(50);  // slow CI machines
     let ready = false;
-    for (let i = 0; i < 100 && !ready; i++) {
+    for (let i = 0; i < 600 && !ready; i++) {
       ready = (await ev(`document.body&&document.body.getAttribute('data-ready')`)) === '1';
       if (!ready) await sleep(50);
     }

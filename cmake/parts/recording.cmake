@@ -7,7 +7,9 @@
 set(GP_STORE_SOURCES
   ${CMAKE_SOURCE_DIR}/src/store/store.c ${CMAKE_SOURCE_DIR}/src/core/error.c
   ${CMAKE_SOURCE_DIR}/src/core/sbuf.c ${CMAKE_SOURCE_DIR}/src/core/strtab.c
-  ${CMAKE_SOURCE_DIR}/src/core/hash.c ${CMAKE_SOURCE_DIR}/src/core/vec.c)
+  ${CMAKE_SOURCE_DIR}/src/core/hash.c ${CMAKE_SOURCE_DIR}/src/core/vec.c
+  ${CMAKE_SOURCE_DIR}/src/core/redact.c ${CMAKE_SOURCE_DIR}/src/store/access.c
+  ${CMAKE_SOURCE_DIR}/src/monitor/config.c)
 
 if(GP_HAVE_OPENCL AND SQLITE3_LIB)
   add_library(gpuprof_cl_layer SHARED ${CMAKE_SOURCE_DIR}/src/record/inject/cl_layer.c

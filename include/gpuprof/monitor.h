@@ -135,6 +135,11 @@ typedef struct gp_mon_config {
     char nvml_library[512]; /* empty: libnvidia-ml.so.1 then libnvidia-ml.so */
     char nvidia_smi[512];   /* empty: nvidia-smi from PATH */
     char sysfs_root[512];   /* "/" normally; a fake tree in tests */
+    /* data protection (docs/security.md) */
+    char audit_file[512];  /* append-only JSONL audit log; empty: only the store's table */
+    int redact;            /* --redact by default on export/report/timeline/flame/memory */
+    char redact_keep[512]; /* default --redact-keep list (comma-separated) */
+    int share_group;       /* files 0640 / folders 0750 instead of owner-only 0600 / 0700 */
 } gp_mon_config;
 
 /* Fills c with the defaults (1 s sampling, 80/90 C, 80/95 %, 90 % util...). */
@@ -149,6 +154,10 @@ GP_API int gp_mon_config_set(gp_mon_config *c, const char *key, const char *valu
 /* Applies GPUPROF_<KEY in upper case> environment variables (and the
  * aliases GPUPROF_NVML_LIB, GPUPROF_NVIDIA_SMI, GPUPROF_SYSFS_ROOT). */
 GP_API int gp_mon_config_env(gp_mon_config *c, char *errbuf, size_t n);
+/* Defaults, then the file named by $GPUPROF_CONFIG (when set), then the
+ * environment: the configuration every command starts from. 0 or GP_E*
+ * with the message in errbuf. */
+GP_API int gp_mon_config_auto(gp_mon_config *c, char *errbuf, size_t n);
 
 typedef struct gp_monitor gp_monitor;
 

@@ -16,6 +16,7 @@ typedef struct gp_command {
 } gp_command;
 
 GP_CMD_FN(gp_cmd_summary);
+GP_CMD_FN(gp_cmd_audit);   /* cmd_audit.c (issue 16) */
 GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
 GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
 GP_CMD_FN(gp_cmd_advise);  /* cmd_advise.c (issue 8) */
@@ -66,6 +67,42 @@ GP_CMD_FN(gp_cmd_runs);
 GP_CMD_FN(gp_cmd_sql);
 GP_CMD_FN(gp_cmd_export);
 
+/* Appends an audit record (store/audit.h) to the store at store (NULL:
+ * none) and to the configured JSONL file; a failure is a warning on
+ * stderr, never the command's failure (the action already happened). */
+void gp_cli_audit(const char *store, const char *action, const char *target, const char *result);
+/* Sanitization for sharing (--redact, trace/sanitize.h) in export, report,
+ * timeline, flame and memory: add GP_CLI_REDACT_OPTIONS to the option
+ * table, GP_CLI_REDACT_CASES to the switch and call gp_cli_redact_allow()
+ * (so that the configuration's default applies); gp_cli_load_traces then
+ * sanitizes every trace it loads. */
+enum { GP_OPT_REDACT = 0x1601, GP_OPT_REDACT_KEEP, GP_OPT_NO_REDACT };
+#define GP_CLI_REDACT_OPTIONS                                                                      \
+    {"redact", no_argument, 0, GP_OPT_REDACT},                                                     \
+        {"redact-keep", required_argument, 0, GP_OPT_REDACT_KEEP},                                 \
+    {                                                                                              \
+        "no-redact", no_argument, 0, GP_OPT_NO_REDACT                                              \
+    }
+#define GP_CLI_REDACT_CASES                                                                        \
+    case GP_OPT_REDACT:                                                                            \
+    case GP_OPT_REDACT_KEEP:                                                                       \
+    case GP_OPT_NO_REDACT:                                                                         \
+        if (gp_cli_redact_opt(c, optarg)) return 2;                                                \
+        break
+#define GP_CLI_REDACT_USAGE                                                                        \
+    "  --redact           sanitize for sharing: user, home, host, env values, paths,\n"            \
+    "                     secrets (docs/security.md); default: config key redact\n"                \
+    "  --redact-keep LIST keep these categories (user,home,host,env,paths); implies --redact\n"    \
+    "  --no-redact        do not sanitize even when the configuration says so\n"
+/* Handles one of the GP_OPT_REDACT* options; 0 or 2 (message printed). */
+int gp_cli_redact_opt(int c, const char *arg);
+void gp_cli_redact_allow(void);
+/* Sanitizes a string table when this command redacts; 0 or 3 (OOM). */
+int gp_cli_redact_strtab(gp_strtab *st);
+
+/* The store a RUN argument names ("db", "db:ID") copied into buf, or NULL
+ * when it names a trace file, not a store. */
+const char *gp_cli_store_of(const char *spec, char *buf, size_t n);
 /* Device benchmarks (issue 14): cmd_bench.c; health --bench lands there too. */
 GP_CMD_FN(gp_cmd_bench);
 GP_CMD_FN(gp_cmd_bench_health);

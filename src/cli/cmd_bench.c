@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "core/sbuf.h"
 #include "report/bench_out.h"
+#include "core/redact.h"
 #include "store/store.h"
 #include <getopt.h>
 #include <stdio.h>
@@ -243,10 +244,16 @@ static int save(const bopts *o, const gp_bench_result *res, int argc, char **arg
     if (!av) return 3;
     av[0] = "gpuprof";
     for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
-    char *cmd = gp_store_redact_argv(av, argc + 1);
+    char *cmd = gp_redact_argv(av, argc + 1);
     free(av);
     gp_err err = {0};
     int64_t run = gp_bench_store_save(o->store, res, cmd, &err);
+    char result[600];
+    if (run < 0)
+        snprintf(result, sizeof result, "%s", err.msg);
+    else
+        snprintf(result, sizeof result, "%zu device(s), run %lld", res->ndev, (long long)run);
+    gp_cli_audit(run < 0 ? NULL : o->store, "bench", cmd, result);
     free(cmd);
     if (run < 0) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);

@@ -29,7 +29,7 @@ static void usage(FILE *f)
                "                          (D: 150us, 2ms, 1s, 500ns; plain number: ns or samples)\n"
                "  --max-depth N           fold frames deeper than N (thread frames are depth 1)\n"
                "  --group-small-kernels D merge GPU frames whose total is below D per parent\n"
-               "  --title TEXT            page title (HTML)\n");
+               "  --title TEXT            page title (HTML)\n" GP_CLI_REDACT_USAGE);
 }
 
 /* A folded-stacks file: a regular file that does not start like JSON or gzip. */
@@ -103,6 +103,7 @@ int gp_cmd_flame(int argc, char **argv)
                                        {"max-depth", required_argument, 0, 'd'},
                                        {"group-small-kernels", required_argument, 0, 'g'},
                                        {"title", required_argument, 0, 't'},
+                                       GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -127,6 +128,7 @@ int gp_cmd_flame(int argc, char **argv)
         case 't':
             title = optarg;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             usage(stdout);
             return 0;
@@ -159,6 +161,7 @@ int gp_cmd_flame(int argc, char **argv)
     }
     if (!out) out = "-";
     gp_err err = {0};
+    gp_cli_redact_allow();
     int folded = argc - optind == 1 ? is_folded(argv[optind], &err) : 0;
     if (folded < 0) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
@@ -195,6 +198,10 @@ int gp_cmd_flame(int argc, char **argv)
         }
     }
     if (folded) gp_ftree_finish(&tree);
+    if (folded && gp_cli_redact_strtab(tree.names)) {
+        gp_ftree_fini(&tree);
+        return 3;
+    }
     gp_ftree_prune_opts po = {min_dur, (uint32_t)max_depth, group};
     /* the page stays responsive: at most 300k frames, the smallest folded
      * into their parent */

@@ -11,12 +11,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpuprof memory [options] TRACE...\n"
-               "  --json          machine-readable output (bytes, ns since the trace start)\n"
-               "  --points N      JSON: at most N timeline points per device (default 2000; 0 = "
-               "all)\n"
-               "  --top N         leak groups shown as text (default 15)\n"
-               "  -o FILE.html    write the HTML page with the chart instead\n");
+    fprintf(f,
+            "usage: gpuprof memory [options] TRACE...\n"
+            "  --json          machine-readable output (bytes, ns since the trace start)\n"
+            "  --points N      JSON: at most N timeline points per device (default 2000; 0 = "
+            "all)\n"
+            "  --top N         leak groups shown as text (default 15)\n"
+            "  -o FILE.html    write the HTML page with the chart instead\n" GP_CLI_REDACT_USAGE);
 }
 
 int gp_cmd_memory(int argc, char **argv)
@@ -24,10 +25,13 @@ int gp_cmd_memory(int argc, char **argv)
     const char *out = NULL;
     int json = 0;
     long points = 2000, top = 15;
-    static const struct option lo[] = {
-        {"json", no_argument, 0, 'j'},      {"points", required_argument, 0, 'p'},
-        {"top", required_argument, 0, 't'}, {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
+    static const struct option lo[] = {{"json", no_argument, 0, 'j'},
+                                       {"points", required_argument, 0, 'p'},
+                                       {"top", required_argument, 0, 't'},
+                                       {"output", required_argument, 0, 'o'},
+                                       GP_CLI_REDACT_OPTIONS,
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
@@ -44,6 +48,7 @@ int gp_cmd_memory(int argc, char **argv)
         case 'o':
             out = optarg;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             usage(stdout);
             return 0;
@@ -62,6 +67,7 @@ int gp_cmd_memory(int argc, char **argv)
     }
     gp_trace **traces;
     size_t n;
+    gp_cli_redact_allow();
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
     /* the HTML page shows the first trace only */

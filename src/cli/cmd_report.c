@@ -11,14 +11,17 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpuprof report [options] TRACE... -o report.html\n"
                "  TRACE: .json / .json.gz traces or folders of rank files (one section each)\n"
-               "  -o, --output FILE.html   the page to write (self-contained, prints well)\n");
+               "  -o, --output FILE.html   the page to write (self-contained, prints "
+               "well)\n" GP_CLI_REDACT_USAGE);
 }
 
 int gp_cmd_report(int argc, char **argv)
 {
     const char *out = NULL;
-    static const struct option lo[] = {
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"output", required_argument, 0, 'o'},
+                                       GP_CLI_REDACT_OPTIONS,
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
@@ -26,6 +29,7 @@ int gp_cmd_report(int argc, char **argv)
         case 'o':
             out = optarg;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             usage(stdout);
             return 0;
@@ -44,6 +48,7 @@ int gp_cmd_report(int argc, char **argv)
     }
     gp_trace **traces;
     size_t n;
+    gp_cli_redact_allow();
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
     gp_sbuf b = {0};

@@ -4,6 +4,7 @@
  * `gpuprof runs`, `gpuprof sql` and `gpuprof export` on the store. */
 #include "cli/cli.h"
 #include "cli/mon_common.h"
+#include "core/redact.h"
 #include "report/runs.h"
 #include "core/clock.h"
 #include "core/sbuf.h"
@@ -317,11 +318,14 @@ int gp_cmd_run(int argc, char **argv)
     gp_store *st;
     if (gp_store_open(db, &st, &err)) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
+        char *refused = gp_redact_argv(cmd, ncmd);
+        gp_cli_audit(NULL, "run", refused, err.msg);
+        free(refused);
         return 2;
     }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    char *line = gp_store_redact_argv(cmd, ncmd);
+    char *line = gp_redact_argv(cmd, ncmd);
     gp_store_run_info ri = {line, host, gp_clock_wall_ns(), gp_clock_mono_ns(), getpid()};
     int64_t run = gp_store_run_begin(st, &ri, &err);
     free(line);
@@ -394,10 +398,16 @@ int gp_cmd_run(int argc, char **argv)
 
     gp_store_run_row *rows = NULL;
     size_t nr = 0;
-    if (!quiet && gp_store_runs(db, &rows, &nr, &err) == 0) {
+    if (gp_store_runs(db, &rows, &nr, &err) == 0) {
         for (size_t i = 0; i < nr; i++)
             if (rows[i].id == run) {
-                char d[64];
+                char d[64], res[PATH_MAX + 128];
+                snprintf(res, sizeof res, "exit %d, %lld events, %lld dropped, run %s:%lld", stored,
+                         (long long)(rows[i].events == GP_NONE ? 0 : rows[i].events),
+                         (long long)(rows[i].dropped == GP_NONE ? 0 : rows[i].dropped), db,
+                         (long long)run);
+                gp_cli_audit(db, "run", rows[i].command, res);
+                if (quiet) continue;
                 fprintf(stderr,
                         "gpuprof: run %lld: %s, exit %d, %lld events from %lld process(es), "
                         "%lld dropped; stored in %s:%lld\n",
@@ -494,7 +504,9 @@ int gp_cmd_sql(int argc, char **argv)
         return 2;
     }
     gp_err err = {0};
-    if (gp_store_sql(argv[optind], argv[optind + 1], json, stdout, &err)) {
+    int rc = gp_store_sql(argv[optind], argv[optind + 1], json, stdout, &err);
+    gp_cli_audit(argv[optind], "sql", argv[optind + 1], rc ? err.msg : "ok");
+    if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         return 2;
     }
@@ -505,13 +517,15 @@ int gp_cmd_sql(int argc, char **argv)
 
 static void export_usage(FILE *f)
 {
-    fprintf(f, "usage: gpuprof export RUN [--format chrome|perfetto] [-o OUT]\n"
-               "  RUN: gpuprof.db (latest run), gpuprof.db:ID, or any trace gpuprof reads\n"
-               "  -f, --format chrome    Chrome trace-event JSON with Kineto's fields (default;\n"
-               "                         HTA, ui.perfetto.dev, chrome://tracing)\n"
-               "  -f, --format perfetto  Perfetto protobuf (.pftrace) for ui.perfetto.dev and\n"
-               "                         trace_processor\n"
-               "  -o, --output OUT       file to write (default: standard output)\n");
+    fprintf(
+        f,
+        "usage: gpuprof export RUN [--format chrome|perfetto] [-o OUT]\n"
+        "  RUN: gpuprof.db (latest run), gpuprof.db:ID, or any trace gpuprof reads\n"
+        "  -f, --format chrome    Chrome trace-event JSON with Kineto's fields (default;\n"
+        "                         HTA, ui.perfetto.dev, chrome://tracing)\n"
+        "  -f, --format perfetto  Perfetto protobuf (.pftrace) for ui.perfetto.dev and\n"
+        "                         trace_processor\n"
+        "  -o, --output OUT       file to write (default: standard output)\n" GP_CLI_REDACT_USAGE);
 }
 
 int gp_cmd_export(int argc, char **argv)
@@ -519,6 +533,7 @@ int gp_cmd_export(int argc, char **argv)
     const char *fmt = "chrome", *out = "-";
     static const struct option lo[] = {{"format", required_argument, 0, 'f'},
                                        {"output", required_argument, 0, 'o'},
+                                       GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -531,6 +546,7 @@ int gp_cmd_export(int argc, char **argv)
         case 'o':
             out = optarg;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             export_usage(stdout);
             return 0;
@@ -548,5 +564,9 @@ int gp_cmd_export(int argc, char **argv)
         export_usage(stderr);
         return 2;
     }
-    return gp_cli_export(argv[optind], f, out);
+    int rc = gp_cli_export(argv[optind], f, out);
+    char spec[4096], res[600];
+    snprintf(res, sizeof res, "%s; to %s", rc ? "failed" : "ok", strcmp(out, "-") ? out : "stdout");
+    gp_cli_audit(gp_cli_store_of(argv[optind], spec, sizeof spec), "export", argv[optind], res);
+    return rc;
 }

@@ -2,6 +2,7 @@
  * started session is a background sampler process (pid file OUTPUT_DIR/
  * NAME.pid) that writes OUTPUT_DIR/NAME.json when stopped. */
 #include "cli/cli.h"
+#include "store/access.h"
 #include "cli/mon_common.h"
 #include "core/clock.h"
 #include "core/jdom.h"
@@ -52,10 +53,10 @@ static int mkdir_p(const char *dir)
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
-            if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+            if (mkdir(tmp, gp_access_mode(1)) && errno != EEXIST) return -1;
             *p = '/';
         }
-    return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
+    return mkdir(tmp, gp_access_mode(1)) && errno != EEXIST ? -1 : 0;
 }
 
 /* The background sampler of one session; never returns. */
@@ -298,8 +299,20 @@ int gp_cmd_session(int argc, char **argv)
         fprintf(stderr, "gpuprof session: bad name '%s' (letters, digits, '.', '_', '-')\n", name);
         return 2;
     }
-    if (!strcmp(sub, "start")) return cmd_start(&cfg, name, desc);
-    if (!strcmp(sub, "stop")) return cmd_stop(&cfg, name);
+    const char *astore = cfg.store_path[0] ? cfg.store_path : NULL;
+    if (!strcmp(sub, "start")) {
+        int rc = cmd_start(&cfg, name, desc);
+        gp_cli_audit(astore, "session start", name, rc ? "failed" : "ok");
+        return rc;
+    }
+    if (!strcmp(sub, "stop")) {
+        int rc = cmd_stop(&cfg, name);
+        char res[1200];
+        snprintf(res, sizeof res, "%s; report %.1100s/%s.json", rc ? "failed" : "ok",
+                 cfg.output_dir, name);
+        gp_cli_audit(astore, "session stop", name, res);
+        return rc;
+    }
     if (!strcmp(sub, "show")) return cmd_show(&cfg, name, json);
     if (!strcmp(sub, "snapshot")) {
         pid_t pid = gp_session_running_pid(cfg.output_dir, name);
@@ -308,6 +321,7 @@ int gp_cmd_session(int argc, char **argv)
             return 1;
         }
         kill(pid, SIGUSR1);
+        gp_cli_audit(astore, "session snapshot", name, "requested");
         printf("snapshot requested from session %s\n", name);
         return 0;
     }

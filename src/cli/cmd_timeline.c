@@ -18,7 +18,7 @@ static void usage(FILE *f)
                "                     protobuf; .html: self-contained zoomable viewer\n"
                "  --format F         chrome, perfetto or html (default: from OUT's suffix)\n"
                "  --max-slices N     HTML: slices drawn one by one before short ones are\n"
-               "                     aggregated (default 300000)\n");
+               "                     aggregated (default 300000)\n" GP_CLI_REDACT_USAGE);
 }
 
 int gp_cmd_timeline(int argc, char **argv)
@@ -29,6 +29,7 @@ int gp_cmd_timeline(int argc, char **argv)
     static const struct option lo[] = {{"output", required_argument, 0, 'o'},
                                        {"format", required_argument, 0, 'f'},
                                        {"max-slices", required_argument, 0, 'm'},
+                                       GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -44,6 +45,7 @@ int gp_cmd_timeline(int argc, char **argv)
         case 'm':
             if ((max_slices = gp_cli_parse_count("--max-slices", optarg)) < 0) return 2;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             usage(stdout);
             return 0;
@@ -78,6 +80,7 @@ int gp_cmd_timeline(int argc, char **argv)
     if (!html) return gp_cli_export(argv[optind], xf, out);
     gp_trace **traces;
     size_t n;
+    gp_cli_redact_allow();
     int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
     if (rc) return rc;
     if (n != 1) {

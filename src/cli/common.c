@@ -2,12 +2,18 @@
 #include "analysis/summary.h"
 #include "cli/cli.h"
 #include "render/export.h"
+#include "store/audit.h"
+#include "trace/sanitize.h"
+#include <gpuprof/monitor.h>
 #include "trace/load.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int redact(gp_strtab *st, int *active);
+static int redact_active(void);
 
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
 {
@@ -57,6 +63,18 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
     }
     free(named);
     gp_paths_free(files);
+    int dropargs = redact_active(); /* the args text is the source's own: never redacted */
+    for (size_t i = 0; i < k; i++) {
+        if (dropargs) {
+            traces[i]->args_text.n = 0;
+            traces[i]->slice_args.n = 0;
+            traces[i]->instant_args.n = 0;
+        }
+        if (gp_cli_redact_strtab(traces[i]->strings)) {
+            gp_cli_free_traces(traces, k);
+            return 3;
+        }
+    }
     *out = traces;
     *n = k;
     return 0;
@@ -143,6 +161,7 @@ int gp_cli_export(const char *path, int fmt, const char *out)
     size_t n;
     /* the Chrome writer repeats each event's args text; Perfetto's needs none */
     unsigned flags = fmt == GP_EXPORT_CHROME ? GP_LOAD_KEEP_ARGS : 0;
+    gp_cli_redact_allow();
     int rc = gp_cli_load_traces_ex(paths, 1, flags, &traces, &n);
     if (rc) return rc;
     if (n != 1) {
@@ -164,4 +183,101 @@ int gp_cli_export(const char *path, int fmt, const char *out)
                 (unsigned long long)st.flows, fmt == GP_EXPORT_PERFETTO ? "links" : "events");
     gp_cli_free_traces(traces, n);
     return rc ? (rc == GP_ENOMEM ? 3 : 1) : 0;
+}
+
+void gp_cli_audit(const char *store, const char *action, const char *target, const char *result)
+{
+    gp_err err = {0};
+    if (gp_audit_append(store, gp_audit_file(), action, target, result, &err))
+        fprintf(stderr, "gpuprof: warning: %s\n", err.msg);
+}
+
+const char *gp_cli_store_of(const char *spec, char *buf, size_t n)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(buf, n, "%s", spec);
+        if (pass) {
+            char *c = strrchr(buf, ':');
+            if (!c) return NULL;
+            *c = 0;
+        }
+        char head[16] = {0};
+        FILE *f = fopen(buf, "rb");
+        if (!f) continue;
+        size_t got = fread(head, 1, sizeof head, f);
+        fclose(f);
+        if (got == 16 && !memcmp(head, "SQLite format 3", 16)) return buf;
+    }
+    return NULL;
+}
+
+/* --redact state of this command (one command per process). */
+static struct {
+    int allowed, set, on;
+    unsigned keep;
+} redact_opt;
+
+int gp_cli_redact_opt(int c, const char *arg)
+{
+    redact_opt.allowed = 1;
+    redact_opt.set = 1;
+    redact_opt.on = c != GP_OPT_NO_REDACT;
+    if (c == GP_OPT_REDACT_KEEP) {
+        char bad[64];
+        int k = gp_sanitize_keep_parse(arg, bad, sizeof bad);
+        if (k < 0) {
+            fprintf(stderr,
+                    "gpuprof: --redact-keep: unknown category '%s' (user, home, host, env, "
+                    "paths)\n",
+                    bad);
+            return 2;
+        }
+        redact_opt.keep |= (unsigned)k;
+    }
+    return 0;
+}
+
+void gp_cli_redact_allow(void)
+{
+    redact_opt.allowed = 1;
+}
+
+int gp_cli_redact_strtab(gp_strtab *st)
+{
+    return redact(st, NULL);
+}
+
+/* Whether --redact (or the configuration's default) applies to this command. */
+static int redact_active(void)
+{
+    int on = 0;
+    redact(NULL, &on);
+    return on;
+}
+
+/* Redacts st (when not NULL) if redaction applies; *active (when not NULL)
+ * says whether it does. */
+static int redact(gp_strtab *st, int *active)
+{
+    if (active) *active = 0;
+    if (!redact_opt.allowed) return 0;
+    int on = redact_opt.on;
+    unsigned keep = redact_opt.keep;
+    if (!redact_opt.set) { /* the configuration's default (config key redact, redact_keep) */
+        gp_mon_config c;
+        char err[256];
+        if (gp_mon_config_auto(&c, err, sizeof err) == 0 && c.redact) {
+            int k = gp_sanitize_keep_parse(c.redact_keep, err, sizeof err);
+            on = 1;
+            keep = k > 0 ? (unsigned)k : 0;
+        }
+    }
+    if (!on) return 0;
+    if (active) *active = 1;
+    if (!st) return 0;
+    if (gp_sanitize_strtab(st, keep)) {
+        fprintf(stderr, "gpuprof: out of memory\n");
+        return 3;
+    }
+    return 0;
 }

@@ -30,6 +30,7 @@ static const gp_command commands[] = {
     {"health", "device backend health: ok / degraded / unavailable, with the reason",
      gp_cmd_health},
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
+    {"audit", "list and verify the audit log of a store or audit file", gp_cmd_audit},
     {"bench", "built-in device benchmarks (bandwidth, throughput, latency), stored", gp_cmd_bench},
 };
 

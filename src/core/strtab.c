@@ -42,9 +42,8 @@ static char *arena_alloc(gp_strtab *t, size_t n)
     return p;
 }
 
-static int rehash(gp_strtab *t)
+static int reindex(gp_strtab *t, size_t nc)
 {
-    size_t nc = t->icap ? t->icap * 2 : 1024;
     uint32_t *ni = calloc(nc, sizeof *ni);
     if (!ni) return -1;
     for (uint32_t id = 0; id < t->n; id++) {
@@ -56,6 +55,11 @@ static int rehash(gp_strtab *t)
     t->index = ni;
     t->icap = nc;
     return 0;
+}
+
+static int rehash(gp_strtab *t)
+{
+    return reindex(t, t->icap ? t->icap * 2 : 1024);
 }
 
 gp_strtab *gp_strtab_create(void)
@@ -155,4 +159,27 @@ uint32_t gp_strtab_count(const gp_strtab *t)
 size_t gp_strtab_bytes(const gp_strtab *t)
 {
     return t->bytes + (size_t)t->cap * 16 + t->icap * 4;
+}
+
+int gp_strtab_rewrite(gp_strtab *t, char *(*fn)(void *ctx, const char *s, size_t n), void *ctx)
+{
+    int rc = 0;
+    for (uint32_t id = 1; id < t->n; id++) {
+        char *r = fn(ctx, t->str[id], t->len[id]);
+        if (!r) continue;
+        size_t n = strlen(r);
+        char *d = n <= t->len[id] ? (char *)t->str[id] : arena_alloc(t, n + 1);
+        if (!d) {
+            free(r);
+            rc = -1;
+            break;
+        }
+        memcpy(d, r, n + 1);
+        free(r);
+        t->str[id] = d;
+        t->len[id] = (uint32_t)n;
+        t->hash32[id] = (uint32_t)(gp_hash_bytes(d, n) >> 32);
+    }
+    if (reindex(t, t->icap ? t->icap : 1024)) rc = -1;
+    return rc;
 }

@@ -20,6 +20,11 @@ const char *gp_strtab_get(const gp_strtab *t, uint32_t id);
 size_t gp_strtab_len(const gp_strtab *t, uint32_t id);
 /* Number of distinct strings. */
 uint32_t gp_strtab_count(const gp_strtab *t);
+/* Rewrites every string in place: fn(ctx, s, n) returns a malloc'ed
+ * replacement (NUL-terminated) or NULL to keep s. Ids stay what they were
+ * (several ids may then hold the same text; gp_strtab_find returns one of
+ * them). Returns 0, or -1 on out of memory (the table stays usable). */
+int gp_strtab_rewrite(gp_strtab *t, char *(*fn)(void *ctx, const char *s, size_t n), void *ctx);
 /* Bytes of memory held (for accounting). */
 size_t gp_strtab_bytes(const gp_strtab *t);
 

@@ -72,6 +72,10 @@ static const key_def keys[] = {
     K_STR(nvml_library),
     K_STR(nvidia_smi),
     K_STR(sysfs_root),
+    K_STR(audit_file),
+    K_BOOL(redact),
+    K_STR(redact_keep),
+    K_BOOL(share_group),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -264,4 +268,15 @@ int gp_mon_config_env(gp_mon_config *c, char *errbuf, size_t n)
         }
     }
     return 0;
+}
+
+int gp_mon_config_auto(gp_mon_config *c, char *errbuf, size_t n)
+{
+    gp_mon_config_defaults(c);
+    const char *path = getenv("GPUPROF_CONFIG");
+    if (path && *path) {
+        int rc = gp_mon_config_load(c, path, errbuf, n);
+        if (rc) return rc;
+    }
+    return gp_mon_config_env(c, errbuf, n);
 }

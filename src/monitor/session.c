@@ -3,8 +3,11 @@
  * its newest max_snapshots snapshots and its inference latencies, and turns
  * them into a JSON report with optimization suggestions. */
 #include "monitor/session.h"
+#include "store/access.h"
 #include "core/stats.h"
 #include "core/vec.h"
+#include <fcntl.h>
+#include <unistd.h>
 #include "monitor/backend.h"
 #include "monitor/fields.h"
 #include <errno.h>
@@ -538,10 +541,10 @@ static int mkdir_p(const char *dir)
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
-            if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+            if (mkdir(tmp, gp_access_mode(1)) && errno != EEXIST) return -1;
             *p = '/';
         }
-    if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+    if (mkdir(tmp, gp_access_mode(1)) && errno != EEXIST) return -1;
     return 0;
 }
 
@@ -558,7 +561,10 @@ int gp_sessions_write_report(gp_sessions *s, const char *name, const char *dir, 
     gp_sbuf b = {0};
     gp_sessions_report(s, name, a, &b);
     gp_sbuf_putc(&b, '\n');
-    FILE *f = fopen(tmp, "we");
+    /* owner-only unless share_group (docs/security.md) */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, gp_access_mode(0));
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0) close(fd);
     int rc = f ? gp_sbuf_write(&b, f) : GP_EIO;
     if (f && fclose(f)) rc = GP_EIO;
     gp_sbuf_free(&b);

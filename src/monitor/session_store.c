@@ -2,6 +2,7 @@
  * monitor_sessions: name, description, start/stop wall ns, report JSON). */
 #include "monitor/session_store.h"
 #ifdef GP_HAVE_SQLITE
+#include "store/access.h"
 #include <sqlite3.h>
 
 int gp_session_store_put(const char *path, const char *name, const char *description,
@@ -11,6 +12,7 @@ int gp_session_store_put(const char *path, const char *name, const char *descrip
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int rc = GP_EIO;
+    gp_access_create(path); /* owner-only when new (docs/security.md) */
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
         goto fail;
     sqlite3_busy_timeout(db, 5000); /* the run store's writer may hold the lock */

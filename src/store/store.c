@@ -2,6 +2,8 @@
  * redaction, and the batched writer thread that recording processes use
  * (events queued under a mutex, committed by one thread every <= commit_ms). */
 #include "store/store.h"
+#include "store/access.h"
+#include "core/redact.h"
 #include "core/hash.h"
 #include "core/sbuf.h"
 #include "core/strtab.h"
@@ -168,6 +170,13 @@ static int open_db(const char *path, int create, sqlite3 **out, gp_err *err)
 {
     sqlite3 *db = NULL;
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
+    /* access control (docs/security.md): another user's store is read-only
+     * for us; a new store is owner-only, and SQLite gives its -wal and -shm
+     * files the same mode */
+    if (gp_access_foreign(path))
+        return gp_err_set(err, GP_EINVAL, "%s: belongs to another user: read-only for you", path);
+    if (create && gp_access_create(path))
+        return gp_err_set(err, GP_EIO, "%s: cannot create: %s", path, strerror(errno));
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
         int rc = db_err(db, path, err, "cannot open store");
         sqlite3_close(db);
@@ -305,133 +314,6 @@ int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration
     return 0;
 }
 
-/* ---- redaction ---- */
-
-static int secret_name(const char *s, size_t n)
-{
-    static const char *const words[] = {"pass", "pwd",        "token",  "secret",  "key",
-                                        "auth", "credential", "cookie", "session", "signature"};
-    char low[128];
-    if (n >= sizeof low) n = sizeof low - 1;
-    for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)s[i]);
-    low[n] = 0;
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strstr(low, words[i])) return 1;
-    return 0;
-}
-
-/* A word that looks like a credential by itself: known prefixes, or a long
- * run of token characters mixing letters and digits. */
-static int looks_like_token(const char *s)
-{
-    static const char *const prefixes[] = {"ghp_", "gho_", "ghs_", "github_pat_", "glpat-",
-                                           "sk-",  "xox",  "AKIA", "hf_",         "Bearer "};
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (!strncmp(s, prefixes[i], strlen(prefixes[i])) && strlen(s) >= strlen(prefixes[i]) + 8)
-            return 1;
-    size_t n = strlen(s), letters = 0, digits = 0;
-    if (n < 24) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalpha(c))
-            letters++;
-        else if (isdigit(c))
-            digits++;
-        else if (c != '-' && c != '_' && c != '+' && c != '=' && c != '.')
-            return 0;
-    }
-    return letters >= 4 && digits >= 4;
-}
-
-static void put_word(gp_sbuf *b, const char *w)
-{
-    if (b->n) gp_sbuf_putc(b, ' ');
-    int quote = !*w || strpbrk(w, " \t\"'\\$<>|&;()*?") != NULL;
-    if (!quote) {
-        gp_sbuf_puts(b, w);
-        return;
-    }
-    gp_sbuf_putc(b, '\'');
-    for (const char *p = w; *p; p++)
-        if (*p == '\'')
-            gp_sbuf_puts(b, "'\\''");
-        else
-            gp_sbuf_putc(b, *p);
-    gp_sbuf_putc(b, '\'');
-}
-
-char *gp_store_redact_argv(char *const *argv, int argc)
-{
-    gp_sbuf b = {0}, w = {0};
-    int redact_next = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        gp_sbuf_reset(&w);
-        if (redact_next) {
-            redact_next = 0;
-            put_word(&b, "<redacted>");
-            continue;
-        }
-        const char *eq = strchr(a, '=');
-        const char *name = a;
-        while (*name == '-') name++;
-        if (eq && eq > name && secret_name(name, (size_t)(eq - name))) {
-            gp_sbuf_add(&w, a, (size_t)(eq - a) + 1);
-            gp_sbuf_puts(&w, "<redacted>");
-            put_word(&b, gp_sbuf_cstr(&w));
-            continue;
-        }
-        if (a[0] == '-' && !eq && secret_name(name, strlen(name)) && i + 1 < argc) {
-            put_word(&b, a);
-            redact_next = 1;
-            continue;
-        }
-        /* scheme://user:password@host */
-        const char *sch = strstr(a, "://");
-        const char *at = sch ? strchr(sch + 3, '@') : NULL;
-        const char *colon = sch ? strchr(sch + 3, ':') : NULL;
-        if (at && colon && colon < at) {
-            gp_sbuf_add(&w, a, (size_t)(colon - a) + 1);
-            gp_sbuf_puts(&w, "<redacted>");
-            gp_sbuf_puts(&w, at);
-            put_word(&b, gp_sbuf_cstr(&w));
-            continue;
-        }
-        if (looks_like_token(eq ? eq + 1 : a)) {
-            if (eq) gp_sbuf_add(&w, a, (size_t)(eq - a) + 1);
-            gp_sbuf_puts(&w, "<redacted>");
-            put_word(&b, gp_sbuf_cstr(&w));
-            continue;
-        }
-        put_word(&b, a);
-    }
-    gp_sbuf_free(&w);
-    char *out = gp_xstrdup(b.n ? gp_sbuf_cstr(&b) : "");
-    gp_sbuf_free(&b);
-    return out;
-}
-
-char *gp_store_redact_value(const char *name, const char *value)
-{
-    if (!value) value = "";
-    if ((name && secret_name(name, strlen(name))) || looks_like_token(value))
-        return gp_xstrdup("<redacted>");
-    /* scheme://user:password@host */
-    const char *sch = strstr(value, "://");
-    const char *at = sch ? strchr(sch + 3, '@') : NULL;
-    const char *colon = sch ? strchr(sch + 3, ':') : NULL;
-    if (at && colon && colon < at) {
-        gp_sbuf b = {0};
-        gp_sbuf_add(&b, value, (size_t)(colon - value) + 1);
-        gp_sbuf_puts(&b, "<redacted>");
-        gp_sbuf_puts(&b, at);
-        char *out = gp_xstrdup(gp_sbuf_cstr(&b));
-        gp_sbuf_free(&b);
-        return out;
-    }
-    return gp_xstrdup(value);
-}
-
 int gp_store_env_kept(const char *name)
 {
     static const char *const prefixes[] = {"CUDA_", "OPENCL_", "GPUPROF_", "NVTX_"};
@@ -459,7 +341,7 @@ int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err)
         memcpy(name, envp[i], nl);
         name[nl] = 0;
         if (gp_store_env_kept(name)) {
-            char *v = gp_store_redact_value(name, eq + 1);
+            char *v = gp_redact_env(name, eq + 1);
             sqlite3_bind_int64(st, 1, run);
             sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
             sqlite3_bind_text(st, 3, v, -1, SQLITE_STATIC);

@@ -59,7 +59,7 @@ enum { GP_STORE_TRACK_THREAD = 0, GP_STORE_TRACK_QUEUE = 1 };
 
 /* Facts about a run written when it starts. */
 typedef struct gp_store_run_info {
-    const char *command; /* already redacted, see gp_store_redact_argv */
+    const char *command; /* already redacted, see gp_redact_argv (core/redact.h) */
     const char *host;
     int64_t start_wall_ns, start_mono_ns;
     int64_t pid;
@@ -78,22 +78,11 @@ int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err
  * dropped counts gathered from its processes. 0 or GP_E* with err set. */
 int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns, gp_err *err);
 
-/* Joins argv into one command line with secrets redacted: values of options
- * and NAME=VALUE words whose name suggests a secret (password, token, key,
- * secret, auth, credential...), URL passwords, and words that look like
- * tokens (long mixed letter+digit strings, known key prefixes) become
- * "<redacted>". Returns a malloc'ed string the caller frees. */
-char *gp_store_redact_argv(char *const *argv, int argc);
-
-/* Returns value redacted like the command line (malloc'ed, caller frees):
- * "<redacted>" when the variable's name suggests a secret or the value looks
- * like a token; a URL's password replaced; else a copy. */
-char *gp_store_redact_value(const char *name, const char *value);
 /* 1 when an environment variable is kept with a run: the CUDA_, OPENCL_,
  * GPUPROF_ and NVTX_ variables (which include all that gpuprof run sets). */
 int gp_store_env_kept(const char *name);
 /* Stores the kept variables of envp ("NAME=VALUE" strings, NULL-terminated)
- * with redacted values in run_env(run, name, value). 0 or GP_E* with err set. */
+ * with values redacted by gp_redact_env in run_env(run, name, value). 0 or GP_E* with err set. */
 int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err);
 
 /* ---- writer (in recorded processes) ---- */

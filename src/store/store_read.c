@@ -1,7 +1,9 @@
 /* store/store_read.c: reading the run store: "FILE[:ID]" specs, loading one
  * run into the trace model, listing runs, ad-hoc SQL. */
 #include "core/sbuf.h"
+#include "store/access.h"
 #include "store/store.h"
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -49,11 +51,14 @@ int gp_store_spec(const char *spec, char **file, int64_t *run)
     return 1;
 }
 
-static int open_ro(const char *path, sqlite3 **out, gp_err *err)
+/* Opens the store at path (read-write without create when allowed, which
+ * lets SQLite recover the WAL of a killed writer; else read-only; only
+ * read-only when strict) and checks its schema version. */
+static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
 {
     sqlite3 *db = NULL;
-    /* read-write without create: lets SQLite recover the WAL of a killed writer */
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    if (gp_access_foreign(path)) strict = 1; /* another user's store: read-only (security.md) */
+    if (strict || sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         db = NULL;
         if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -90,6 +95,11 @@ static int open_ro(const char *path, sqlite3 **out, gp_err *err)
     }
     *out = db;
     return 0;
+}
+
+static int open_ro(const char *path, sqlite3 **out, gp_err *err)
+{
+    return open_store(path, 0, out, err);
 }
 
 /* Per-process mapping of the store's local ids to the trace's. */
@@ -569,21 +579,147 @@ void gp_store_runs_free(gp_store_run_row *rows, size_t n)
     free(rows);
 }
 
+/* ---- gpuprof sql: read-only ---- */
+
+typedef struct sql_guard {
+    char why[160]; /* the first denied action, for the error message */
+} sql_guard;
+
+static int deny(sql_guard *g, const char *what)
+{
+    if (!g->why[0]) snprintf(g->why, sizeof g->why, "%s", what);
+    return SQLITE_DENY;
+}
+
+/* Pragmas that only read (with or without an argument naming a table). */
+static int pragma_reads(const char *name, const char *arg)
+{
+    static const char *const table_args[] = {"table_info",    "table_xinfo",     "index_list",
+                                             "index_info",    "index_xinfo",     "foreign_key_list",
+                                             "function_list", "pragma_list",     "collation_list",
+                                             "database_list", "compile_options", "table_list"};
+    static const char *const no_args[] = {"user_version",   "schema_version", "page_count",
+                                          "page_size",      "freelist_count", "encoding",
+                                          "application_id", "data_version",   "query_only"};
+    for (size_t i = 0; i < sizeof table_args / sizeof *table_args; i++)
+        if (!sqlite3_stricmp(name, table_args[i])) return 1;
+    if (arg) return 0;
+    for (size_t i = 0; i < sizeof no_args / sizeof *no_args; i++)
+        if (!sqlite3_stricmp(name, no_args[i])) return 1;
+    return 0;
+}
+
+/* The authorizer of gpuprof sql: reading is allowed, every write, schema
+ * change, ATTACH/DETACH, load_extension and pragma that changes something
+ * is denied with its name recorded. */
+static int sql_authorizer(void *ctx, int action, const char *a1, const char *a2, const char *db,
+                          const char *trigger)
+{
+    sql_guard *g = ctx;
+    char what[160];
+    (void)db;
+    (void)trigger;
+    switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+    case SQLITE_TRANSACTION:
+    case SQLITE_SAVEPOINT:
+        return SQLITE_OK;
+    case SQLITE_FUNCTION:
+        if (a2 && (!sqlite3_stricmp(a2, "load_extension") || !sqlite3_stricmp(a2, "writefile") ||
+                   !sqlite3_stricmp(a2, "edit") || !sqlite3_stricmp(a2, "fts3_tokenizer"))) {
+            snprintf(what, sizeof what, "the function %s() is not allowed", a2);
+            return deny(g, what);
+        }
+        return SQLITE_OK;
+    case SQLITE_PRAGMA:
+        if (a1 && pragma_reads(a1, a2)) return SQLITE_OK;
+        snprintf(what, sizeof what, "PRAGMA %s%s%s is not allowed", a1 ? a1 : "?", a2 ? " = " : "",
+                 a2 ? a2 : "");
+        return deny(g, what);
+    case SQLITE_ATTACH:
+        return deny(g, "ATTACH is not allowed");
+    case SQLITE_DETACH:
+        return deny(g, "DETACH is not allowed");
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+        if (a1 && (!sqlite3_stricmp(a1, "sqlite_master") || !sqlite3_stricmp(a1, "sqlite_schema") ||
+                   !sqlite3_stricmp(a1, "sqlite_temp_master")))
+            return deny(g, "changing the schema (CREATE/DROP/ALTER) is not allowed");
+        break;
+    default:
+        break;
+    }
+    switch (action) {
+    case SQLITE_INSERT:
+        snprintf(what, sizeof what, "INSERT into %s is not allowed", a1 ? a1 : "?");
+        return deny(g, what);
+    case SQLITE_UPDATE:
+        snprintf(what, sizeof what, "UPDATE of %s is not allowed", a1 ? a1 : "?");
+        return deny(g, what);
+    case SQLITE_DELETE:
+        snprintf(what, sizeof what, "DELETE from %s is not allowed", a1 ? a1 : "?");
+        return deny(g, what);
+    case SQLITE_ALTER_TABLE:
+        return deny(g, "ALTER TABLE is not allowed");
+    case SQLITE_ANALYZE:
+        return deny(g, "ANALYZE is not allowed");
+    case SQLITE_REINDEX:
+        return deny(g, "REINDEX is not allowed");
+    default: /* CREATE_*, DROP_*, virtual tables: schema changes */
+        return deny(g, "changing the schema (CREATE/DROP) is not allowed");
+    }
+}
+
+/* 1 when the statement at sql starts with the keyword kw (any case). */
+static int starts_with_kw(const char *sql, const char *kw)
+{
+    while (*sql == ' ' || *sql == '\t' || *sql == '\n' || *sql == '\r') sql++;
+    size_t n = strlen(kw);
+    return !sqlite3_strnicmp(sql, kw, (int)n) && !(isalnum((unsigned char)sql[n]) || sql[n] == '_');
+}
+
 int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *err)
 {
     FILE *f = fp;
     sqlite3 *db;
-    int rc = open_ro(path, &db, err);
+    sql_guard guard = {{0}};
+    int rc = open_store(path, 1, &db, err);
     if (rc) return rc;
+    /* three independent locks: a read-only connection, query_only, the authorizer */
+    if (sqlite3_exec(db, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_set_authorizer(db, sql_authorizer, &guard) != SQLITE_OK) {
+        sqlite3_close(db);
+        return gp_err_set(err, GP_EIO, "%s: cannot make the connection read-only", path);
+    }
     const char *tail = sql;
     gp_sbuf b = {0};
     while (tail && *tail) {
         sqlite3_stmt *st = NULL;
+        const char *head = tail;
+        guard.why[0] = 0;
+        if (starts_with_kw(head, "VACUUM")) {
+            rc = gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: VACUUM is not allowed",
+                            path);
+            break;
+        }
         if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
-            rc = gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
+            if (guard.why[0])
+                rc =
+                    gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: %s", path, guard.why);
+            else
+                rc = gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
             break;
         }
         if (!st) break; /* trailing whitespace or comment */
+        if (!sqlite3_stmt_readonly(st)) {
+            sqlite3_finalize(st);
+            rc = gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: the statement writes",
+                            path);
+            break;
+        }
         int nc = sqlite3_column_count(st);
         if (!json && nc) {
             for (int c = 0; c < nc; c++)

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""--redact: sanitization for sharing (issue 16).
+
+A trace whose process, thread and range names and file name carry a user
+name, home folders, the host name, file paths, environment values and
+secrets is written by `gpuprof export`, `report`, `timeline` (JSON and
+HTML), `flame` and `memory` with --redact: none of these may survive, while
+kernel and operator names stay. The redacted export must analyze to the
+same figures as the plain export (`gpuprof summary --json`: every number of
+every category and operator, `gpuprof memory --json` peaks). --redact-keep
+keeps what it names; the config default (GPUPROF_REDACT) applies and
+--no-redact overrides it; an unknown category is an error (exit 2)."""
+import json, os, re, socket, subprocess, sys, tempfile
+
+BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
+SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+failures = []
+USER = "alicexq"
+HOST = socket.gethostname().split(".")[0]
+SECRET = "hf_Zq9redactshareABCDEFGHIJKLMNOP"
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def gp(args, env, rc=0):
+    r = subprocess.run([BIN] + args, capture_output=True, text=True, env=env)
+    if rc is not None:
+        check(r.returncode == rc, "gpuprof %s: rc %d want %d: %s" % (" ".join(args[:2]), r.returncode, rc,
+                                                                    r.stderr.strip()[:300]))
+    return r
+
+
+def leaks(text):
+    """The sensitive strings found in text."""
+    found = []
+    for w in (USER, HOST):
+        if re.search(r"(?<![A-Za-z0-9_.-])%s(?![A-Za-z0-9_.-])" % re.escape(w), text):
+            found.append(w)
+    for s in ("/home/", "/Users/", "set1.bin", "epoch7.pt", SECRET, "s3cretvalue", "projx/train.py"):
+        if s in text:
+            found.append(s)
+    return found
+
+
+def figures(summary_json):
+    t = json.loads(summary_json)["traces"][0]
+    cats = sorted((c["category"], c["count"], c["total_ns"]) for c in t["categories"])
+    ops = sorted((c["category"], o["count"], o["total_ns"], o["min_ns"], o["max_ns"], o["p50_ns"])
+                 for c in t["categories"] for o in c["ops"])
+    return t["span_ns"], t["slices"], cats, ops
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="gp_redact_")
+    home = "/home/%s/projx" % USER
+    with open(os.path.join(SRC, "tests", "data", "small_kineto.json")) as f:
+        tr = json.load(f)
+    for e in tr["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "process_name" and e.get("pid") != 0:
+            e["args"]["name"] = "python3 %s/train.py --data /home/%s/data/set1.bin HF_TOKEN=%s on %s" % (
+                home, USER, SECRET, HOST)
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            e["args"]["name"] = "worker of %s at %s" % (USER, HOST)
+        if e.get("cat") == "user_annotation":
+            e["name"] = "save %s/ckpt/epoch7.pt DB_PASSWORD=s3cretvalue" % home
+    path = os.path.join(tmp, "%s_%s_trace.json" % (USER, HOST))
+    with open(path, "w") as f:
+        json.dump(tr, f)
+    env = dict(os.environ, USER=USER)
+    for k in ("GPUPROF_CONFIG", "GPUPROF_REDACT", "GPUPROF_REDACT_KEEP"):
+        env.pop(k, None)
+    plain = os.path.join(tmp, "plain.json")
+    gp(["export", path, "-o", plain], env)
+    check(leaks(open(plain).read()), "the plain export carries the sensitive strings (test is meaningful)")
+    red = os.path.join(tmp, "red.json")
+    gp(["export", "--redact", path, "-o", red], env)
+    outs = {"export": open(red).read()}
+    for name, args in (("report", ["report", "--redact", path, "-o"]),
+                       ("timeline.html", ["timeline", "--redact", path, "-o"]),
+                       ("timeline.json", ["timeline", "--redact", path, "-o"]),
+                       ("flame", ["flame", "--redact", path, "-o"]),
+                       ("memory", ["memory", "--redact", path, "-o"])):
+        out = os.path.join(tmp, name if "." in name else name + ".html")
+        gp(args + [out], env)
+        outs[name] = open(out).read()
+    folded = os.path.join(tmp, "plain.folded")
+    gp(["flame", plain, "-o", folded], env)
+    out = os.path.join(tmp, "flame_folded.html")
+    gp(["flame", "--redact", folded, "-o", out], env)
+    outs["flame from folded"] = open(out).read()
+    for name, text in outs.items():
+        check(not leaks(text), "%s --redact still shows %s" % (name, leaks(text)))
+        check("ampere_sgemm_128x64_tn" in text or name == "memory", "%s: kernel names kept" % name)
+    check("<path:" in outs["export"] and "<user>" in outs["export"] and "<host>" in outs["export"],
+          "replacements visible in the export")
+    check("DB_PASSWORD=<redacted>" in outs["export"], "env value redacted")
+    # same figures
+    a = figures(gp(["summary", "--json", plain], env).stdout)
+    b = figures(gp(["summary", "--json", red], env).stdout)
+    check(a == b, "redacted export analyzes to other figures:\n%r\n%r" % (a, b))
+    ma = json.loads(gp(["memory", "--json", plain], env).stdout)["traces"][0]["devices"]
+    mb = json.loads(gp(["memory", "--json", red], env).stdout)["traces"][0]["devices"]
+    check([d["peak_allocated_bytes"] for d in ma] == [d["peak_allocated_bytes"] for d in mb], "memory peaks")
+    # allow list, config default, override, bad list
+    keep = os.path.join(tmp, "keep.json")
+    gp(["export", "--redact-keep", "host,user", path, "-o", keep], env)
+    k = open(keep).read()
+    check(HOST in k and USER in k and "/home/" not in k and SECRET not in k, "--redact-keep host,user")
+    cfg = os.path.join(tmp, "cfg.json")
+    gp(["export", path, "-o", cfg], dict(env, GPUPROF_REDACT="true"))
+    check(not leaks(open(cfg).read()), "config default redact applies")
+    gp(["export", "--no-redact", path, "-o", cfg], dict(env, GPUPROF_REDACT="true"))
+    check(leaks(open(cfg).read()), "--no-redact overrides the config")
+    r = gp(["export", "--redact-keep", "nope", path, "-o", cfg], env, rc=2)
+    check("unknown category" in r.stderr, "bad --redact-keep: %r" % r.stderr)
+    if failures:
+        sys.exit(1)
+    print("ok")
+
+
+main()
