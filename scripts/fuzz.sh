@@ -19,7 +19,7 @@ if ! command -v clang >/dev/null; then
 fi
 out=build-fuzz
 mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/seeds-jdom" \
-  "$out/seeds-torch_trace"
+  "$out/seeds-router" "$out/seeds-torch_trace"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
 LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
@@ -29,7 +29,7 @@ if [ -f /usr/include/isa-l/igzip_lib.h ]; then # gzip input through isa-l, as in
 fi
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
-          src/report/*.c src/store/*.c 2>/dev/null)
+          src/report/*.c src/store/*.c src/serve/router.c 2>/dev/null)
 # the page scripts and styles, embedded as in the CMake build (cmake/web_embed.cmake)
 cmake -DOUT="$out/web_assets.c" -DFILES="$(ls src/render/web/*.js src/render/web/*.css | tr '\n' ';')" \
   -P cmake/web_embed.cmake
@@ -48,7 +48,7 @@ done
 wait
 rm -f "$out/libfz.a"
 ar rcs "$out/libfz.a" "$out"/obj/*.o
-for t in import import_simd folded config jdom torch_trace; do
+for t in import import_simd folded config jdom torch_trace router; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"
 done
@@ -75,6 +75,10 @@ printf 'python;torch::mm;cudaLaunchKernel;gemm 1234\n' >"$out/seeds-folded/b.fol
 printf 'mode: production\nlevel: basic\nmonitoring_interval_seconds: 0.5\ntemperature_warning: 80 # c\nenable_nvml: "true"\n' >"$out/seeds-config/a.yaml"
 cp tests/data/monitor/*.yaml "$out/seeds-config/" 2>/dev/null || true
 printf '{"a":[1,2.5e3,"x\\u00e9",true,null,{"b":{}}],"c":-0.0}' >"$out/seeds-jdom/a.json"
+printf '/api/summary?trace=0a1b2c3d&top=5&category=kernel,cpu_op' >"$out/seeds-router/a"
+printf '/api/compare?base=00000001&current=00000002&min_time=1.5ms&alpha=0.01' >"$out/seeds-router/b"
+printf '/%%2e%%2e/api/../x?a=%%zz&a=1&+=%%00' >"$out/seeds-router/c"
+printf '/files/report.js' >"$out/seeds-router/d"
 cp tests/data/torch_trace_small.log "$out/seeds-torch_trace/"
 tt=${GPUPROF_TORCH_TRACE:-../shared/torch_trace}
 if [ -d "$tt" ]; then
@@ -103,6 +107,7 @@ run import_simd $((SECS / 3 + 1)) "$RUNS" "$out/seeds"
 run folded $((SECS / 3 + 1)) "$RUNS" "$out/seeds-folded"
 run config $((SECS / 3 + 1)) "$RUNS" "$out/seeds-config"
 run jdom $((SECS / 3 + 1)) "$RUNS" "$out/seeds-jdom"
+run router $((SECS / 3 + 1)) "$RUNS" "$out/seeds-router"
 run torch_trace $((SECS / 3 + 1)) "$RUNS" "$out/seeds-torch_trace"
-if [ "$status" = 0 ]; then echo "fuzz: 6 passed, 0 failed"; else echo "fuzz: FAILED"; fi
+if [ "$status" = 0 ]; then echo "fuzz: 7 passed, 0 failed"; else echo "fuzz: FAILED"; fi
 exit "$status"

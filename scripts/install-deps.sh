@@ -12,6 +12,8 @@ PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       chromium   # headless browser: tests/t_viz_browser.py opens every HTML view
       nodejs     # page-script lint (tests/t_web_lint.sh) and the XSS test's DevTools driver
       libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
+      libgnutls28-dev    # gpuprof serve: TLS
+      gnutls-bin wrk     # serve tests: a TLS test certificate (certtool), the load test
       prometheus  # promtool and a real server: tests/t_prometheus.py
       # HTA 0.6.1 (../shared/hta) as the oracle of tests/t_export_roundtrip.py;
       # protoc decodes .pftrace exports in tests/t_export_perfetto.py

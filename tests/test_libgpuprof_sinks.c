@@ -367,15 +367,16 @@ TEST(session_result_and_compare)
     gp_session_result r;
     ASSERT_EQ_INT(gp_session_end(s, &r), 0);
     ASSERT_EQ_STR(r.name, "train");
-    ASSERT_CMP_INT(r.total_ns, >=, 3 * 4200000);
+    ASSERT_CMP_INT(r.total_ns, >=, 3 * 4200000 * 98 / 100);
     ASSERT_CMP_INT(r.cpu_ns, >, 0);
     ASSERT_EQ_INT(r.gpu_valid, 0);
     ASSERT_EQ_INT(r.mem_valid, 1);
     ASSERT_EQ_INT(r.mem_peak_bytes, 4096 + (1 << 20));
     ASSERT_EQ_INT(r.mem_allocated_bytes, 4096);
     ASSERT_EQ_INT(r.nbottlenecks, 3);
-    /* sorted by self time; each at least its spin (a loaded machine only
-     * adds time), the 5 calls of "load" before the session not counted */
+    /* sorted by self time; each at least its spin less 2 % (a loaded
+     * machine only adds time; the TSC calibration may be off by a little),
+     * the 5 calls of "load" before the session not counted */
     const gp_summary_row *ld = NULL, *stp = NULL, *inr = NULL;
     for (size_t i = 0; i < r.nbottlenecks; i++) {
         if (i) ASSERT_CMP_INT(r.bottlenecks[i - 1].self_ns, >=, r.bottlenecks[i].self_ns);
@@ -386,11 +387,11 @@ TEST(session_result_and_compare)
     ASSERT(ld && stp && inr);
     ASSERT_EQ_INT(ld->count, 3);
     ASSERT_EQ_INT(ld->min_ns, -1); /* unknown: "load" ran before the session too */
-    ASSERT_CMP_INT(ld->self_ns, >=, 3 * 200000);
+    ASSERT_CMP_INT(ld->self_ns, >=, 3 * 196000);
     ASSERT_EQ_INT(inr->count, 3);
-    ASSERT_CMP_INT(inr->min_ns, >=, 3000000); /* only ran in the session: its own */
-    ASSERT_CMP_INT(inr->self_ns, >=, 9000000);
-    ASSERT_CMP_INT(stp->self_ns, >=, 3000000);
+    ASSERT_CMP_INT(inr->min_ns, >=, 2940000); /* only ran in the session: its own */
+    ASSERT_CMP_INT(inr->self_ns, >=, 8820000);
+    ASSERT_CMP_INT(stp->self_ns, >=, 2940000);
     /* step's inclusive time holds inner's */
     ASSERT_EQ_INT(stp->total_ns - stp->self_ns, inr->total_ns);
     char path[128];

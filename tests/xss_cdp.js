@@ -13,10 +13,8 @@
 // Prints one JSON line per page: {page, ready, xss, injected, hovers,
 // clicks, tipPayload, textPayload, exceptions}.
 'use strict';
-const {spawn} = require('child_process');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const {open, sleep} = require('./cdp.js');
 
 const chrome = process.argv[2];
 const pages = process.argv.slice(3);
@@ -47,49 +45,9 @@ const SCAN = `(function(){var bad=[],tags={IMG:1,IFRAME:1,OBJECT:1,EMBED:1,VIDEO
   return {xss:window.__xss||0,bad:bad.slice(0,10),nbad:bad.length,
           text:/onerror|__xss/.test(document.body.textContent)};})()`;
 
-function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
-
 async function main() {
-  const prof = fs.mkdtempSync(path.join(os.tmpdir(), 'gp_cdp_'));
-  const proc = spawn(chrome, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--remote-debugging-port=0', '--user-data-dir=' + prof, '--window-size=1400,1000',
-    'about:blank'], {stdio: ['ignore', 'ignore', 'pipe']});
-  const wsUrl = await new Promise((resolve, reject) => {
-    let buf = '';
-    const t = setTimeout(() => reject(new Error('chromium did not start: ' + buf.slice(-500))), 60000);
-    proc.stderr.on('data', (d) => {
-      buf += d;
-      const m = buf.match(/DevTools listening on (ws:\/\/\S+)/);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    });
-    proc.on('exit', () => reject(new Error('chromium exited: ' + buf.slice(-500))));
-  });
-  const ws = new WebSocket(wsUrl);
-  await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
-  let nextId = 1;
-  const waiting = new Map(), listeners = [];
-  ws.onmessage = (m) => {
-    const msg = JSON.parse(m.data);
-    if (msg.id && waiting.has(msg.id)) {
-      const w = waiting.get(msg.id);
-      waiting.delete(msg.id);
-      if (msg.error) w.j(new Error(JSON.stringify(msg.error))); else w.r(msg.result);
-    } else if (msg.method) {
-      listeners.forEach((f) => f(msg));
-    }
-  };
-  function send(method, params, sessionId) {
-    const id = nextId++;
-    ws.send(JSON.stringify({id, method, params: params || {}, sessionId}));
-    return new Promise((r, j) => {
-      waiting.set(id, {r, j});
-      setTimeout(() => { if (waiting.delete(id)) j(new Error('timeout: ' + method)); }, 30000);
-    });
-  }
-  const {targetId} = await send('Target.createTarget', {url: 'about:blank'});
-  const {sessionId: sid} = await send('Target.attachToTarget', {targetId, flatten: true});
-  const S = (m, p) => send(m, p, sid);
+  const cdp = await open(chrome);
+  const {S, sid, listeners} = cdp;
   let exceptions = 0, loaded = false;
   listeners.push((msg) => {
     if (msg.sessionId !== sid) return;
@@ -167,10 +125,7 @@ async function main() {
     console.log(JSON.stringify({page, ready, n, hovers, clicks, tipPayload, textPayload: text,
       xss: scan.xss, injected: scan.nbad, injectedSample: scan.bad, exceptions}));
   }
-  ws.close();
-  proc.kill();
-  await sleep(200);
-  fs.rmSync(prof, {recursive: true, force: true});
+  await cdp.close();
 }
 
 main().then(() => process.exit(0), (e) => { console.error('xss_cdp: ' + e.message); process.exit(2); });

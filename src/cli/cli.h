@@ -110,4 +110,7 @@ GP_CMD_FN(gp_cmd_bench_health);
 /* torch.compile analysis (issue 13): cmd_compile.c. */
 GP_CMD_FN(gp_cmd_compile);
 
+/* The server (issue 11): cmd_serve.c, built with libmicrohttpd. */
+GP_CMD_FN(gp_cmd_serve);
+
 #endif

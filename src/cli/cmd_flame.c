@@ -203,13 +203,8 @@ int gp_cmd_flame(int argc, char **argv)
         return 3;
     }
     gp_ftree_prune_opts po = {min_dur, (uint32_t)max_depth, group};
-    /* the page stays responsive: at most 300k frames, the smallest folded
-     * into their parent */
     char note[256] = "";
-    if (kind == O_HTML) {
-        int64_t thr = gp_ftree_threshold_for(&tree, 300000);
-        if (thr > po.min_total) po.min_total = thr;
-    }
+    if (kind == O_HTML) gp_flame_page_limit(&tree, &po);
     gp_ftree prt, *use;
     if (gp_ftree_select(&tree, &po, &prt, &use)) {
         fprintf(stderr, "gpuprof: out of memory\n");
@@ -217,17 +212,7 @@ int gp_cmd_flame(int argc, char **argv)
         goto done;
     }
     int pruned = use == &prt;
-    if (kind == O_HTML && po.min_total > min_dur && use->nodes.n < tree.nodes.n) {
-        char w[64];
-        if (!strcmp(tree.unit, "ns"))
-            gp_fmt_dur_auto(w, sizeof w, (double)po.min_total);
-        else
-            snprintf(w, sizeof w, "%lld %s", (long long)po.min_total, tree.unit);
-        snprintf(note, sizeof note,
-                 "%zu frames with a total below %s are folded into their parent to keep the page "
-                 "fast (see --min-duration).",
-                 tree.nodes.n - use->nodes.n, w);
-    }
+    if (kind == O_HTML) gp_flame_page_note(&tree, use, &po, min_dur, note, sizeof note);
     gp_sbuf b = {0};
     switch (kind) {
     case O_HTML: {

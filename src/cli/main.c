@@ -32,6 +32,7 @@ static const gp_command commands[] = {
     {"session", "monitoring sessions: start, stop, snapshot, list, show", gp_cmd_session},
     {"audit", "list and verify the audit log of a store or audit file", gp_cmd_audit},
     {"bench", "built-in device benchmarks (bandwidth, throughput, latency), stored", gp_cmd_bench},
+    {"serve", "dashboard and HTTP API over traces, runs and devices", gp_cmd_serve},
 };
 
 static void usage(FILE *f)

@@ -356,3 +356,25 @@ int gp_speedscope_tree(const gp_ftree *f, const char *name, gp_sbuf *b)
     GP_VEC_FREE(path);
     return 0;
 }
+
+void gp_flame_page_limit(const gp_ftree *tree, gp_ftree_prune_opts *po)
+{
+    int64_t thr = gp_ftree_threshold_for(tree, 300000);
+    if (thr > po->min_total) po->min_total = thr;
+}
+
+void gp_flame_page_note(const gp_ftree *tree, const gp_ftree *use, const gp_ftree_prune_opts *po,
+                        int64_t requested, char *note, size_t n)
+{
+    note[0] = 0;
+    if (!(po->min_total > requested && use->nodes.n < tree->nodes.n)) return;
+    char w[64];
+    if (!strcmp(tree->unit, "ns"))
+        gp_fmt_dur_auto(w, sizeof w, (double)po->min_total);
+    else
+        snprintf(w, sizeof w, "%lld %s", (long long)po->min_total, tree->unit);
+    snprintf(note, n,
+             "%zu frames with a total below %s are folded into their parent to keep the page "
+             "fast (see --min-duration).",
+             tree->nodes.n - use->nodes.n, w);
+}

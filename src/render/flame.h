@@ -21,6 +21,15 @@ void gp_flame_json(const gp_ftree *f, gp_sbuf *b);
  * shown under the title. Children should be sorted first. */
 void gp_flame_html(const gp_ftree *f, const char *title, const char *note, gp_sbuf *b);
 
+/* The page stays responsive: raises po->min_total so that at most 300,000
+ * frames of tree are drawn (the smallest fold into their parent). */
+void gp_flame_page_limit(const gp_ftree *tree, gp_ftree_prune_opts *po);
+/* The note the page shows when that limit folded frames of tree into the
+ * drawn tree `use` ("" when it did not); requested is the min_total asked
+ * for (--min-duration). */
+void gp_flame_page_note(const gp_ftree *tree, const gp_ftree *use, const gp_ftree_prune_opts *po,
+                        int64_t requested, char *note, size_t n);
+
 /* Appends a speedscope file with one evented profile per CPU thread (its
  * nested slices) and per GPU stream (its kernels, copies and memsets),
  * times in ns since the trace start. Returns 0 or GP_ENOMEM. */

@@ -2,6 +2,7 @@
  * shared by the CLI and the server. */
 #include "report/advise.h"
 #include "core/table.h"
+#include "report/fmt.h"
 #include <gpuprof/common.h>
 #include <math.h>
 
@@ -121,14 +122,12 @@ void gp_report_advise_rules_text(FILE *f)
 void gp_report_advise_json_doc(gp_sbuf *b, gp_trace *const *t, const gp_advice_list *l, size_t n,
                                gp_priority minp)
 {
-    gp_sbuf_puts(b, "{\"gpuprof_version\":");
-    gp_json_str(b, gp_version());
-    gp_sbuf_puts(b, ",\"traces\":[");
+    gp_report_doc_begin(b);
     for (size_t i = 0; i < n; i++) {
         if (i) gp_sbuf_putc(b, ',');
         gp_report_advise_json(b, t[i], &l[i], minp);
     }
-    gp_sbuf_puts(b, "]}\n");
+    gp_report_doc_end(b);
 }
 
 void gp_report_advise_text_doc(FILE *f, gp_trace *const *t, const gp_advice_list *l, size_t n,

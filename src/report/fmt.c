@@ -1,6 +1,7 @@
 /* report/fmt.c: small formatting helpers shared by the result writers. */
 #include "report/fmt.h"
 #include "trace/trace.h"
+#include <gpuprof/common.h>
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
@@ -36,4 +37,16 @@ const char *gp_fmt_wall_utc(char *buf, size_t n, int64_t ns)
     gmtime_r(&s, &tm);
     strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
     return buf;
+}
+
+void gp_report_doc_begin(gp_sbuf *b)
+{
+    gp_sbuf_puts(b, "{\"gpuprof_version\":");
+    gp_json_str(b, gp_version());
+    gp_sbuf_puts(b, ",\"traces\":[");
+}
+
+void gp_report_doc_end(gp_sbuf *b)
+{
+    gp_sbuf_puts(b, "]}\n");
 }

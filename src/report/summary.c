@@ -2,6 +2,7 @@
  * JSON), shared by the CLI and the server. */
 #include "report/summary.h"
 #include "core/table.h"
+#include "report/fmt.h"
 #include <gpuprof/common.h>
 #include <stdlib.h>
 
@@ -210,14 +211,12 @@ void gp_summary_view_default(gp_summary_view *v, int json)
 void gp_report_summary_json_doc(gp_sbuf *b, gp_trace *const *t, const gp_summary *s, size_t n,
                                 const gp_summary_view *o)
 {
-    gp_sbuf_puts(b, "{\"gpuprof_version\":");
-    gp_json_str(b, gp_version());
-    gp_sbuf_puts(b, ",\"traces\":[");
+    gp_report_doc_begin(b);
     for (size_t i = 0; i < n; i++) {
         if (i) gp_sbuf_putc(b, ',');
         gp_report_summary_json(b, t[i], &s[i], o);
     }
-    gp_sbuf_puts(b, "]}\n");
+    gp_report_doc_end(b);
 }
 
 void gp_report_summary_text_doc(FILE *f, gp_trace *const *t, const gp_summary *s, size_t n,

@@ -1,0 +1,127 @@
+/* cli/cmd_serve.c: `gpuprof serve [PATH...]`: the dashboard and the HTTP
+ * API (serve/server.h); only option parsing here. */
+#ifdef GP_HAVE_SERVE
+#include "cli/cli.h"
+#include "serve/server.h"
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: gpuprof serve [options] [PATH...]\n"
+        "  PATH: a trace (.json/.json.gz), a folder of rank files, or a run of a store\n"
+        "        (gpuprof.db:ID); each is served under a short id (GET /api/traces)\n"
+        "  --store FILE         serve the runs of a store (/api/runs; each run is a trace)\n"
+        "  --listen ADDR:PORT   address to listen on (default 127.0.0.1:6970; [ADDR]:PORT\n"
+        "                       for IPv6; port 0 picks a free one, printed at start)\n"
+        "  --token-file F       bearer tokens, one 'TOKEN [read|control]' per line (chmod 600);\n"
+        "                       required on a non-loopback address\n"
+        "  --no-auth            serve a non-loopback address without tokens (warned about)\n"
+        "  --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
+        "  --cache-mb N         memory for loaded traces and responses (default 1024)\n"
+        "  --monitor            run the device sampler; /api/devices shows its latest sample\n"
+        "  --config FILE        monitor configuration (YAML; default $GPUPROF_CONFIG)\n"
+        "  --threads N          network threads (default: one per core)\n"
+        "  --max-per-ip N       concurrent requests per client address (default 32; 429 beyond)\n"
+        "  --timeout S          idle connection timeout in seconds (default 15)\n"
+        "  --quiet              no access log on stderr\n"
+        "Stops on SIGINT/SIGTERM. Endpoints: docs/serve.md.\n");
+}
+
+int gp_cmd_serve(int argc, char **argv)
+{
+    gp_serve_opts o;
+    memset(&o, 0, sizeof o);
+    o.cache_mb = 1024;
+    static const struct option lo[] = {{"store", required_argument, 0, 's'},
+                                       {"listen", required_argument, 0, 'l'},
+                                       {"token-file", required_argument, 0, 'k'},
+                                       {"no-auth", no_argument, 0, 'N'},
+                                       {"tls-cert", required_argument, 0, 'C'},
+                                       {"tls-key", required_argument, 0, 'K'},
+                                       {"cache-mb", required_argument, 0, 'm'},
+                                       {"monitor", no_argument, 0, 'M'},
+                                       {"config", required_argument, 0, 'c'},
+                                       {"threads", required_argument, 0, 't'},
+                                       {"max-per-ip", required_argument, 0, 'p'},
+                                       {"timeout", required_argument, 0, 'T'},
+                                       {"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    int c;
+    long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o.store = optarg;
+            break;
+        case 'l':
+            o.listen = optarg;
+            break;
+        case 'k':
+            o.token_file = optarg;
+            break;
+        case 'N':
+            o.no_auth = 1;
+            break;
+        case 'C':
+            o.tls_cert = optarg;
+            break;
+        case 'K':
+            o.tls_key = optarg;
+            break;
+        case 'm':
+            if ((v = gp_cli_parse_count("--cache-mb", optarg)) < 0) return 2;
+            o.cache_mb = (uint64_t)v;
+            break;
+        case 'M':
+            o.monitor = 1;
+            break;
+        case 'c':
+            o.config = optarg;
+            break;
+        case 't':
+            if ((v = gp_cli_parse_count("--threads", optarg)) < 0) return 2;
+            o.threads = (int)(v > 256 ? 256 : v);
+            break;
+        case 'p':
+            if ((v = gp_cli_parse_count("--max-per-ip", optarg)) < 0) return 2;
+            o.conn_per_ip = v;
+            break;
+        case 'T':
+            if ((v = gp_cli_parse_count("--timeout", optarg)) < 0) return 2;
+            o.timeout_s = v;
+            break;
+        case 'q':
+            o.quiet = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    o.paths = argv + optind;
+    o.npaths = argc - optind;
+    if (!o.npaths && !o.store && !o.monitor)
+        fprintf(stderr, "gpuprof serve: note: no trace given; the dashboard lists none\n");
+    /* sessions are controlled by running this very program */
+    static char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "gpuprof serve: cannot find this program (/proc/self/exe)\n");
+        return 1;
+    }
+    self[n] = 0;
+    return gp_serve_run(&o, self);
+}
+#endif

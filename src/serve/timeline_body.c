@@ -1,0 +1,25 @@
+/* serve/timeline_body.c: the timeline bodies of the server (see
+ * timeline_body.h). */
+#include "serve/timeline_body.h"
+#include "render/timeline.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+int gp_serve_timeline(const gp_trace *t, int html, gp_sbuf *b, gp_err *err)
+{
+    gp_timeline_stats st;
+    if (html) {
+        if (gp_timeline_html(t, 0, b, &st)) return gp_err_set(err, GP_ENOMEM, "out of memory");
+        return 0;
+    }
+    /* the JSON writer streams to a FILE: give it one in memory */
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f) return gp_err_set(err, GP_ENOMEM, "out of memory");
+    int rc = gp_timeline_json(t, f, &st);
+    if (fclose(f) != 0 && !rc) rc = GP_ENOMEM;
+    if (!rc) gp_sbuf_add(b, mem, len);
+    free(mem);
+    return rc ? gp_err_set(err, GP_ENOMEM, "out of memory") : 0;
+}
