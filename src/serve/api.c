@@ -127,7 +127,10 @@ static void with_trace(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, con
         size_t n;
         gp_trace *const *tr = gp_tentry_traces(e, &n);
         rc = fn(tr, n, gp_tentry_name(e), opts, &out->body, &err);
-        if (!rc) gp_tentry_body_put(ctx->cache, e, key.s, &out->body);
+        if (!rc)
+            gp_tentry_body_put(ctx->cache, e, key.s, &out->body);
+        else
+            gp_tentry_body_abandon(ctx->cache, e, key.s);
     }
     gp_tcache_release(ctx->cache, e);
     gp_sbuf_free(&key);

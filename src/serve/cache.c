@@ -50,7 +50,8 @@ struct gp_tentry {
     body bodies[BODIES_MAX];
     size_t nbodies, next_body;
     uint64_t last_use;
-    int64_t checked_ns; /* last look at the files on disk */
+    int64_t checked_ns;  /* last look at the files on disk */
+    char *computing[16]; /* keys a request is computing now (others wait) */
     int refs;
 };
 
@@ -123,6 +124,7 @@ void gp_tcache_destroy(gp_tcache *c)
         gp_tentry *e = c->e[i];
         drop_loaded(c, e);
         free_files(e);
+        for (int k = 0; k < 16; k++) free(e->computing[k]);
         free(e->name);
         free(e->root);
         free(e);
@@ -411,16 +413,46 @@ const char *gp_tentry_name(const gp_tentry *e)
 
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out)
 {
-    int found = 0;
     pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < e->nbodies; i++)
-        if (!strcmp(e->bodies[i].key, key)) {
-            gp_sbuf_add(out, e->bodies[i].b.s, e->bodies[i].b.n);
-            found = 1;
-            break;
+    for (;;) {
+        for (size_t i = 0; i < e->nbodies; i++)
+            if (!strcmp(e->bodies[i].key, key)) {
+                gp_sbuf_add(out, e->bodies[i].b.s, e->bodies[i].b.n);
+                pthread_mutex_unlock(&c->mu);
+                return 1;
+            }
+        /* the same result being computed by another request: wait for it */
+        int busy = 0, slot = -1;
+        for (int i = 0; i < 16; i++) {
+            if (e->computing[i] && !strcmp(e->computing[i], key)) busy = 1;
+            if (!e->computing[i] && slot < 0) slot = i;
         }
+        if (!busy) {
+            if (slot >= 0) e->computing[slot] = strdup(key); /* NULL: computed unclaimed */
+            pthread_mutex_unlock(&c->mu);
+            return 0;
+        }
+        pthread_cond_wait(&c->cv, &c->mu);
+    }
+}
+
+/* Ends this request's claim on key (locked). */
+static void unclaim(gp_tcache *c, gp_tentry *e, const char *key)
+{
+    for (int i = 0; i < 16; i++)
+        if (e->computing[i] && !strcmp(e->computing[i], key)) {
+            free(e->computing[i]);
+            e->computing[i] = NULL;
+            pthread_cond_broadcast(&c->cv);
+            return;
+        }
+}
+
+void gp_tentry_body_abandon(gp_tcache *c, gp_tentry *e, const char *key)
+{
+    pthread_mutex_lock(&c->mu);
+    unclaim(c, e, key);
     pthread_mutex_unlock(&c->mu);
-    return found;
 }
 
 int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out)
@@ -458,6 +490,7 @@ void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sb
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < e->nbodies; i++)
         if (!strcmp(e->bodies[i].key, key)) { /* computed twice concurrently */
+            unclaim(c, e, key);
             pthread_mutex_unlock(&c->mu);
             free(k);
             gp_sbuf_free(&copy);
@@ -478,6 +511,7 @@ void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sb
     slot->b = copy;
     e->body_bytes += copy.cap + strlen(k);
     c->used += copy.cap + strlen(k);
+    unclaim(c, e, key);
     evict(c, e);
     pthread_mutex_unlock(&c->mu);
 }

@@ -43,9 +43,13 @@ gp_trace *const *gp_tentry_traces(const gp_tentry *e, size_t *n);
 const char *gp_tentry_name(const gp_tentry *e);
 
 /* Response bodies kept with a held entry, by key (e.g. "summary?top=3").
- * get appends the body to out and returns 1, or returns 0 when absent. */
+ * get appends the body to out and returns 1; or returns 0 when absent, and
+ * the caller then computes it and must call put (or abandon on failure):
+ * meanwhile other requests for the same key wait in get instead of
+ * computing it again. */
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out);
 void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body);
+void gp_tentry_body_abandon(gp_tcache *c, gp_tentry *e, const char *key);
 
 /* Without loading or waiting: when trace id is loaded and its files are
  * unchanged (looked at once a second at most), appends the body kept under key to out
