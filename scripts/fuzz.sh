@@ -72,7 +72,7 @@ else
 fi
 printf 'main;foo;bar 10\nmain;foo 3\n# comment\n\nmain;baz 1.5\n' >"$out/seeds-folded/a.folded"
 printf 'python;torch::mm;cudaLaunchKernel;gemm 1234\n' >"$out/seeds-folded/b.folded"
-printf 'mode: production\nlevel: basic\nmonitoring_interval_seconds: 0.5\ntemperature_warning: 80 # c\nenable_nvml: "true"\n' >"$out/seeds-config/a.yaml"
+printf 'gpu_profiler:\n  monitoring:\n    interval_seconds: 0.5\n  thresholds:\n    temperature_warning: 80 # c\n  enable_alerts: "true"\n' >"$out/seeds-config/a.yaml"
 cp tests/data/monitor/*.yaml "$out/seeds-config/" 2>/dev/null || true
 printf '{"a":[1,2.5e3,"x\\u00e9",true,null,{"b":{}}],"c":-0.0}' >"$out/seeds-jdom/a.json"
 printf '/api/summary?trace=0a1b2c3d&top=5&category=kernel,cpu_op' >"$out/seeds-router/a"

@@ -4,6 +4,7 @@
 set -euo pipefail
 # Build/test requirements. Each entry is "package" (checked with dpkg -s).
 PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
+      libyaml-dev  # the monitor's configuration file (src/monitor/config.c)
       ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
       python3 time clang libclang-rt-dev
       libgnutls28-dev  # SHA-256 of the audit log (src/store/audit.c)

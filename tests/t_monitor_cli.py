@@ -97,15 +97,26 @@ check(rc == 0 and rows[0].startswith("wall_ns,tick,device,name,backend,present,u
       "monitor --csv header")
 check(len(rows) == 1 + 2 * 2, "monitor --csv --gpus-only rows")
 rc, out, err = run(["monitor", "--interval", "0.001"])
-check(rc == 2 and "out of range" in err, "monitor rejects a too-short interval")
+check(rc == 2 and "--interval expects seconds from 0.01" in err, "monitor rejects a too-short interval")
 
 # configuration errors name the line
 with tempfile.TemporaryDirectory() as tmp:
     cfg = os.path.join(tmp, "gpuprof.yaml")
     with open(cfg, "w") as f:
-        f.write("mode: production\nmax_snapshots: -3\n")
+        f.write("history_size: 30\nmax_snapshots: -3\n")
     rc, out, err = run(["devices", "--config", cfg])
-    check(rc == 2 and (cfg + ":2: max_snapshots") in err, "bad config: FILE:LINE")
+    check(rc == 2 and (cfg + ":2:16: max_snapshots") in err, "bad config: FILE:LINE:COLUMN")
+    # issue 15 item 16: layers checked together (file + --set)
+    with open(cfg, "w") as f:
+        f.write("gpu_profiler:\n  temperature_critical_threshold: 85\n")
+    rc, out, err = run(["devices", "--config", cfg, "--set", "temperature_warning_threshold=86"])
+    check(rc == 2 and "temperature_warning_threshold (86) is above" in err,
+          "warning above critical across layers: %d %s" % (rc, err))
+    rc, out, err = run(["devices", "--set", "level=basic"])
+    check(rc == 2 and "'level' is not supported" in err, "item 15: --set level refused: %s" % err)
+    rc, out, err = run(["devices"], {"GPUPROF_MODE": "production"})
+    check(rc == 2 and "$GPUPROF_MODE: 'mode' is not supported" in err,
+          "item 15: GPUPROF_MODE refused: %s" % err)
     rc, out, err = run(["devices"], {"GPUPROF_MAX_SNAPSHOTS": "x"})
     check(rc == 2 and "$GPUPROF_MAX_SNAPSHOTS" in err, "bad environment variable")
 
@@ -124,6 +135,12 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(["session", "list", "--json"], env)
     doc = json.loads(out)
     check([s["state"] for s in doc["sessions"]] == ["running"], "session list: running")
+    # issue 15 item 7: a running session shows how long it has run, not "-"
+    d0 = doc["sessions"][0].get("duration_s")
+    check(isinstance(d0, (int, float)) and 0.3 <= d0 < 600, "running duration so far: %r" % d0)
+    rc, out, err = run(["session", "list"], env)
+    check(rc == 0 and "so far" in out and "\t-" not in out and " - " not in out,
+          "session list text for a running session: %r" % out)
     rc, out, err = run(["session", "stop", "train1"], env)
     check(rc == 0 and "train1.json" in out, "session stop")
     rc, out, err = run(["session", "show", "train1"], env)

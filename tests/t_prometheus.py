@@ -176,7 +176,8 @@ try:
     check(get(series, "gpuprof_gpu_utilization_ratio", uuid=u0) == 0.8, "basic: 80 % = 0.8")
     check(get(series, "DCGM_FI_DEV_FB_USED", UUID=u0, modelName="NVIDIA H100 80GB HBM3",
               Hostname=HOST, gpu="0") == 81604378624 / 1048576, "basic: DCGM_FI_DEV_FB_USED MiB")
-    check(get(series, "gpuprof_alerts_total", kind="device_lost", level="critical") == 1,
+    # device 1 is lost, and device 0's XID 79 (fell off the bus) is a loss too (issue 15)
+    check(get(series, "gpuprof_alerts_total", kind="device_lost", level="critical") == 2,
           "basic: the loss counted")
     check(get(series, "gpuprof_alert_level", uuid=u1, kind="device_lost") == 2,
           "basic: device_lost active")
@@ -231,11 +232,16 @@ try:
     check(rc == 0 and len(samples) == 8, "lines: 4 ticks x 2 GPUs of samples")
     check(all(l["uuid"] in (u0, u1) and l["hostname"] == HOST for l in samples),
           "lines: samples carry uuid and hostname")
-    kinds = sorted((a["kind"], a["level"], a["device"]) for a in alerts)
+    # device 0's XID 79 is a device_lost alert (issue 15) whose tick depends
+    # on when the XID event thread (20 ms polls) saw it: not part of the tick check
+    xid = [a for a in alerts if a["kind"] == "device_lost" and a["device"] == 0]
+    rest = [a for a in alerts if a not in xid]
+    kinds = sorted((a["kind"], a["level"], a["device"]) for a in rest)
     check(kinds == [("device_lost", "critical", 1), ("memory", "critical", 0),
-                    ("temperature", "warning", 0), ("utilization", "warning", 0)],
-          "lines: alert records %s" % kinds)
-    check(all(a["tick"] == 2 and a["hostname"] == HOST and a["uuid"] in (u0, u1) for a in alerts),
+                    ("temperature", "warning", 0), ("utilization", "warning", 0)]
+          and len(xid) <= 1, "lines: alert records %s" % kinds)
+    check(all(a["tick"] == 2 and a["hostname"] == HOST and a["uuid"] in (u0, u1) for a in rest)
+          and all(a["hostname"] == HOST and a["uuid"] == u0 for a in xid),
           "lines: alert records carry tick, uuid, hostname")
     ev = [json.loads(l) for l in open(os.path.join(outdir, "events.jsonl"))]
     evk = [(e["kind"], e["level"], e.get("device")) for e in ev if e["type"] == "alert"]
@@ -248,7 +254,7 @@ try:
     check(head[-8:] == ["uuid", "hostname", "event", "alert_kind", "alert_level", "alert_value",
                         "alert_threshold", "message"], "csv: header ends with identity and alert columns")
     arows = [r for r in rows[1:] if ",alert,temperature,warning," in r]
-    check(len(arows) == 1 and len(rows) == 1 + 8 + 4, "csv: sample rows and alert rows")
+    check(len(arows) == 1 and len(rows) in (1 + 8 + 4, 1 + 8 + 5), "csv: sample rows and alert rows")
 
     # 4. run --sample-interval uses the monitor configuration
     db = os.path.join(tmp, "run.db")

@@ -20,6 +20,7 @@ fi
 "$CC" -std=c11 -D_GNU_SOURCE -DGP_BUILDING_LIB -DGP_VERSION='"tsan"' -fsanitize=thread -O1 -g \
   -I"$SRC/include" -I"$SRC/src" -I"$SRC/tests" \
   "$SRC"/src/core/*.c "$SRC/src/trace/trace.c" "$SRC/src/analysis/summary.c" \
+  "$SRC/src/analysis/calltree.c" \
   "$SRC"/src/record/{recorder,ktimer,memtrack,results,export,measure,stream}.c \
   "$SRC/src/render/chrome.c" "$SRC/src/analysis/calltree.c" \
   "$SRC/tests/test_libgpuprof_threads.c" \

@@ -49,7 +49,9 @@ def real_trace():
         check(Decimal(dev["peak_time_abs_us"]) == peak_ts,
               "%s: peak time %s != independent %s" % (dev["device"], dev["peak_time_abs_us"], peak_ts))
         rmax = max(a["Total Reserved"] for _, _, a in sel)
-        check(dev["peak_reserved_bytes"] == rmax, "%s: reserved peak" % dev["device"])
+        # "Total Reserved" 0 throughout (CPU memory): no reserved figure (issue 15)
+        check(dev["peak_reserved_bytes"] == (rmax if rmax > 0 else None),
+              "%s: reserved peak" % dev["device"])
         # leaks: addresses allocated and never freed afterwards
         live = {}
         for _, i, a in sel:

@@ -89,7 +89,7 @@ static int write_store(const char *path, int nruns, int step_run, double slow_pc
         }
         if (gp_store_writer_stop(w)) return -1;
         if (gp_store_open(path, &s, &err)) return -1;
-        int rc = gp_store_run_end(s, run, 0, t, &err);
+        int rc = gp_store_run_end(s, run, 0, t, 0, &err);
         gp_store_close(s);
         if (rc) return -1;
     }

@@ -52,7 +52,7 @@ TEST(temperature_hysteresis)
                {91, 2},   {70, 0}, {79.99, 0}, {100, 2},  {50, 0}};
     for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
         gp_dev_sample s = temp_sample(seq[i].t);
-        gp_alerts_check(a, 0, "gpu0", &s);
+        gp_alerts_check(a, 0, "gpu0", "gpu", &s);
         if (gp_alerts_level(a, 0, GP_ALERT_TEMPERATURE) != seq[i].level)
             GP_FAIL_("step %zu (%.2f C): level %d, want %d", i, seq[i].t,
                      gp_alerts_level(a, 0, GP_ALERT_TEMPERATURE), seq[i].level);
@@ -66,7 +66,7 @@ TEST(temperature_hysteresis)
     int before = r.n;
     for (int i = 0; i < 1000; i++) {
         gp_dev_sample s = temp_sample(i % 2 ? 80.4 : 79.6);
-        gp_alerts_check(a, 1, "gpu1", &s);
+        gp_alerts_check(a, 1, "gpu1", "gpu", &s);
     }
     ASSERT_EQ_INT(r.n - before, 1); /* one warning, never cleared */
     gp_alerts_destroy(a);
@@ -85,30 +85,68 @@ TEST(memory_and_utilization_alerts)
     s.v[GP_MF_MEM_TOTAL] = 1000;
     s.v[GP_MF_MEM_USED] = 960; /* 96 %: critical */
     s.v[GP_MF_UTIL] = 95;      /* > 90 %: high */
-    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", &s), 2);
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", "gpu", &s), 2);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_MEMORY), 2);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_UTILIZATION), 1); /* one level only */
     s.v[GP_MF_UTIL] = 86;                                          /* within hysteresis 5 */
     s.v[GP_MF_MEM_USED] = 930;                                     /* 93 % > 95 - 3 */
-    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", "gpu", &s), 0);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_UTILIZATION), 1);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_MEMORY), 2);
     s.v[GP_MF_UTIL] = 84.9;
     s.v[GP_MF_MEM_USED] = 700; /* straight down two levels */
-    gp_alerts_check(a, 0, "gpu0", &s);
+    gp_alerts_check(a, 0, "gpu0", "gpu", &s);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_UTILIZATION), 0);
     ASSERT_EQ_INT(gp_alerts_level(a, 0, GP_ALERT_MEMORY), 0);
     ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_MEMORY), 1);
     ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_UTILIZATION), 1);
     /* invalid fields raise nothing */
     memset(&s, 0, sizeof s);
-    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "gpu0", "gpu", &s), 0);
     /* disabled alerts */
     c.enable_alerts = 0;
     gp_alerts *off = gp_alerts_create(&c);
     s = temp_sample(99);
-    ASSERT_EQ_INT(gp_alerts_check(off, 0, "gpu0", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(off, 0, "gpu0", "gpu", &s), 0);
     gp_alerts_destroy(off);
+    gp_alerts_destroy(a);
+}
+
+/* Issue 15 item 17: the host's CPU load is not a GPU utilization alert;
+ * XID 79 is a device-lost alert, another new XID code an xid alert. */
+TEST(host_utilization_and_xid_alerts)
+{
+    gp_mon_config c;
+    gp_mon_config_defaults(&c);
+    gp_alerts *a = gp_alerts_create(&c);
+    rec r = {0};
+    gp_alerts_on_event(a, rec_cb, &r);
+    gp_dev_sample s;
+    memset(&s, 0, sizeof s);
+    s.valid = 1ull << GP_MF_UTIL;
+    s.v[GP_MF_UTIL] = 100;
+    ASSERT_EQ_INT(gp_alerts_check(a, 0, "host", "host", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 1, "CPU (OpenCL)", "cpu", &s), 0);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_UTILIZATION), 0);
+    ASSERT_EQ_INT(gp_alerts_check(a, 2, "MI250", "accelerator", &s), 1);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_UTILIZATION), 1);
+    /* XID: 0 is none; 79 raises device_lost once; 13 raises xid once */
+    memset(&s, 0, sizeof s);
+    s.valid = 1ull << GP_MF_XID;
+    s.v[GP_MF_XID] = 0;
+    ASSERT_EQ_INT(gp_alerts_check(a, 3, "gpu3", "gpu", &s), 0);
+    s.v[GP_MF_XID] = 79;
+    int before = r.raised;
+    ASSERT_EQ_INT(gp_alerts_check(a, 3, "gpu3", "gpu", &s), 1);
+    ASSERT_EQ_INT(gp_alerts_check(a, 3, "gpu3", "gpu", &s), 0); /* the same XID again */
+    ASSERT_EQ_INT(gp_alerts_level(a, 3, GP_ALERT_DEVICE_LOST), 2);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_DEVICE_LOST), 1);
+    ASSERT_EQ_INT(r.raised - before, 1);
+    s.v[GP_MF_XID] = 13;
+    ASSERT_EQ_INT(gp_alerts_check(a, 4, "gpu4", "gpu", &s), 1);
+    ASSERT_EQ_INT(gp_alerts_count(a, GP_ALERT_XID), 1);
+    ASSERT_EQ_INT(gp_alerts_level(a, 4, GP_ALERT_XID), 1);
+    ASSERT_EQ_STR(gp_alert_kind_name(GP_ALERT_XID), "xid");
     gp_alerts_destroy(a);
 }
 
@@ -124,7 +162,7 @@ TEST(event_log_jsonl)
     gp_err err = {0};
     ASSERT_EQ_INT(gp_alerts_open_log(a, path, &err), 0);
     gp_dev_sample s = temp_sample(95);
-    gp_alerts_check(a, 3, "H100 #3", &s);
+    gp_alerts_check(a, 3, "H100 #3", "gpu", &s);
     gp_alerts_device_lost(a, 2, "GPU is lost");
     gp_alerts_device_lost(a, 2, "GPU is lost"); /* once per loss */
     gp_event ev = {0};
@@ -280,8 +318,7 @@ TEST(config_yaml)
     char err[512];
     const char *p = write_tmp("# gpuprof monitor settings\n"
                               "---\n"
-                              "mode: production\n"
-                              "level: \"comprehensive\"   # quoted\n"
+                              "store_path: \"/tmp/q.db\"   # quoted\n"
                               "monitoring_interval_seconds: 0.25\n"
                               "metrics_update_interval_seconds: 2\n"
                               "device_discovery_interval_seconds: 30\n"
@@ -297,8 +334,7 @@ TEST(config_yaml)
                               "export_json_reports: false\n");
     ASSERT_EQ_INT(gp_mon_config_load(&c, p, err, sizeof err), 0);
     unlink(p);
-    ASSERT_EQ_STR(c.mode, "production");
-    ASSERT_EQ_STR(c.level, "comprehensive");
+    ASSERT_EQ_STR(c.store_path, "/tmp/q.db");
     ASSERT_NEAR(c.monitoring_interval_seconds, 0.25, 0);
     ASSERT_NEAR(c.device_discovery_interval_seconds, 30, 0);
     ASSERT_EQ_INT(c.enable_alerts, 0);
@@ -310,16 +346,35 @@ TEST(config_yaml)
     static const struct {
         const char *text, *msg;
     } bad[] = {
-        {"mode: production\nfoo: 1\n", ":2: unknown key 'foo'"},
+        {"max_snapshots: 3\nfoo: 1\n", ":2:1: unknown key 'foo'"},
         {"\n\nmonitoring_interval_seconds: 0.001\n",
-         ":3: monitoring_interval_seconds: 0.001 is out"},
-        {"max_snapshots: 2.5\n", ":1: max_snapshots: expected an integer"},
-        {"enable_alerts: maybe\n", ":1: enable_alerts: expected true or false"},
-        {"mode: turbo\n", ":1: mode: 'turbo' is not one of development|production|benchmark"},
-        {"# c\nlevel\n", ":2: expected 'key: value'"},
-        {"alerts:\n  temperature: 3\n", ":1: alerts: missing value"},
+         ":3:30: monitoring_interval_seconds: 0.001 is out"},
+        {"max_snapshots: 2.5\n", ":1:16: max_snapshots: expected an integer"},
+        {"enable_alerts: maybe\n", ":1:16: enable_alerts: expected true or false"},
+        /* item 15: the seed's mode and level did nothing: refused, saying why */
+        {"mode: production\n", ":1:1: 'mode' is not supported (it changed nothing)"},
+        {"gpu_profiler:\n  level: basic\n", ":2:3: 'level' is not supported (it changed nothing)"},
+        {"# c\nlevel\n", ":2:1: expected a mapping of 'key: value' lines"},
+        {"alerts:\n  temperature: 3\n", ":2:3: unknown key 'temperature' in section 'alerts'"},
         {"temperature_warning_threshold: hot\n",
-         ":1: temperature_warning_threshold: expected a number"},
+         ":1:32: temperature_warning_threshold: expected a number"},
+        /* issue 15 item 16: what the hand-written reader accepted silently */
+        {"max_snapshots: 5\nmax_snapshots: 6\n",
+         ":2:1: duplicate key 'max_snapshots' (first at line 1)"},
+        {"max_snapshots: 0x10\n", ":1:16: max_snapshots: expected a number, got '0x10'"},
+        {"history_size: 010\n", ":1:15: history_size: expected a number"},
+        {"max_snapshots: 3\n---\nhistory_size: 9\n", ":3:1: only one YAML document is read"},
+        {"temperature_warning_threshold: 95\n", ":1:32: temperature_warning_threshold (95) is "
+                                                "above temperature_critical_threshold (90)"},
+        {"memory_warning_threshold: 90\nmemory_critical_threshold: 85\n",
+         ":1:27: memory_warning_threshold (90) is above memory_critical_threshold (85)"},
+        {"gpu_profiler:\n  output_dir: a\n  output_dir: b\n", ":3:3: duplicate key 'output_dir'"},
+        {"gpu_profiler:\n  thresholds:\n    temperature_warning: 70\n    bogus: 1\n",
+         ":4:5: unknown key 'bogus' in section 'thresholds'"},
+        {"output_dir: [a, b]\n", ":1:13: output_dir: a list is not a valid value"},
+        {"max_snapshots:\n", ":1:15: max_snapshots: missing value"},
+        {"output_dir: 'production\n", ":2:1: found unexpected end of stream"},
+        {"a: &x 1\nmax_snapshots: *y\n", ": found undefined alias"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gp_mon_config_defaults(&c);
@@ -328,8 +383,45 @@ TEST(config_yaml)
         unlink(p);
         ASSERT_EQ_INT(rc, GP_EPARSE);
         ASSERT_CONTAINS(err, bad[i].msg);
-        ASSERT(!strncmp(err, p, strlen(p))); /* FILE:LINE: */
+        ASSERT(!strncmp(err, p, strlen(p))); /* FILE:LINE:COLUMN: */
+        /* c unchanged by a file with an error */
+        ASSERT_NEAR(c.temperature_warning_threshold, 80, 0);
+        ASSERT_EQ_INT(c.max_snapshots, 100);
     }
+    /* the seed's nested form: a `gpu_profiler:` root with sections; a leaf
+     * is its own key, SECTION_KEY, or either with "_threshold" */
+    gp_mon_config_defaults(&c);
+    p = write_tmp("---\n"
+                  "gpu_profiler:\n"
+                  "  output_dir: /tmp/seed\n"
+                  "  monitoring:\n"
+                  "    interval_seconds: 0.5\n"
+                  "    enable_alerts: false\n"
+                  "  thresholds:\n"
+                  "    temperature_warning: 70\n"
+                  "    temperature_critical: 88\n"
+                  "  memory_warning_threshold: 60\n"
+                  "  max_snapshots: 7   # comment\n"
+                  "...\n");
+    ASSERT_EQ_INT(gp_mon_config_load(&c, p, err, sizeof err), 0);
+    unlink(p);
+    ASSERT_EQ_STR(c.output_dir, "/tmp/seed");
+    ASSERT_NEAR(c.monitoring_interval_seconds, 0.5, 0);
+    ASSERT_EQ_INT(c.enable_alerts, 0);
+    ASSERT_NEAR(c.temperature_warning_threshold, 70, 0);
+    ASSERT_NEAR(c.temperature_critical_threshold, 88, 0);
+    ASSERT_NEAR(c.memory_warning_threshold, 60, 0);
+    ASSERT_EQ_INT(c.max_snapshots, 7);
+    /* cross-field check over all layers (file, environment, --set) */
+    gp_mon_config_defaults(&c);
+    ASSERT_EQ_INT(gp_mon_config_check(&c, err, sizeof err), 0);
+    c.memory_warning_threshold = 99;
+    ASSERT_EQ_INT(gp_mon_config_check(&c, err, sizeof err), GP_EINVAL);
+    ASSERT_CONTAINS(err, "memory_warning_threshold (99) is above memory_critical_threshold (95)");
+    /* --set and the environment refuse hexadecimal numbers too */
+    ASSERT_EQ_INT(gp_mon_config_set(&c, "history_size", "0x10", err, sizeof err), GP_EINVAL);
+    ASSERT_EQ_INT(gp_mon_config_set(&c, "history_size", "16", err, sizeof err), 0);
+    ASSERT_EQ_INT(c.history_size, 16);
     ASSERT_EQ_INT(gp_mon_config_load(&c, "/nonexistent/gpuprof.yaml", err, sizeof err), GP_EIO);
     /* environment overrides */
     gp_mon_config_defaults(&c);
@@ -391,5 +483,5 @@ TEST(session_report_in_sqlite)
 #endif
 }
 
-TEST_MAIN(temperature_hysteresis, memory_and_utilization_alerts, event_log_jsonl,
-          sessions_retention_and_report, config_yaml, session_report_in_sqlite)
+TEST_MAIN(temperature_hysteresis, memory_and_utilization_alerts, host_utilization_and_xid_alerts,
+          event_log_jsonl, sessions_retention_and_report, config_yaml, session_report_in_sqlite)

@@ -109,7 +109,7 @@ TEST(store_write_read)
     ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
     gp_store *s;
     ASSERT_EQ_INT(gp_store_open(path, &s, &err), 0);
-    ASSERT_EQ_INT(gp_store_run_end(s, run, 0, 12345, &err), 0);
+    ASSERT_EQ_INT(gp_store_run_end(s, run, 0, 12345, 0, &err), 0);
     gp_store_close(s);
 
     gp_trace *t = NULL;

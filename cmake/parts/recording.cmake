@@ -18,7 +18,7 @@ if(GP_HAVE_OPENCL AND SQLITE3_LIB)
                              ${CMAKE_SOURCE_DIR}/src ${SQLITE3_INC} ${OpenCL_INCLUDE_DIRS})
   target_compile_definitions(gpuprof_cl_layer PRIVATE CL_TARGET_OPENCL_VERSION=300
                              CL_USE_DEPRECATED_OPENCL_1_2_APIS)
-  target_link_libraries(gpuprof_cl_layer PRIVATE ${SQLITE3_LIB} Threads::Threads)
+  target_link_libraries(gpuprof_cl_layer PRIVATE ${SQLITE3_LIB} ${YAML_LIB} Threads::Threads)
   set_target_properties(gpuprof_cl_layer PROPERTIES C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   install(TARGETS gpuprof_cl_layer LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -62,7 +62,7 @@ if(GP_HAVE_CUDA AND SQLITE3_LIB)
   target_include_directories(gpuprof_cuda_inject PRIVATE ${CMAKE_SOURCE_DIR}/include
                              ${CMAKE_SOURCE_DIR}/src ${SQLITE3_INC})
   target_include_directories(gpuprof_cuda_inject SYSTEM PRIVATE ${CUDA_INC})
-  target_link_libraries(gpuprof_cuda_inject PRIVATE ${SQLITE3_LIB} Threads::Threads
+  target_link_libraries(gpuprof_cuda_inject PRIVATE ${SQLITE3_LIB} ${YAML_LIB} Threads::Threads
                         ${CMAKE_DL_LIBS})
   set_target_properties(gpuprof_cuda_inject PROPERTIES C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

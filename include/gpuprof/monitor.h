@@ -115,8 +115,6 @@ GP_API const char *gp_health_name(int state);
 
 /* Configuration: the YAML file's keys (see docs/monitoring.md). */
 typedef struct gp_mon_config {
-    char mode[32];                            /* development | production | benchmark */
-    char level[32];                           /* basic | detailed | comprehensive */
     double monitoring_interval_seconds;       /* sampler period, 0.01 .. 3600 */
     double metrics_update_interval_seconds;   /* live-view refresh */
     double device_discovery_interval_seconds; /* re-discovery period, 0 = never */
@@ -144,9 +142,14 @@ typedef struct gp_mon_config {
 
 /* Fills c with the defaults (1 s sampling, 80/90 C, 80/95 %, 90 % util...). */
 GP_API void gp_mon_config_defaults(gp_mon_config *c);
-/* Reads a YAML file of flat `key: value` lines (# comments) into c. Unknown
- * keys and bad values fail with GP_EPARSE and "FILE:LINE: ..." in errbuf. */
+/* Reads a YAML file (libyaml; one document; flat keys, sections, or the
+ * seed's `gpu_profiler:` root, see docs/monitoring.md) into c. Unknown keys,
+ * duplicate keys, bad values and cross-field violations fail with GP_EPARSE
+ * and "FILE:LINE:COLUMN: ..." in errbuf, leaving c unchanged. */
 GP_API int gp_mon_config_load(gp_mon_config *c, const char *path, char *errbuf, size_t n);
+/* Cross-field rules over a whole configuration (a warning threshold not
+ * above its critical one): 0, or GP_EINVAL with the message in errbuf. */
+GP_API int gp_mon_config_check(const gp_mon_config *c, char *errbuf, size_t n);
 /* Sets one key from text (used for env vars and --set KEY=VALUE); 0 or
  * GP_EINVAL/GP_ENOTFOUND with the message in errbuf. */
 GP_API int gp_mon_config_set(gp_mon_config *c, const char *key, const char *value, char *errbuf,
@@ -212,7 +215,8 @@ typedef enum gp_alert_kind {
     GP_ALERT_TEMPERATURE,
     GP_ALERT_MEMORY,
     GP_ALERT_UTILIZATION,
-    GP_ALERT_DEVICE_LOST,
+    GP_ALERT_DEVICE_LOST, /* also raised by XID 79 (the GPU fell off the bus) */
+    GP_ALERT_XID,         /* any other new XID error code reported by the driver */
     GP_ALERT__COUNT
 } gp_alert_kind;
 typedef enum gp_event_type {

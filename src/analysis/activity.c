@@ -100,9 +100,17 @@ static int64_t *collect_merged(const gp_trace *t, unsigned mask, size_t *n, uint
     return acc;
 }
 
+unsigned gp_kind_mask_cpu_work(void)
+{
+    /* the work a host thread does: operators and runtime/driver calls;
+     * annotations (ProfilerStep#N spans a whole step), ranges and Python
+     * frames enclose that work and would make every step "CPU active" */
+    return GP_KIND_BIT(GP_K_CPU_OP) | GP_KIND_BIT(GP_K_RUNTIME) | GP_KIND_BIT(GP_K_DRIVER);
+}
+
 int gp_activity_compute(const gp_trace *t, gp_activity *out)
 {
-    return gp_activity_compute_masks(t, gp_kind_mask_cpu(), gp_kind_mask_gpu_work(), out);
+    return gp_activity_compute_masks(t, gp_kind_mask_cpu_work(), gp_kind_mask_gpu_work(), out);
 }
 
 int gp_activity_compute_masks(const gp_trace *t, unsigned cpu_mask, unsigned gpu_mask,

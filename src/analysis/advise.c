@@ -803,7 +803,7 @@ static int r_queue(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (size_t i = 0; i < n; i++) {
         if ((double)rows[i].max < p[0]) continue;
         char nm[64];
-        snprintf(nm, sizeof nm, "stream %lld", (long long)rows[i].stream);
+        snprintf(nm, sizeof nm, "stream %lld", gp_stream_shown(rows[i].stream));
         ev_text(a, nm, rows[i].launches, GP_NONE, (double)rows[i].max);
         if (!fired)
             snprintf(

@@ -304,7 +304,7 @@ int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix)
             const gp_track *tk = &t->tracks.v[s->track];
             if (tk->type == GP_TRACK_GPU)
                 snprintf(buf, sizeof buf, "GPU %d stream %lld (launch not found)", tk->device,
-                         (long long)tk->stream);
+                         gp_stream_shown(tk->stream));
             else
                 snprintf(buf, sizeof buf, "GPU pid %lld tid %lld (launch not found)",
                          (long long)tk->pid, (long long)tk->tid);
@@ -690,13 +690,15 @@ int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
     out->gpu_attached = in->gpu_attached;
     out->gpu_unattributed = in->gpu_unattributed;
     uint32_t group = gp_strtab_intern(in->names, "[small GPU work]", 16);
+    uint32_t other = gp_strtab_intern(in->names, "(other)", 7);
     gp_fnode root = in->nodes.v[0];
     root.first_child = root.next_sibling = GP_NO_INDEX;
     root.total = 0;
     uint32_t *map = malloc(in->nodes.n * sizeof *map);
     GP_VEC(uint32_t) stack = {0};
     int rc = GP_ENOMEM;
-    if (!map || group == UINT32_MAX || GP_VEC_PUSH(out->nodes, root)) goto done;
+    if (!map || group == UINT32_MAX || other == UINT32_MAX || GP_VEC_PUSH(out->nodes, root))
+        goto done;
     out->indexed = 1;
     map[0] = 0;
     for (uint32_t c = in->nodes.v[0].first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
@@ -706,8 +708,12 @@ int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
         const gp_fnode *nd = &in->nodes.v[i];
         uint32_t pm = map[nd->parent];
         if (nd->total < o->min_total || (o->max_depth && nd->depth > o->max_depth)) {
-            /* the whole subtree's weight goes to the kept ancestor */
-            out->nodes.v[pm].self += nd->total;
+            /* the whole subtree's weight goes to the kept ancestor; a
+             * top-level frame (a thread, a GPU stream, a short trace) has
+             * none but the root, which no output draws: "(other)" keeps it */
+            uint32_t to = pm;
+            if (pm == 0 && (to = child_id(out, 0, other, GP_FK_GROUP)) == GP_NO_INDEX) goto done;
+            out->nodes.v[to].self += nd->total;
             continue;
         }
         if (nd->kind == GP_FK_GPU && o->group_gpu_below > 0 && nd->total < o->group_gpu_below) {

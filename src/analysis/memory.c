@@ -114,11 +114,17 @@ static int device_compute(const gp_trace *t, const gp_nesting *ns, const ev_ref 
     d->n = n;
     d->totals_from_trace = 1;
     d->reserved_valid = 1;
+    int any_reserved = 0;
     for (size_t i = 0; i < n; i++) {
         const gp_mem_event *e = &t->mem_events.v[refs[i].idx];
         if (e->total_allocated == GP_NONE) d->totals_from_trace = 0;
         if (e->total_reserved == GP_NONE) d->reserved_valid = 0;
+        if (e->total_reserved > 0) any_reserved = 1;
     }
+    /* devices without a caching allocator (Kineto writes "Total Reserved": 0
+     * for CPU memory) have no reserved figure: unknown, never a negative
+     * fragmentation of reserved - allocated */
+    if (!any_reserved) d->reserved_valid = 0;
     int64_t run = 0;
     gp_u64map live = {0}; /* addr -> event index of the allocation */
     int rc = GP_ENOMEM;

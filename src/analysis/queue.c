@@ -9,14 +9,24 @@
 typedef struct qev {
     int64_t stream, ts;
     int delta;
+    int tie; /* order at equal times: 0 first */
 } qev;
+
+/* At equal timestamps the default mode counts a completion before a launch
+ * (the queue never looks longer than it was); HTA's queue length orders the
+ * launch first (its launches come first in the frame it sorts), which
+ * --compat hta follows. Returns the tie rank of an entry of sign delta. */
+static int tie_rank(const gp_hview *v, int delta)
+{
+    return v->compat ? delta < 0 : delta > 0;
+}
 
 static int cmp_qev(const void *a, const void *b)
 {
     const qev *x = a, *y = b;
     if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return (x->delta > y->delta) - (x->delta < y->delta); /* -1 first */
+    return (x->tie > y->tie) - (x->tie < y->tie);
 }
 
 static int is_launch(const char *s)
@@ -62,8 +72,8 @@ static int queue_fast(const gp_hview *v, int64_t full_at, gp_queue_row **rows, s
     int rc = GP_ENOMEM;
     if (!isl) goto done;
     memset(isl, 0xff, nstr);
-    /* (time, dense stream << 1 | plus): the -1 entries first so that the
-     * stable sort keeps them before +1 entries at equal times */
+    /* (time, dense stream << 1 | plus): entries inserted in tie order (see
+     * tie_rank) so that the stable sort keeps that order at equal times */
     size_t np = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
@@ -76,8 +86,8 @@ static int queue_fast(const gp_hview *v, int64_t full_at, gp_queue_row **rows, s
     size_t m = 0;
     int64_t last_stream = INT64_MIN;
     uint64_t last_id = 0;
-    for (int plus = 0; plus < 2; plus++)
-        for (size_t i = 0; i < v->n; i++) {
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0, plus = tie_rank(v, +1) == pass; i < v->n; i++) {
             const gp_hev *e = &v->ev[i];
             if (e->stream != -1 || e->corr == -1 || v->peer[i] == GP_NO_INDEX || !isl[e->name])
                 continue;
@@ -160,14 +170,14 @@ int gp_queue_length(const gp_hview *v, int64_t full_at, gp_queue_row **rows, siz
             if (gp_u64map_put(&isl, e->name, yes)) goto done;
         }
         if (!yes || !gp_u64map_get(&gpu, (uint64_t)e->corr, &g)) continue;
-        q[m++] = (qev){v->ev[g].stream, e->ts, +1};
+        q[m++] = (qev){v->ev[g].stream, e->ts, +1, tie_rank(v, +1)};
         if (gp_u64map_put(&launch, (uint64_t)e->corr, 1)) goto done;
     }
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         uint64_t x;
         if (e->stream != -1 && gp_u64map_get(&launch, (uint64_t)e->corr, &x))
-            q[m++] = (qev){e->stream, e->ts, -1};
+            q[m++] = (qev){e->stream, e->ts, -1, tie_rank(v, -1)};
     }
     if (m) qsort(q, m, sizeof *q, cmp_qev);
     for (size_t a = 0; a < m;) {

@@ -1,6 +1,7 @@
 /* analysis/summary.c: per-operation statistics (count, total, mean, min,
  * max, stddev, p50/p95/p99) by (group, name), in two passes over slices. */
 #include "analysis/summary.h"
+#include "analysis/calltree.h"
 #include "core/sketch.h"
 #include <math.h>
 #include "core/hash.h"
@@ -209,6 +210,31 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
         out->group_total_ns[rows[r].group] += rows[r].st.sum;
         out->group_count[rows[r].group] += rows[r].st.count;
     }
+    /* self time: nesting per track over every summarized kind */
+    {
+        unsigned mask = 0;
+        for (int k = 0; k < GP_K__COUNT; k++)
+            if (gp_group_of_kind((gp_kind)k) != GP_G__COUNT) mask |= GP_KIND_BIT(k);
+        gp_nesting nest;
+        if (gp_nesting_build(t, mask, &nest)) goto fail_rows;
+        for (size_t i = 0; i < nest.n; i++) {
+            const gp_nest_item *it = &nest.items[i];
+            const gp_slice *sl = &t->slices.v[it->slice];
+            int64_t d = it->end - sl->ts;
+            if (row_of[it->slice] != UINT32_MAX) rows[row_of[it->slice]].self_ns += d;
+            if (it->parent != GP_NO_INDEX) {
+                uint32_t ps = nest.items[it->parent].slice;
+                if (row_of[ps] != UINT32_MAX) rows[row_of[ps]].self_ns -= d;
+            }
+        }
+        gp_nesting_free(&nest);
+        for (size_t r = 0; r < nrows; r++) {
+            rows[r].self_pct =
+                out->span_ns > 0 ? 100.0 * (double)rows[r].self_ns / (double)out->span_ns : 0;
+            out->group_self_ns[rows[r].group] += rows[r].self_ns;
+            out->self_total_ns += rows[r].self_ns;
+        }
+    }
     if (nrows) qsort(rows, nrows, sizeof *rows, cmp_rows);
     out->rows = rows;
     out->n = nrows;
@@ -234,6 +260,14 @@ void gp_summary_free(gp_summary *s)
     memset(s, 0, sizeof *s);
 }
 
+/* 1 when row a ranks before row b as a bottleneck: more self time, then
+ * more inclusive time. */
+static int ranks_before(const gp_op_row *a, const gp_op_row *b)
+{
+    if (a->self_ns != b->self_ns) return a->self_ns > b->self_ns;
+    return a->st.sum > b->st.sum;
+}
+
 size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t max)
 {
     size_t k = 0;
@@ -241,9 +275,9 @@ size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t ma
         if (!(mask & (1u << s->rows[i].group))) continue;
         /* insertion into a descending top list */
         size_t j = k < max ? k++ : max;
-        if (j == max && (max == 0 || s->rows[idx[max - 1]].st.sum >= s->rows[i].st.sum)) continue;
+        if (j == max && (max == 0 || !ranks_before(&s->rows[i], &s->rows[idx[max - 1]]))) continue;
         if (j == max) j = max - 1;
-        while (j > 0 && s->rows[idx[j - 1]].st.sum < s->rows[i].st.sum) {
+        while (j > 0 && ranks_before(&s->rows[i], &s->rows[idx[j - 1]])) {
             idx[j] = idx[j - 1];
             j--;
         }

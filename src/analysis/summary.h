@@ -1,5 +1,5 @@
 /* analysis/summary.h: per-operation statistics grouped by name within each
- * category group, and the top bottlenecks by total time. */
+ * category group, and the top bottlenecks by self time. */
 #ifndef GP_ANALYSIS_SUMMARY_H
 #define GP_ANALYSIS_SUMMARY_H
 #include "core/stats.h"
@@ -30,11 +30,19 @@ int gp_is_bench_series(const char *name);
 /* Parses a group name ("kernel", "memory", "cpu_op", ...); -1 if unknown. */
 int gp_group_parse(const char *s);
 
+/* Self time (docs/analyze.md, "Self time"): a slice's duration minus the
+ * durations of the slices nested in it on the same track (partial overlaps
+ * clipped to the parent, analysis/calltree.c). Summed over the slices of one
+ * track it never exceeds the track's busy time, so shares of self time add
+ * up to at most 100 % of the span per thread; inclusive totals of nested
+ * operations count the same time once per level. */
 typedef struct gp_op_row {
     gp_group group;
     uint32_t name;    /* string id in the trace */
-    gp_stats st;      /* durations in ns */
-    double share_pct; /* total / traced span * 100 */
+    gp_stats st;      /* durations in ns (inclusive) */
+    double share_pct; /* total / traced span * 100 (inclusive) */
+    int64_t self_ns;  /* self time summed over the slices */
+    double self_pct;  /* self_ns / traced span * 100 */
     /* ranges of this row known only as statistics (trace->aggs): count, sum,
      * min, max, mean and std stay exact; percentiles then come from the
      * merged sketch (within GP_SKETCH_REL_ERR) and pct_approx is 1 */
@@ -45,17 +53,20 @@ typedef struct gp_op_row {
 typedef struct gp_summary {
     gp_op_row *rows; /* sorted by group, then total descending */
     size_t n;
-    int64_t span_ns; /* t_end - t_begin */
-    int64_t group_total_ns[GP_G__COUNT];
+    int64_t span_ns;                     /* t_end - t_begin */
+    int64_t group_total_ns[GP_G__COUNT]; /* inclusive sums */
+    int64_t group_self_ns[GP_G__COUNT];  /* self time sums: category totals */
     uint64_t group_count[GP_G__COUNT];
+    int64_t self_total_ns; /* sum of group_self_ns */
 } gp_summary;
 
 /* Computes the summary of t. Returns 0 or GP_ENOMEM. Free with gp_summary_free. */
 int gp_summary_compute(const gp_trace *t, gp_summary *out);
 void gp_summary_free(gp_summary *s);
 
-/* Fills idx[0..k) with indices of the top rows by total time over the
- * groups in mask (bit g set = include); returns k <= max. */
+/* Fills idx[0..k) with indices of the top rows by self time (then total)
+ * over the groups in mask (bit g set = include): the bottlenecks. Returns
+ * k <= max. */
 size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t max);
 
 #endif

@@ -9,12 +9,8 @@
 int gp_timeline_stats_compute(const gp_trace *t, gp_timeline_stats *out)
 {
     memset(out, 0, sizeof *out);
-    /* CPU activity is the work a host thread does: operators and the
-     * runtime/driver calls; annotations (ProfilerStep#N spans a whole step)
-     * and Python frames would make every step "CPU active" */
-    unsigned cpu = GP_KIND_BIT(GP_K_CPU_OP) | GP_KIND_BIT(GP_K_RUNTIME) | GP_KIND_BIT(GP_K_DRIVER);
-    gp_activity a;
-    if (gp_activity_compute_masks(t, cpu, gp_kind_mask_gpu_work(), &a)) return GP_ENOMEM;
+    gp_activity a; /* the one definition of CPU/GPU activity */
+    if (gp_activity_compute(t, &a)) return GP_ENOMEM;
     out->span_ns = a.span_ns;
     out->cpu_active_ns = a.cpu_active_ns;
     out->gpu_active_ns = a.gpu_active_ns;

@@ -78,7 +78,7 @@ int64_t gp_bench_store_save(const char *path, const gp_bench_result *r, const ch
     }
     rc = gp_store_writer_stop(w);
     if (rc) gp_err_set(err, rc, "%s: cannot write the bench samples", path);
-    int erc = gp_store_run_end(s, run, rc ? 1 : 0, r->duration_ns, rc ? NULL : err);
+    int erc = gp_store_run_end(s, run, rc ? 1 : 0, r->duration_ns, 0, rc ? NULL : err);
     gp_store_close(s);
     if (rc) return rc;
     return erc ? erc : run;

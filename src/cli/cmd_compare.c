@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f)
 {
@@ -183,6 +184,17 @@ int gp_cmd_compare(int argc, char **argv)
         return rc == GP_ENOMEM ? 3 : 2;
     }
     gp_trace **bt = all, **ct = all + nb;
+    /* a side named as one file must hold events (a folder may hold others) */
+    for (int side = 0; side < 2; side++) {
+        gp_trace **t = side ? ct : bt;
+        size_t k = side ? nc : nb;
+        struct stat sb;
+        if (k == 1 && stat(argv[optind + side], &sb) == 0 && S_ISREG(sb.st_mode) &&
+            gp_cli_check_events(t[0], argv[optind + side])) {
+            free_sides(all, bt, nb, ct, nc);
+            return 2;
+        }
+    }
     drop_empty(bt, &nb, argv[optind]);
     drop_empty(ct, &nc, argv[optind + 1]);
     if (co.mode == GP_CMP_RUNS && (nb < 2 || nc < 2)) {
@@ -208,7 +220,19 @@ int gp_cmd_compare(int argc, char **argv)
         gp_report_compare_text(stdout, &cmp, argv[optind], argv[optind + 1], &o);
     }
     int regressed = cmp.verdicts[GP_V_REGRESSION] + cmp.metric_verdicts[GP_V_REGRESSION] > 0;
+    /* a side without operations never passes the gate: everything would be
+     * REMOVED (or NEW) and nothing compared */
+    size_t ops[2] = {0, 0};
+    for (size_t i = 0; i < cmp.n; i++) {
+        if (cmp.rows[i].base.count > 0) ops[0]++;
+        if (cmp.rows[i].cur.count > 0) ops[1]++;
+    }
+    int empty_side = !ops[0] || !ops[1];
+    if (empty_side)
+        fprintf(stderr, "gpuprof: compare: %s has no operations%s\n",
+                argv[optind + (ops[0] ? 1 : 0)],
+                fail_on_regression ? ": the regression gate fails" : "");
     gp_comparison_free(&cmp);
     if (fflush(stdout) != 0) return 2;
-    return fail_on_regression && regressed ? 1 : 0;
+    return fail_on_regression && (regressed || empty_side) ? 1 : 0;
 }

@@ -46,12 +46,14 @@ static int is_folded(const char *path, gp_err *err)
         fclose(f);
         return 0; /* a recorded-run store */
     }
-    rewind(f);
+    /* a UTF-8 byte order mark is skipped, as the JSON reader skips it */
+    size_t skip = got >= 3 && !memcmp(head, "\xef\xbb\xbf", 3) ? 3 : 0;
+    fseek(f, (long)skip, SEEK_SET);
     int c;
     do c = fgetc(f);
     while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
     fclose(f);
-    if (c == EOF) return 1; /* an empty file: an empty profile */
+    if (c == EOF) return 1; /* empty: read as folded stacks, refused there */
     return !(c == '{' || c == '[' || c == 0x1f);
 }
 
@@ -138,6 +140,11 @@ int gp_cmd_flame(int argc, char **argv)
         }
     }
     if (optind >= argc || (!out && !json)) {
+        /* say what is missing before the usage */
+        if (optind >= argc)
+            fprintf(stderr, "gpuprof flame: no input named\n");
+        else
+            fprintf(stderr, "gpuprof flame: -o OUT is missing (the file to write)\n");
         usage(stderr);
         return 2;
     }
@@ -181,7 +188,10 @@ int gp_cmd_flame(int argc, char **argv)
         /* read, not mmap: a file truncated while mapped would kill the
          * process with SIGBUS instead of giving an error */
         int e = read_all(argv[optind], &data, &n, &err);
-        if (!e) e = gp_ftree_add_folded(&tree, data, n, argv[optind], &err);
+        size_t bom = !e && n >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0;
+        if (!e) e = gp_ftree_add_folded(&tree, data + bom, n - bom, argv[optind], &err);
+        if (!e && tree.nodes.n <= 1) /* no stack: an empty input is an error everywhere */
+            e = gp_err_set(&err, GP_EPARSE, "%s: no stacks (empty input)", argv[optind]);
         free(data);
         if (e) {
             fprintf(stderr, "gpuprof: %s\n", err.msg);

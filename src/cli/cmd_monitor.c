@@ -205,7 +205,10 @@ int gp_cmd_monitor(int argc, char **argv)
     if (interval) {
         char err[256];
         if (gp_mon_config_set(&cfg, "monitoring_interval_seconds", interval, err, sizeof err)) {
-            fprintf(stderr, "gpuprof monitor: --interval: %s\n", err);
+            /* name the option given, not the configuration key behind it */
+            fprintf(stderr,
+                    "gpuprof monitor: --interval expects seconds from 0.01 to 3600, got '%s'\n",
+                    interval);
             return 2;
         }
     }

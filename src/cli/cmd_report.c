@@ -39,6 +39,11 @@ int gp_cmd_report(int argc, char **argv)
         }
     }
     if (optind >= argc || !out) {
+        /* say what is missing before the usage */
+        if (optind >= argc)
+            fprintf(stderr, "gpuprof report: no input named\n");
+        else
+            fprintf(stderr, "gpuprof report: -o OUT is missing (the file to write)\n");
         usage(stderr);
         return 2;
     }

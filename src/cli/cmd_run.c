@@ -12,6 +12,7 @@
 #include "render/export.h"
 #include "store/store.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <gpuprof/monitor.h>
 #include <pthread.h>
 #include <getopt.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +43,9 @@ static void run_usage(FILE *f)
                "  --config FILE        monitor configuration for --sample-interval\n"
                "  --set KEY=VALUE      override one monitor configuration key\n"
                "  --no-summary         do not print the summary at the end\n"
+               "  --allow-incomplete   exit with CMD's status even when events were lost\n"
+               "                       (default: exit 3 when CMD succeeded but the\n"
+               "                       recording is incomplete)\n"
                "  -q, --quiet          no gpuprof messages (the summary still prints)\n");
 }
 
@@ -213,10 +218,60 @@ static uint64_t sampler_stop(sampler *sp)
     return sp->samples;
 }
 
+/* What the recording processes' store writers reported on the status pipe
+ * (GPUPROF_STATUS_FD, see store.c): the last line of each pid counts. */
+typedef struct writer_status {
+    uint64_t dropped; /* summed over processes */
+    int failed;       /* some writer could not write */
+    int processes;
+} writer_status;
+
+static void read_status(int fd, writer_status *ws)
+{
+    memset(ws, 0, sizeof *ws);
+    GP_VEC(char) text = {0};
+    char buf[4096];
+    for (;;) {
+        ssize_t k = read(fd, buf, sizeof buf);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break; /* EOF, or EAGAIN: a writer still alive keeps it open */
+        for (ssize_t i = 0; i < k; i++) GP_VEC_PUSH(text, buf[i]);
+    }
+    GP_VEC_PUSH(text, 0);
+    typedef struct {
+        long pid;
+        unsigned long long dropped;
+        int err;
+    } last;
+    GP_VEC(last) per = {0};
+    for (char *line = text.v, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        long pid;
+        unsigned long long wr, dr;
+        int e;
+        if (sscanf(line, "gpuprof-writer %ld %llu %llu %d", &pid, &wr, &dr, &e) != 4) continue;
+        size_t j = 0;
+        while (j < per.n && per.v[j].pid != pid) j++;
+        last l = {pid, dr, e};
+        if (j < per.n)
+            per.v[j] = l;
+        else
+            GP_VEC_PUSH(per, l);
+    }
+    for (size_t j = 0; j < per.n; j++) {
+        ws->dropped += per.v[j].dropped;
+        if (per.v[j].err) ws->failed = 1;
+    }
+    ws->processes = (int)per.n;
+    GP_VEC_FREE(per);
+    GP_VEC_FREE(text);
+}
+
 int gp_cmd_run(int argc, char **argv)
 {
     const char *out = "gpuprof.db";
-    int opencl = -1, cuda = -1, nvtx = 0, summary = 1, quiet = 0;
+    int opencl = -1, cuda = -1, nvtx = 0, summary = 1, quiet = 0, allow_incomplete = 0;
     long sample_ms = 0;
     gp_mon_opts mo = {0};
     static const struct option lo[] = {{"output", required_argument, 0, 'o'},
@@ -227,6 +282,7 @@ int gp_cmd_run(int argc, char **argv)
                                        {"nvtx", no_argument, 0, 'n'},
                                        {"sample-interval", required_argument, 0, 's'},
                                        {"no-summary", no_argument, 0, 'S'},
+                                       {"allow-incomplete", no_argument, 0, 'A'},
                                        {"config", required_argument, 0, 'K'},
                                        {"set", required_argument, 0, 'E'},
                                        {"quiet", no_argument, 0, 'q'},
@@ -264,6 +320,9 @@ int gp_cmd_run(int argc, char **argv)
             break;
         case 'S':
             summary = 0;
+            break;
+        case 'A':
+            allow_incomplete = 1;
             break;
         case 'K':
             mo.config = optarg;
@@ -309,6 +368,9 @@ int gp_cmd_run(int argc, char **argv)
     opencl = opencl != 0 && have_layer;
     cuda = cuda != 0 && have_inject;
 
+    /* gpuprof's own store writes must fail, not kill it, under a file size
+     * limit (ulimit -f); CMD gets the default action back before exec */
+    signal(SIGXFSZ, SIG_IGN);
     char db[PATH_MAX];
     if (abs_path(out, db, sizeof db)) {
         fprintf(stderr, "gpuprof: %s: cannot resolve the path\n", out);
@@ -335,6 +397,18 @@ int gp_cmd_run(int argc, char **argv)
         return 2;
     }
 
+    /* the writers' status pipe: what they lost reaches us even when the
+     * store cannot be written any more */
+    int sfd[2] = {-1, -1};
+    if (pipe2(sfd, O_CLOEXEC | O_NONBLOCK) == 0) {
+        fcntl(sfd[1], F_SETFD, 0); /* the write end goes to CMD and its children */
+        char fdv[16];
+        snprintf(fdv, sizeof fdv, "%d", sfd[1]);
+        setenv("GPUPROF_STATUS_FD", fdv, 1);
+    } else {
+        sfd[0] = sfd[1] = -1;
+        unsetenv("GPUPROF_STATUS_FD");
+    }
     /* before the injection environment is set: the monitor's own OpenCL
      * calls must not load the layer into gpuprof */
     sampler smp;
@@ -357,6 +431,7 @@ int gp_cmd_run(int argc, char **argv)
 
     fflush(NULL);
     int64_t t0 = gp_clock_mono_ns();
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "gpuprof: fork: %s\n", strerror(errno));
@@ -365,6 +440,12 @@ int gp_cmd_run(int argc, char **argv)
         return 2;
     }
     if (pid == 0) {
+        /* CMD dies with gpuprof (SIGKILL of gpuprof must not leave it running
+         * unrecorded); the check after prctl closes the race with an early
+         * death of the parent */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(128 + SIGKILL);
+        signal(SIGXFSZ, SIG_DFL);
         execvp(cmd[0], cmd);
         fprintf(stderr, "gpuprof: %s: %s\n", cmd[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
@@ -393,33 +474,57 @@ int gp_cmd_run(int argc, char **argv)
     } else {
         code = stored = WEXITSTATUS(status);
     }
-    if (gp_store_run_end(st, run, stored, dur, &err)) fprintf(stderr, "gpuprof: %s\n", err.msg);
+    writer_status ws = {0};
+    if (sfd[0] >= 0) {
+        close(sfd[1]);
+        unsetenv("GPUPROF_STATUS_FD");
+        read_status(sfd[0], &ws);
+        close(sfd[0]);
+    }
+    int incomplete = ws.failed || ws.dropped > 0;
+    if (gp_store_run_end(st, run, stored, dur, (int64_t)ws.dropped, &err)) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        incomplete = 1;
+    }
     gp_store_close(st);
 
     gp_store_run_row *rows = NULL;
     size_t nr = 0;
+    int64_t dropped = (int64_t)ws.dropped, events = -1;
     if (gp_store_runs(db, &rows, &nr, &err) == 0) {
         for (size_t i = 0; i < nr; i++)
             if (rows[i].id == run) {
+                events = rows[i].events == GP_NONE ? 0 : rows[i].events;
+                if (rows[i].dropped != GP_NONE && rows[i].dropped > dropped)
+                    dropped = rows[i].dropped;
+                if (dropped > 0) incomplete = 1;
                 char d[64], res[PATH_MAX + 128];
                 snprintf(res, sizeof res, "exit %d, %lld events, %lld dropped, run %s:%lld", stored,
-                         (long long)(rows[i].events == GP_NONE ? 0 : rows[i].events),
-                         (long long)(rows[i].dropped == GP_NONE ? 0 : rows[i].dropped), db,
-                         (long long)run);
+                         (long long)events, (long long)dropped, db, (long long)run);
                 gp_cli_audit(db, "run", rows[i].command, res);
                 if (quiet) continue;
                 fprintf(stderr,
                         "gpuprof: run %lld: %s, exit %d, %lld events from %lld process(es), "
                         "%lld dropped; stored in %s:%lld\n",
                         (long long)run, gp_fmt_dur_auto(d, sizeof d, (double)dur), stored,
-                        (long long)(rows[i].events == GP_NONE ? 0 : rows[i].events),
-                        (long long)rows[i].processes,
-                        (long long)(rows[i].dropped == GP_NONE ? 0 : rows[i].dropped), out,
+                        (long long)events, (long long)rows[i].processes, (long long)dropped, out,
                         (long long)run);
             }
         gp_store_runs_free(rows, nr);
+    } else {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        incomplete = 1;
     }
-    if (summary && gp_cmd_summary) {
+    if (incomplete) /* printed even with --quiet: the recording is not whole */
+        fprintf(stderr,
+                "gpuprof: run %lld is INCOMPLETE: %lld events dropped%s (see docs/recording.md)\n",
+                (long long)run, (long long)dropped,
+                ws.failed ? ", the store could not be written (disk full or file size limit?)"
+                          : "");
+    if (incomplete && code == 0 && !allow_incomplete) code = 3;
+    if (summary && events == 0 && !quiet) /* nothing to summarize: said, not an error */
+        fprintf(stderr, "gpuprof: run %lld recorded no events (no summary)\n", (long long)run);
+    if (summary && events != 0 && gp_cmd_summary) {
         char spec[PATH_MAX + 32];
         snprintf(spec, sizeof spec, "%s:%lld", out, (long long)run);
         char *sargv[] = {"summary", spec, NULL};

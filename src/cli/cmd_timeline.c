@@ -55,6 +55,11 @@ int gp_cmd_timeline(int argc, char **argv)
         }
     }
     if (optind >= argc || !out) {
+        /* say what is missing before the usage */
+        if (optind >= argc)
+            fprintf(stderr, "gpuprof timeline: no input named\n");
+        else
+            fprintf(stderr, "gpuprof timeline: -o OUT is missing (the file to write)\n");
         usage(stderr);
         return 2;
     }

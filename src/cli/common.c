@@ -2,6 +2,7 @@
 #include "analysis/summary.h"
 #include "cli/cli.h"
 #include "render/export.h"
+#include "store/store.h"
 #include "store/audit.h"
 #include "trace/sanitize.h"
 #include <gpuprof/monitor.h>
@@ -43,6 +44,14 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
         gp_paths_free(files);
         return 2;
     }
+    /* a file named directly must hold events (docs/trace-import.md) */
+    for (size_t i = 0; i < count; i++)
+        if (named[i] && gp_cli_check_events(traces[i], files[i])) {
+            gp_cli_free_traces(traces, count);
+            free(named);
+            gp_paths_free(files);
+            return 2;
+        }
     /* JSON files in a folder that hold no event array (e.g. expected.hta.json
      * beside the traces) are not traces: leave them out */
     size_t k = 0;
@@ -77,6 +86,27 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
     }
     *out = traces;
     *n = k;
+    return 0;
+}
+
+int gp_cli_check_events(const gp_trace *t, const char *path)
+{
+#ifdef GP_HAVE_SQLITE
+    char *file = NULL;
+    int64_t run = 0;
+    if (gp_store_spec(path, &file, &run)) { /* a recorded run may hold no events */
+        free(file);
+        return 0;
+    }
+#endif
+    if (!t->meta.has_trace_events) {
+        fprintf(stderr, "gpuprof: %s: not a trace (no \"traceEvents\" array)\n", path);
+        return 2;
+    }
+    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n) {
+        fprintf(stderr, "gpuprof: %s: the trace holds no events\n", path);
+        return 2;
+    }
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* cli/main.c: the gpuprof command dispatcher. Each subcommand lives in its
  * own cli/cmd_*.c and is listed in the registry below. */
 #include "cli/cli.h"
+#include <errno.h>
 #include <gpuprof/common.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +44,28 @@ static void usage(FILE *f)
     fprintf(f, "\n'gpuprof COMMAND --help' for a command's options; 'gpuprof --version'.\n");
 }
 
-int main(int argc, char **argv)
+/* Every command's output that went to stdout is checked here, once: a
+ * failed write or close (disk full, a closed pipe's EIO, /dev/full) turns the
+ * exit status into 1 with a one-line message, so nothing is lost silently. */
+static int close_stdout(int rc)
+{
+    errno = 0;
+    int bad = ferror(stdout);
+    if (fflush(stdout) != 0) bad = 1;
+    int saved = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        saved = errno;
+    }
+    if (!bad) return rc;
+    if (saved)
+        fprintf(stderr, "gpuprof: error writing standard output: %s\n", strerror(saved));
+    else
+        fprintf(stderr, "gpuprof: error writing standard output\n");
+    return rc ? rc : 1;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -63,4 +85,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "gpuprof: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    return close_stdout(dispatch(argc, argv));
 }

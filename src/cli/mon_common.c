@@ -42,5 +42,9 @@ int gp_cli_mon_config(const gp_mon_opts *o, gp_mon_config *c)
             return 2;
         }
     }
+    if (gp_mon_config_check(c, err, sizeof err)) { /* over every layer together */
+        fprintf(stderr, "gpuprof: configuration: %s\n", err);
+        return 2;
+    }
     return 0;
 }

@@ -22,6 +22,7 @@ struct gp_alerts {
     rule rules[GP_ALERT__COUNT];
     int enabled;
     unsigned char level[MAX_DEV][GP_ALERT__COUNT];
+    int last_xid[MAX_DEV]; /* the XID code last alerted on, 0 none */
     uint64_t count[GP_ALERT__COUNT];
     uint64_t count_lv[GP_ALERT__COUNT][3]; /* by the level raised to */
     struct {
@@ -159,17 +160,49 @@ static int step(gp_alerts *a, int dev, const char *name, int kind, double v)
     return next > cur;
 }
 
-int gp_alerts_check(gp_alerts *a, int dev, const char *dev_name, const gp_dev_sample *s)
+/* XID 79: "GPU has fallen off the bus" (NVIDIA's XID catalogue). */
+#define XID_FELL_OFF_BUS 79
+
+static int check_xid(gp_alerts *a, int dev, const char *name, double v)
+{
+    int code = (int)v;
+    if (code <= 0 || code == a->last_xid[dev]) return 0;
+    a->last_xid[dev] = code;
+    if (code == XID_FELL_OFF_BUS) {
+        if (a->level[dev][GP_ALERT_DEVICE_LOST]) return 0;
+        char why[96];
+        snprintf(why, sizeof why, "XID %d: the GPU has fallen off the bus", code);
+        gp_alerts_device_lost(a, dev, why);
+        return 1;
+    }
+    a->level[dev][GP_ALERT_XID] = 1;
+    a->count[GP_ALERT_XID]++;
+    gp_event ev = {0};
+    ev.type = GP_EV_ALERT;
+    ev.kind = GP_ALERT_XID;
+    ev.level = 1;
+    ev.device = dev;
+    ev.value = code;
+    ev.threshold = NAN;
+    snprintf(ev.message, sizeof ev.message, "%s: XID %d error reported by the driver", name, code);
+    gp_alerts_emit(a, &ev);
+    return 1;
+}
+
+int gp_alerts_check(gp_alerts *a, int dev, const char *dev_name, const char *dev_kind,
+                    const gp_dev_sample *s)
 {
     if (!a->enabled || dev < 0 || dev >= MAX_DEV) return 0;
     int raised = 0;
+    int gpu = dev_kind && (!strcmp(dev_kind, "gpu") || !strcmp(dev_kind, "accelerator"));
+    if (gp_sample_has(s, GP_MF_XID)) raised += check_xid(a, dev, dev_name, s->v[GP_MF_XID]);
     if (gp_sample_has(s, GP_MF_TEMP))
         raised += step(a, dev, dev_name, GP_ALERT_TEMPERATURE, s->v[GP_MF_TEMP]);
     if (gp_sample_has(s, GP_MF_MEM_USED) && gp_sample_has(s, GP_MF_MEM_TOTAL) &&
         s->v[GP_MF_MEM_TOTAL] > 0)
         raised += step(a, dev, dev_name, GP_ALERT_MEMORY,
                        100.0 * s->v[GP_MF_MEM_USED] / s->v[GP_MF_MEM_TOTAL]);
-    if (gp_sample_has(s, GP_MF_UTIL))
+    if (gpu && gp_sample_has(s, GP_MF_UTIL))
         raised += step(a, dev, dev_name, GP_ALERT_UTILIZATION, s->v[GP_MF_UTIL]);
     return raised;
 }
@@ -225,7 +258,7 @@ int gp_alerts_level(const gp_alerts *a, int dev, int kind)
 
 const char *gp_alert_kind_name(int kind)
 {
-    static const char *const n[] = {"temperature", "memory", "utilization", "device_lost"};
+    static const char *const n[] = {"temperature", "memory", "utilization", "device_lost", "xid"};
     return kind >= 0 && kind < GP_ALERT__COUNT ? n[kind] : "unknown";
 }
 

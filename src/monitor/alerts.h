@@ -19,8 +19,13 @@ int gp_alerts_on_event(gp_alerts *a, gp_event_cb cb, void *user);
 /* Delivers ev (wall_ns filled in when 0) to the callbacks and the log. */
 void gp_alerts_emit(gp_alerts *a, gp_event *ev);
 /* Compares device dev's sample with the thresholds; raises, escalates or
- * clears alerts. Returns the number of alerts raised by this sample. */
-int gp_alerts_check(gp_alerts *a, int dev, const char *dev_name, const gp_dev_sample *s);
+ * clears alerts. dev_kind is gp_dev_info.kind: the utilization rule is a GPU
+ * rule ("gpu", "accelerator"), the host's CPU load never raises it. A new
+ * XID code in the sample raises an alert: XID 79 (fallen off the bus) as
+ * device_lost (critical), any other as xid (warning). Returns the number of
+ * alerts raised by this sample. */
+int gp_alerts_check(gp_alerts *a, int dev, const char *dev_name, const char *dev_kind,
+                    const gp_dev_sample *s);
 /* Raises the device-lost alert once per loss; gp_alerts_device_back clears. */
 void gp_alerts_device_lost(gp_alerts *a, int dev, const char *why);
 void gp_alerts_device_back(gp_alerts *a, int dev);

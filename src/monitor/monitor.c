@@ -343,7 +343,7 @@ static void tick_locked(gp_monitor *m)
         if (d->n < (size_t)m->cfg.history_size) d->n++;
         m->s_sample.v[i] = s;
         m->s_have.v[i] = 1;
-        raised += gp_alerts_check(m->alerts, (int)i, d->info.name, &s);
+        raised += gp_alerts_check(m->alerts, (int)i, d->info.name, d->info.kind, &s);
     }
     gp_sessions_observe(m->sessions, nd, m->s_info.v, m->s_sample.v, m->s_have.v);
     if (raised && m->cfg.enable_snapshot_on_alert && gp_sessions_active(m->sessions))
@@ -390,7 +390,7 @@ int gp_monitor_start(gp_monitor *m)
     }
     m->stop = 0;
     open_log_locked(m);
-    emit(m, GP_EV_PROFILER_STARTED, "monitor started (%s)", m->cfg.mode);
+    emit(m, GP_EV_PROFILER_STARTED, "monitor started%s", "");
     int rc = pthread_create(&m->thread, NULL, sampler_main, m);
     m->running = rc == 0;
     pthread_mutex_unlock(&m->mu);
@@ -410,7 +410,7 @@ int gp_monitor_stop(gp_monitor *m)
     pthread_join(m->thread, NULL);
     pthread_mutex_lock(&m->mu);
     m->running = 0;
-    emit(m, GP_EV_PROFILER_STOPPED, "monitor stopped (%s)", m->cfg.mode);
+    emit(m, GP_EV_PROFILER_STOPPED, "monitor stopped%s", "");
     pthread_mutex_unlock(&m->mu);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* Returns the pid in DIR/NAME.pid when that process is alive, else 0. */
 pid_t gp_session_running_pid(const char *dir, const char *name)
@@ -98,6 +99,15 @@ size_t gp_session_list(const char *dir, gp_session_entry *out, size_t max)
         memcpy(s->name, e->d_name, k - 4);
         s->name[k - 4] = 0;
         s->running = 1;
+        /* running for: since its pid file was written (the session start) */
+        char pf[1200];
+        struct stat sb;
+        snprintf(pf, sizeof pf, "%s/%s", dir, e->d_name);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        s->duration_s = stat(pf, &sb) == 0 ? (double)(now.tv_sec - sb.st_mtim.tv_sec) +
+                                                 (double)(now.tv_nsec - sb.st_mtim.tv_nsec) * 1e-9
+                                           : -1;
         if (gp_session_running_pid(dir, s->name)) n++;
     }
     if (d) closedir(d);

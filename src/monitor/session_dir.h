@@ -24,9 +24,9 @@ size_t gp_session_reports(const char *dir, gp_session_report *out, size_t max);
 /* A session as listed by `gpuprof session list`. */
 typedef struct gp_session_entry {
     char name[64];
-    int running; /* 1: a sampler runs (the figures below are 0, no report yet) */
+    int running; /* 1: a sampler runs (counts unknown until its report; duration so far) */
     long long samples, snapshots, inferences;
-    double duration_s;
+    double duration_s; /* running: seconds since it started (-1 unknown) */
     char report[1200]; /* DIR/NAME.json of a finished session */
 } gp_session_entry;
 /* The running sessions (at most 64), then the finished ones oldest first.

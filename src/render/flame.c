@@ -241,7 +241,7 @@ static void track_label(const gp_trace *t, size_t k, int gpu, gp_sbuf *b)
     const gp_track *tk = &t->tracks.v[k];
     char buf[256];
     if (gpu && tk->type == GP_TRACK_GPU)
-        snprintf(buf, sizeof buf, "GPU %d stream %lld", tk->device, (long long)tk->stream);
+        snprintf(buf, sizeof buf, "GPU %d stream %lld", tk->device, gp_stream_shown(tk->stream));
     else if (tk->name)
         snprintf(buf, sizeof buf, "%s (pid %lld tid %lld)", gp_trace_s(t, tk->name),
                  (long long)tk->pid, (long long)tk->tid);

@@ -168,7 +168,8 @@ static void op_timeline_data(const gp_trace *t, gp_sbuf *d)
         const gp_track *tk = &t->tracks.v[k];
         char lbl[256];
         if (tk->type == GP_TRACK_GPU)
-            snprintf(lbl, sizeof lbl, "GPU %d stream %lld", tk->device, (long long)tk->stream);
+            snprintf(lbl, sizeof lbl, "GPU %d stream %lld", tk->device,
+                     gp_stream_shown(tk->stream));
         else if (tk->name)
             snprintf(lbl, sizeof lbl, "%s", gp_trace_s(t, tk->name));
         else
@@ -239,7 +240,7 @@ static void analyze_section(const gp_hview *v, gp_sbuf *b, gp_sbuf *d)
     size_t ni = 0;
     if (!gp_idle_breakdown(v, 30000, &ir, &ni))
         for (size_t i = 0; i < ni; i++) {
-            gp_sbuf_printf(b, "<tr><td>%lld</td>", (long long)ir[i].stream);
+            gp_sbuf_printf(b, "<tr><td>%lld</td>", gp_stream_shown(ir[i].stream));
             td_dur(b, (double)ir[i].host_wait_ns);
             td_dur(b, (double)ir[i].kernel_wait_ns);
             td_dur(b, (double)ir[i].other_ns);
@@ -383,7 +384,7 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
     if (t->meta.rank != GP_NONE) gp_sbuf_printf(b, " (rank %d)", t->meta.rank);
     gp_sbuf_puts(b, "</h2>\n<div class=\"figs\">");
     uint64_t ops = 0;
-    int64_t total = 0;
+    int64_t total = 0; /* inclusive: nested operations counted once per level */
     for (size_t i = 0; i < s.n; i++) {
         ops += s.rows[i].st.count;
         total += s.rows[i].st.sum;
@@ -392,7 +393,8 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
     fig(b, "@P@-ops", tmp, "operations");
     snprintf(tmp, sizeof tmp, "%zu", s.n);
     fig(b, "@P@-unique", tmp, "unique operations");
-    fig(b, "@P@-total", gp_fmt_dur_auto(tmp, sizeof tmp, (double)total), "total time (all ops)");
+    fig(b, "@P@-total", gp_fmt_dur_auto(tmp, sizeof tmp, (double)s.self_total_ns),
+        "self time (all ops, all threads and streams)");
     fig(b, "@P@-avgop", ops ? gp_fmt_dur_auto(tmp, sizeof tmp, (double)total / (double)ops) : "N/A",
         "average time per op");
     fig(b, "@P@-span", gp_fmt_dur_auto(tmp, sizeof tmp, (double)act.span_ns), "traced span");
@@ -425,8 +427,8 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
     int first = 1;
     gp_sbuf_puts(&d, "{\"pie\":[");
     for (int g = 0; g < GP_G__COUNT; g++)
-        if (s.group_total_ns[g] > 0)
-            item(&d, &first, gp_group_name((gp_group)g), (double)s.group_total_ns[g]);
+        if (s.group_self_ns[g] > 0) /* self time: nested operations are not counted twice */
+            item(&d, &first, gp_group_name((gp_group)g), (double)s.group_self_ns[g]);
     size_t *idx_v = malloc((s.n ? s.n : 1) * sizeof *idx_v);
     if (!idx_v) {
         gp_sbuf_free(&d);
@@ -460,12 +462,12 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
     gp_sbuf_puts(&d, "],\"tl\":");
     op_timeline_data(t, &d);
     /* charts */
-    gp_sbuf_puts(b,
-                 "<div class=\"grid\"><div class=\"card\"><h3>Time distribution by "
-                 "category</h3><div id=\"@P@-pie\"></div></div><div class=\"card\"><h3>Top "
-                 "bottlenecks (total time)</h3><table class=\"bottlenecks\"><thead><tr><th>#</th>"
-                 "<th class=\"l\">Category</th><th class=\"l\">Name</th><th>Count</th><th>Total"
-                 "</th><th>Span %</th></tr></thead><tbody>");
+    gp_sbuf_puts(b, "<div class=\"grid\"><div class=\"card\"><h3>Time distribution by "
+                    "category (self time)</h3><div id=\"@P@-pie\"></div></div><div "
+                    "class=\"card\"><h3>Top bottlenecks (self time)</h3><table "
+                    "class=\"bottlenecks\"><thead><tr><th>#</th><th class=\"l\">Category</th><th "
+                    "class=\"l\">Name</th><th>Count</th><th>Self</th><th>Self % of span</th>"
+                    "<th>Total (inclusive)</th></tr></thead><tbody>");
     size_t top[10];
     unsigned mask = ((1u << GP_G__COUNT) - 1) & ~(1u << GP_G_ANNOTATION);
     size_t ntop = gp_summary_top(&s, mask, top, 10);
@@ -475,8 +477,10 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
                        gp_group_name(r->group));
         gp_html_escape(b, gp_trace_s(t, r->name));
         gp_sbuf_printf(b, "</td><td>%llu</td>", (unsigned long long)r->st.count);
+        td_dur(b, (double)r->self_ns);
+        gp_sbuf_printf(b, "<td>%.2f</td>", r->self_pct);
         td_dur(b, (double)r->st.sum);
-        gp_sbuf_printf(b, "<td>%.2f</td></tr>", r->share_pct);
+        gp_sbuf_puts(b, "</tr>");
     }
     gp_sbuf_puts(b, "</tbody></table></div></div>\n<div class=\"grid\"><div class=\"card\"><h3>"
                     "Average time per call (top 15)</h3><div id=\"@P@-avg\"></div></div><div "
@@ -496,15 +500,17 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
     /* the full table */
     gp_sbuf_puts(b, "<div class=\"card\"><h3>All operations (click a header to sort)</h3><div "
                     "class=\"tblwrap\"><table class=\"sortable stats\"><thead><tr><th "
-                    "class=\"l\">Category</th><th class=\"l\">Name</th><th>Count</th><th>Total</th>"
-                    "<th>Mean</th><th>Min</th><th>Max</th><th>P50</th><th>P95</th><th>P99</th>"
-                    "<th>Span %</th></tr></thead><tbody>");
+                    "class=\"l\">Category</th><th class=\"l\">Name</th><th>Count</th><th>Self</th>"
+                    "<th>Self % of span</th><th>Total</th><th>Mean</th><th>Min</th><th>Max</th>"
+                    "<th>P50</th><th>P95</th><th>P99</th></tr></thead><tbody>");
     for (size_t i = 0; i < s.n; i++) {
         const gp_op_row *r = &s.rows[i];
         gp_sbuf_printf(b, "<tr><td class=\"l\">%s</td><td class=\"l\">", gp_group_name(r->group));
         gp_html_escape(b, gp_trace_s(t, r->name));
         gp_sbuf_printf(b, "</td><td data-v=\"%llu\">%llu</td>", (unsigned long long)r->st.count,
                        (unsigned long long)r->st.count);
+        td_dur(b, (double)r->self_ns);
+        gp_sbuf_printf(b, "<td data-v=\"%.4f\">%.2f</td>", r->self_pct, r->self_pct);
         td_dur(b, (double)r->st.sum);
         td_dur(b, r->st.mean);
         td_dur(b, (double)r->st.min);
@@ -512,7 +518,7 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
         td_dur(b, r->st.p50);
         td_dur(b, r->st.p95);
         td_dur(b, r->st.p99);
-        gp_sbuf_printf(b, "<td data-v=\"%.4f\">%.2f</td></tr>", r->share_pct, r->share_pct);
+        gp_sbuf_puts(b, "</tr>");
     }
     gp_sbuf_puts(b, "</tbody></table></div></div>\n");
     fill_prefix(b, mark, p);

@@ -25,7 +25,7 @@ static void track_names(const gp_trace *t, size_t k, char *proc, size_t pn, char
         snprintf(pidbuf, sizeof pidbuf, "%lld", (long long)tk->pid);
     if (tk->type == GP_TRACK_GPU) {
         snprintf(proc, pn, "GPU %d", tk->device);
-        snprintf(thr, tn, "stream %lld", (long long)tk->stream);
+        snprintf(thr, tn, "stream %lld", gp_stream_shown(tk->stream));
     } else {
         if (tk->process_name)
             snprintf(proc, pn, "%s (pid %s)", gp_trace_s(t, tk->process_name), pidbuf);

@@ -1,6 +1,7 @@
 /* report/monitor.c: the result writers of `gpuprof monitor`: one JSON
  * object or CSV row per device and tick, and the full-screen terminal view. */
 #include "report/monitor.h"
+#include <stdlib.h>
 #include "core/table.h"
 #include "monitor/alerts.h"
 #include "monitor/fields.h"
@@ -54,9 +55,14 @@ void gp_report_monitor_lines(gp_sbuf *b, gp_monitor *m, int csv, int gpus_only, 
             csv_str(b, d.name);
             gp_sbuf_printf(b, ",%s,%d", d.backend, d.present);
             for (int f = 0; f < GP_MF_COUNT; f++) {
-                if (gp_sample_has(&s, f))
-                    gp_sbuf_printf(b, ",%.17g", s.v[f]);
-                else
+                if (gp_sample_has(&s, f)) {
+                    /* the shortest form that reads back as the same double
+                     * (5.37, not 5.3700000000000001) */
+                    char num[40];
+                    snprintf(num, sizeof num, "%.15g", s.v[f]);
+                    if (strtod(num, NULL) != s.v[f]) snprintf(num, sizeof num, "%.17g", s.v[f]);
+                    gp_sbuf_printf(b, ",%s", num);
+                } else
                     gp_sbuf_puts(b, ",");
             }
             gp_sbuf_putc(b, ',');

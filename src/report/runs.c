@@ -2,6 +2,7 @@
 #include "report/runs.h"
 #include "core/table.h"
 #include "trace/trace.h"
+#include <string.h>
 #include <time.h>
 
 void gp_report_runs_json(gp_sbuf *b, const char *path, const gp_store_run_row *rows, size_t n)
@@ -25,6 +26,8 @@ void gp_report_runs_json(gp_sbuf *b, const char *path, const gp_store_run_row *r
             else
                 gp_json_int(b, nv[k]);
         }
+        gp_json_key(b, "state", 1);
+        gp_json_str(b, gp_run_state_name(gp_store_run_state(r)));
         gp_json_key(b, "command", 1);
         gp_json_str(b, r->command);
         gp_json_key(b, "host", 1);
@@ -55,12 +58,15 @@ void gp_report_runs_text(FILE *f, const gp_store_run_row *rows, size_t n)
             snprintf(c2, sizeof c2, "N/A");
         else
             gp_fmt_dur_auto(c2, sizeof c2, (double)r->duration_ns);
+        gp_run_state rs = gp_store_run_state(r);
         if (r->exit_status == GP_NONE)
-            snprintf(c3, sizeof c3, "running?");
+            snprintf(c3, sizeof c3, "%s", gp_run_state_name(rs));
         else if (r->exit_status < 0)
             snprintf(c3, sizeof c3, "signal %lld", -(long long)r->exit_status);
         else
             snprintf(c3, sizeof c3, "%lld", (long long)r->exit_status);
+        if (rs == GP_RUN_INCOMPLETE) /* finished, but events were lost */
+            snprintf(c3 + strlen(c3), sizeof c3 - strlen(c3), " %s", gp_run_state_name(rs));
         snprintf(c4, sizeof c4, "%lld", (long long)(r->events == GP_NONE ? 0 : r->events));
         snprintf(c5, sizeof c5, "%lld", (long long)(r->dropped == GP_NONE ? 0 : r->dropped));
         snprintf(c6, sizeof c6, "%lld", (long long)r->processes);

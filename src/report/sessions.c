@@ -11,8 +11,14 @@ void gp_report_sessions_json(gp_sbuf *b, const gp_session_entry *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         gp_sbuf_puts(b, i ? ",{\"name\":" : "{\"name\":");
         gp_json_str(b, s[i].name);
-        if (s[i].running) {
-            gp_sbuf_puts(b, ",\"state\":\"running\"}");
+        if (s[i].running) { /* counts are in the report written at stop */
+            gp_sbuf_puts(b, ",\"state\":\"running\",\"samples\":null,\"snapshots\":null,"
+                            "\"inferences\":null,\"duration_s\":");
+            if (s[i].duration_s >= 0)
+                gp_json_num(b, s[i].duration_s);
+            else
+                gp_sbuf_puts(b, "null");
+            gp_sbuf_putc(b, '}');
             continue;
         }
         gp_sbuf_printf(b,
@@ -36,8 +42,10 @@ void gp_report_sessions_text(FILE *f, const char *dir, const gp_session_entry *s
     const char *hdr[] = {"Session", "State", "Samples", "Snapshots", "Inferences", "Duration (s)"};
     gp_table *t = gp_table_create(6, hdr, "llrrrr");
     for (size_t i = 0; i < n; i++) {
-        if (s[i].running)
-            gp_table_rowf(t, "%s\trunning\t-\t-\t-\t-", s[i].name);
+        if (s[i].running && s[i].duration_s >= 0) /* counts: N/A until the session stops */
+            gp_table_rowf(t, "%s\trunning\tN/A\tN/A\tN/A\t%.1f so far", s[i].name, s[i].duration_s);
+        else if (s[i].running)
+            gp_table_rowf(t, "%s\trunning\tN/A\tN/A\tN/A\tN/A", s[i].name);
         else
             gp_table_rowf(t, "%s\tfinished\t%lld\t%lld\t%lld\t%.1f", s[i].name, s[i].samples,
                           s[i].snapshots, s[i].inferences, s[i].duration_s);

@@ -88,19 +88,25 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
         for (size_t i = 0; i < k; i++)
             if ((double)s->rows[idx[i]].st.sum > mx) mx = (double)s->rows[idx[i]].st.sum;
         gp_unit u = gp_unit_pick(mx);
-        char th[32];
+        char th[32], ts[32];
         snprintf(th, sizeof th, "Total (%s)", u.name);
-        const char *headers[] = {"#", "Category", "Name", "Count", th, "Span %"};
-        gp_table *tb = gp_table_create(6, headers, "rllrrr");
-        fprintf(f, "\nTop %zu bottlenecks by total time (share of the traced span):\n", k);
+        snprintf(ts, sizeof ts, "Self (%s)", u.name);
+        const char *headers[] = {"#", "Category", "Name", "Count", ts, "Self %", th};
+        gp_table *tb = gp_table_create(7, headers, "rllrrrr");
+        fprintf(f,
+                "\nTop %zu bottlenecks by self time (share of the traced span; total includes "
+                "nested operations):\n",
+                k);
         for (size_t i = 0; i < k; i++) {
             const gp_op_row *r = &s->rows[idx[i]];
-            char c0[32], c3[32], c4[32], c5[32];
+            char c0[32], c3[32], c4[32], c5[32], c6[32];
             snprintf(c0, sizeof c0, "%zu", i + 1);
             snprintf(c3, sizeof c3, "%llu", (unsigned long long)r->st.count);
-            gp_fmt_dur(c4, sizeof c4, (double)r->st.sum, u);
-            snprintf(c5, sizeof c5, "%.2f", r->share_pct);
-            const char *cells[] = {c0, gp_group_name(r->group), gp_trace_s(t, r->name), c3, c4, c5};
+            gp_fmt_dur(c4, sizeof c4, (double)r->self_ns, u);
+            snprintf(c5, sizeof c5, "%.2f", r->self_pct);
+            gp_fmt_dur(c6, sizeof c6, (double)r->st.sum, u);
+            const char *cells[] = {c0, gp_group_name(r->group), gp_trace_s(t, r->name), c3, c4, c5,
+                                   c6};
             gp_table_row(tb, cells);
         }
         gp_table_print(tb, f, o->wide ? 0 : 70);
@@ -140,6 +146,10 @@ static void json_row(gp_sbuf *b, const gp_trace *t, const gp_op_row *r, int with
     gp_json_num(b, st->p99);
     gp_json_key(b, "span_pct", 1);
     gp_json_num(b, r->share_pct);
+    gp_json_key(b, "self_ns", 1);
+    gp_json_int(b, r->self_ns);
+    gp_json_key(b, "self_pct", 1);
+    gp_json_num(b, r->self_pct);
     gp_sbuf_putc(b, '}');
 }
 

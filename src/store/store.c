@@ -10,9 +10,12 @@
 #include "core/vec.h"
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -294,13 +297,14 @@ int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err
     return sqlite3_last_insert_rowid(s->db);
 }
 
-int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns, gp_err *err)
+int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns,
+                     int64_t dropped_seen, gp_err *err)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(
             s->db,
-            "UPDATE runs SET exit_status = ?1, duration_ns = ?2, dropped = (SELECT "
-            "coalesce(sum(dropped), 0) FROM processes WHERE run = ?3), devices = (SELECT "
+            "UPDATE runs SET exit_status = ?1, duration_ns = ?2, dropped = max(?4, (SELECT "
+            "coalesce(sum(dropped), 0) FROM processes WHERE run = ?3)), devices = (SELECT "
             "group_concat(d, '; ') FROM (SELECT DISTINCT kind || ': ' || name AS d FROM devices "
             "WHERE proc IN (SELECT id FROM processes WHERE run = ?3))) WHERE id = ?3",
             -1, &st, NULL) != SQLITE_OK)
@@ -308,6 +312,7 @@ int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration
     sqlite3_bind_int(st, 1, exit_status);
     sqlite3_bind_int64(st, 2, duration_ns);
     sqlite3_bind_int64(st, 3, run);
+    sqlite3_bind_int64(st, 4, dropped_seen > 0 ? dropped_seen : 0);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return db_err(s->db, s->path, err, "cannot finish the run");
@@ -381,6 +386,8 @@ struct gp_store_writer {
     char *path;
     char *source;
     int64_t run, proc;
+    int status_fd; /* GPUPROF_STATUS_FD: the pipe of `gpuprof run`, or -1 */
+    int reported;  /* a failure was reported on status_fd */
     int commit_ns;
     size_t max_pending;
     pthread_t th;
@@ -598,6 +605,83 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
     return 0;
 }
 
+/* ---- what a writer tells `gpuprof run` besides the store ----
+ * A store that cannot be written (disk full, file size limit) cannot hold
+ * the count of what it lost either. `gpuprof run` passes the write end of a
+ * pipe in GPUPROF_STATUS_FD; each writer writes one line there when its
+ * first write fails and one when it stops:
+ *   "gpuprof-writer PID WRITTEN DROPPED ERR\n"  (ERR: 0 or a GP_E* code)
+ * Lines are shorter than PIPE_BUF (atomic) and written without blocking. */
+static int status_fd_from_env(void)
+{
+    const char *e = getenv("GPUPROF_STATUS_FD");
+    if (!e || !*e) return -1;
+    char *end;
+    long fd = strtol(e, &end, 10);
+    struct stat sb;
+    if (*end || fd < 0 || fd > 1 << 20 || fstat((int)fd, &sb) != 0 || !S_ISFIFO(sb.st_mode))
+        return -1; /* not ours (a leaked variable): never write to a random fd */
+    return (int)fd;
+}
+
+static void status_report(int fd, uint64_t written, uint64_t dropped, int err)
+{
+    if (fd < 0) return;
+    char line[128];
+    int n = snprintf(line, sizeof line, "gpuprof-writer %ld %llu %llu %d\n", (long)getpid(),
+                     (unsigned long long)written, (unsigned long long)dropped, err);
+    if (n > 0 && (size_t)n < sizeof line) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        ssize_t k = write(fd, line, (size_t)n);
+        (void)k; /* a full pipe loses the line; `gpuprof run` still has the store */
+    }
+}
+
+/* SQLite's writes in the caller's thread must not kill the recorded program:
+ * under a file size limit (ulimit -f) a write past it raises SIGXFSZ, whose
+ * default action ends the process. Between xfsz_block and xfsz_unblock the
+ * signal is blocked in this thread (write then fails with EFBIG, an error
+ * the writer counts) and one raised meanwhile is consumed. */
+typedef struct xfsz_guard {
+    sigset_t old;
+    int was_pending;
+} xfsz_guard;
+
+static void xfsz_block(xfsz_guard *g)
+{
+    sigset_t x, pend;
+    sigemptyset(&x);
+    sigaddset(&x, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &x, &g->old);
+    g->was_pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+}
+
+static void xfsz_unblock(xfsz_guard *g)
+{
+    sigset_t x, pend;
+    sigemptyset(&x);
+    sigaddset(&x, SIGXFSZ);
+    if (!g->was_pending && sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&x, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* Starts the writer thread with every signal blocked: the recorded
+ * program's signals go to its own threads, and SIGXFSZ in the writer makes
+ * a write fail instead of ending the program. */
+static int writer_spawn(gp_store_writer *w, void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->th, NULL, fn, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -692,6 +776,10 @@ static void *writer_main(void *arg)
         if (rc) {
             if (!w->err) w->err = rc;
             w->dropped += total - done; /* lost: counted, never hidden */
+            if (!w->reported) {
+                w->reported = 1;
+                status_report(w->status_fd, w->written, w->dropped, w->err);
+            }
         }
         w->batch.n = 0;
         w->flush_done = req;
@@ -839,19 +927,26 @@ gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_s
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->done, NULL);
+    w->status_fd = status_fd_from_env();
     w->strs = gp_strtab_create();
     if (!w->strs) {
         gp_err_set(err, GP_ENOMEM, "out of memory");
         goto fail;
     }
-    if (writer_connect(w, err) || writer_add_process(w, err)) goto fail;
-    if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
+    xfsz_guard g;
+    xfsz_block(&g);
+    int rc = writer_connect(w, err) || writer_add_process(w, err);
+    xfsz_unblock(&g);
+    if (rc) goto fail;
+    if (writer_spawn(w, writer_main) != 0) {
         gp_err_set(err, GP_EIO, "cannot start the store writer thread");
         goto fail;
     }
     w->started = 1;
     return w;
 fail:
+    /* nothing of this process will be recorded: `gpuprof run` must know */
+    status_report(w->status_fd, 0, 0, GP_EIO);
     writer_free(w);
     return NULL;
 }
@@ -881,12 +976,19 @@ static void writer_join(gp_store_writer *w)
 static void writer_restart(gp_store_writer *w, int child)
 {
     gp_err err = {0};
+    xfsz_guard g;
+    xfsz_block(&g);
     int rc = writer_connect(w, &err);
     if (!rc && child) rc = writer_add_process(w, &err);
-    if (!rc && pthread_create(&w->th, NULL, writer_main, w) != 0) rc = GP_EIO;
+    xfsz_unblock(&g);
+    if (!rc && writer_spawn(w, writer_main) != 0) rc = GP_EIO;
     if (rc) {
         if (w->db) writer_disconnect(w);
         if (!w->err) w->err = rc;
+        if (!w->reported) {
+            w->reported = 1;
+            status_report(w->status_fd, w->written, w->dropped, w->err);
+        }
         fprintf(stderr, "gpuprof: store writer of process %d not restarted after fork: %s\n",
                 (int)getpid(), err.msg[0] ? err.msg : "cannot start the thread");
         return;
@@ -924,6 +1026,7 @@ void gp_store_writer_fork_child(gp_store_writer *w)
     w->renamed.n = 0;
     w->devs_sent = 0;
     w->err = 0;
+    w->reported = 0;
     w->proc = 0;
     writer_restart(w, 1);
     pthread_mutex_unlock(&w->mu);
@@ -1036,14 +1139,21 @@ int gp_store_writer_stop(gp_store_writer *w)
     if (!w) return 0;
     writer_join(w);
     int rc = w->err;
+    uint64_t dropped = w->dropped + w->pending.n;
     if (w->db) { /* the process's end and final counts */
+        xfsz_guard g;
+        xfsz_block(&g);
         sqlite3_bind_int64(w->st_proc, 1, (int64_t)w->written);
-        sqlite3_bind_int64(w->st_proc, 2, (int64_t)(w->dropped + w->pending.n));
+        sqlite3_bind_int64(w->st_proc, 2, (int64_t)dropped);
         sqlite3_bind_int64(w->st_proc, 3, now_ns());
         sqlite3_bind_int64(w->st_proc, 4, w->proc);
         if (sqlite3_step(w->st_proc) != SQLITE_DONE && !rc) rc = GP_EIO;
         sqlite3_reset(w->st_proc);
+        xfsz_unblock(&g);
+    } else if (!rc) {
+        rc = GP_EIO; /* not writing since a fork: what it queued is lost */
     }
+    status_report(w->status_fd, w->written, dropped, rc);
     writer_free(w);
     return rc;
 }

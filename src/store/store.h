@@ -74,9 +74,12 @@ void gp_store_close(gp_store *s);
 
 /* Inserts a runs row and returns its id (> 0), or a GP_E* code with err set. */
 int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err);
-/* Completes a run: exit status (or -signal), duration, and the devices and
- * dropped counts gathered from its processes. 0 or GP_E* with err set. */
-int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns, gp_err *err);
+/* Completes a run: exit status (or -signal), duration, the devices and the
+ * dropped count: the larger of the sum over its processes rows and
+ * dropped_seen (what the writers reported outside the store, see
+ * GPUPROF_STATUS_FD in store.c). 0 or GP_E* with err set. */
+int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns,
+                     int64_t dropped_seen, gp_err *err);
 
 /* 1 when an environment variable is kept with a run: the CUDA_, OPENCL_,
  * GPUPROF_ and NVTX_ variables (which include all that gpuprof run sets). */
@@ -152,8 +155,26 @@ int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err);
  * gp_store_runs_free). Unknown numbers are GP_NONE. */
 typedef struct gp_store_run_row {
     int64_t id, start_wall_ns, duration_ns, exit_status, dropped, events, processes;
+    int64_t pid; /* the recorder's (gpuprof run's) pid */
     char *command, *host, *devices, *version;
 } gp_store_run_row;
+
+/* The state of a run, one definition for every output (docs/recording.md):
+ * COMPLETE: finished, nothing dropped; INCOMPLETE: finished but events were
+ * dropped; RUNNING: not finished and its recorder is alive on this host;
+ * INTERRUPTED: not finished and its recorder is gone (killed, crashed, the
+ * store could not be written at the end); UNKNOWN: not finished, recorded on
+ * another host. */
+typedef enum gp_run_state {
+    GP_RUN_COMPLETE,
+    GP_RUN_INCOMPLETE,
+    GP_RUN_RUNNING,
+    GP_RUN_INTERRUPTED,
+    GP_RUN_UNKNOWN,
+} gp_run_state;
+gp_run_state gp_store_run_state(const gp_store_run_row *r);
+/* "complete", "incomplete", "running", "interrupted", "unknown". */
+const char *gp_run_state_name(gp_run_state s);
 int gp_store_runs(const char *path, gp_store_run_row **rows, size_t *n, gp_err *err);
 void gp_store_runs_free(gp_store_run_row *rows, size_t n);
 

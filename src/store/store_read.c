@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static int is_sqlite_file(const char *path)
 {
@@ -51,32 +54,87 @@ int gp_store_spec(const char *spec, char **file, int64_t *run)
     return 1;
 }
 
-/* Opens the store at path (read-write without create when allowed, which
- * lets SQLite recover the WAL of a killed writer; else read-only; only
- * read-only when strict) and checks its schema version. */
-static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
+/* A one-line error for a failed SQLite call on `db`: a damaged file
+ * (SQLITE_CORRUPT, SQLITE_NOTADB) is bad input (GP_EPARSE, exit 2), anything
+ * else an I/O failure. Returns the code set. */
+static int sql_fail(sqlite3 *db, const char *path, gp_err *err)
+{
+    int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
+    int code =
+        ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB || ec == SQLITE_FORMAT ? GP_EPARSE : GP_EIO;
+    return gp_err_set(err, code, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
+}
+
+/* Ends a reading loop: `last` is the final sqlite3_step result; anything but
+ * SQLITE_DONE (a damaged page, an I/O error) is an error, never a partial
+ * result. Finalizes st. */
+static int step_end(sqlite3 *db, sqlite3_stmt *st, int last, const char *path, gp_err *err)
+{
+    int rc = last == SQLITE_DONE || last == SQLITE_ROW ? 0 : sql_fail(db, path, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Opens a store for reading. In order: read-write without create (lets
+ * SQLite recover the WAL of a killed writer; skipped when strict or the
+ * store is another user's, security.md); read-only; read-only with
+ * immutable=1 (read-only media, or a file owned by another user whose -shm
+ * cannot be created: the file is then read as it is, without locking). */
+static sqlite3 *open_any(const char *path, int strict)
 {
     sqlite3 *db = NULL;
-    if (gp_access_foreign(path)) strict = 1; /* another user's store: read-only (security.md) */
-    if (strict || sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    if (gp_access_foreign(path)) strict = 1;
+    if (!strict && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
+        return db;
+    sqlite3_close(db);
+    db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
+        return db;
+    int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
+    if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB) return db; /* reported by the caller */
+    sqlite3_close(db);
+    db = NULL;
+    gp_sbuf u = {0};
+    gp_sbuf_puts(&u, "file:");
+    for (const char *c = path; *c; c++) {
+        if (*c == '?' || *c == '#' || *c == '%')
+            gp_sbuf_printf(&u, "%%%02X", (unsigned char)*c);
+        else
+            gp_sbuf_putc(&u, *c);
+    }
+    gp_sbuf_puts(&u, "?immutable=1");
+    if (sqlite3_open_v2(gp_sbuf_cstr(&u), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
+        SQLITE_OK) {
         sqlite3_close(db);
         db = NULL;
-        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-            gp_err_set(err, GP_EIO, "%s: cannot open store: %s", path,
-                       db ? sqlite3_errmsg(db) : "?");
-            sqlite3_close(db);
-            return GP_EIO;
-        }
     }
+    gp_sbuf_free(&u);
+    return db;
+}
+
+/* Opens the store at path (see open_any) and checks its schema version. */
+static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
+{
+    sqlite3 *db = open_any(path, strict);
+    if (!db) return gp_err_set(err, GP_EIO, "%s: cannot open store", path);
     sqlite3_busy_timeout(db, 10000);
     sqlite3_stmt *st = NULL;
+    int s = SQLITE_ERROR;
     if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
                            NULL) != SQLITE_OK ||
-        sqlite3_step(st) != SQLITE_ROW) {
-        gp_err_set(err, GP_EPARSE, "%s: not a gpuprof store (no schema_version)", path);
+        (s = sqlite3_step(st)) != SQLITE_ROW) {
+        int ec = sqlite3_errcode(db);
+        int rc;
+        if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB || ec == SQLITE_IOERR ||
+            (ec & 0xff) == SQLITE_IOERR || ec == SQLITE_BUSY || ec == SQLITE_CANTOPEN)
+            rc = sql_fail(db, path, err);
+        else
+            rc = gp_err_set(err, GP_EPARSE, "%s: not a gpuprof store (no schema_version)", path);
         sqlite3_finalize(st);
         sqlite3_close(db);
-        return GP_EPARSE;
+        return rc;
     }
     int ver = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
@@ -168,8 +226,10 @@ static int64_t col_opt(sqlite3_stmt *st, int i)
 
 static int prep(loader *L, const char *sql, sqlite3_stmt **st, gp_err *err)
 {
-    if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK)
-        return gp_err_set(err, GP_EPARSE, "%s: %s", L->path, sqlite3_errmsg(L->db));
+    if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return sql_fail(L->db, L->path, err);
+    }
     sqlite3_bind_int64(*st, 1, L->run);
     return 0;
 }
@@ -177,18 +237,19 @@ static int prep(loader *L, const char *sql, sqlite3_stmt **st, gp_err *err)
 static int load_procs(loader *L, gp_err *err)
 {
     sqlite3_stmt *st;
+    int sr = SQLITE_DONE;
     int rc = prep(L, "SELECT id, pid, exe FROM processes WHERE run = ?1 ORDER BY id", &st, err);
     if (rc) return rc;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc p = {0};
         p.id = sqlite3_column_int64(st, 0);
         p.pid = sqlite3_column_int64(st, 1);
         if (GP_VEC_PUSH(L->procs, p)) L->oom = 1;
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     /* strings */
     if ((rc = prep(L, "SELECT proc, id, s FROM strings WHERE " RUN_PROCS, &st, err))) return rc;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         int64_t id = sqlite3_column_int64(st, 1);
         if (!p || id < 0 || id > (1 << 30)) continue;
@@ -208,7 +269,7 @@ static int load_procs(loader *L, gp_err *err)
                 p->str.v[id] = tid;
         }
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     /* tracks: host threads keep (pid, tid); device queues/streams are drawn
      * like Kineto's GPU tracks, (device, stream), within the process */
     if ((rc = prep(L,
@@ -216,7 +277,7 @@ static int load_procs(loader *L, gp_err *err)
                    "JOIN processes p ON p.id = t.proc WHERE p.run = ?1 ORDER BY t.proc, t.id",
                    &st, err)))
         return rc;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         int64_t id = sqlite3_column_int64(st, 1);
         if (!p || id < 0 || id > (1 << 24)) continue;
@@ -255,7 +316,7 @@ static int load_procs(loader *L, gp_err *err)
             }
         if ((size_t)id < p->track.n) p->track.v[id] = k;
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     return 0;
 }
 
@@ -301,9 +362,10 @@ static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err 
              " ORDER BY rowid",
              table);
     sqlite3_stmt *st;
+    int sr = SQLITE_DONE;
     int rc = prep(L, sql, &st, err);
     if (rc) return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_slice s;
@@ -311,7 +373,7 @@ static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err 
         if (push_slice(L, &s) && flow_ph && s.correlation != GP_NONE)
             add_flow(L, s.correlation, s.ts, s.track, flow_ph);
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     return 0;
 }
 
@@ -319,7 +381,7 @@ static int load_events(loader *L, gp_err *err)
 {
     gp_trace *t = L->t;
     sqlite3_stmt *st;
-    int rc;
+    int rc, sr = SQLITE_DONE;
     /* API calls: launches get the start of a flow to their device work */
     if ((rc = load_plain_slices(L, "api_calls", 's', err))) return rc;
     /* kernels */
@@ -329,7 +391,7 @@ static int load_events(loader *L, gp_err *err)
                    "WHERE " RUN_PROCS " ORDER BY rowid",
                    &st, err)))
         return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_slice s = {0};
@@ -358,14 +420,14 @@ static int load_events(loader *L, gp_err *err)
         if (push_slice(L, &s) && s.correlation != GP_NONE)
             add_flow(L, s.correlation, s.ts, s.track, 'f');
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     /* copies and memsets */
     if ((rc = prep(L,
                    "SELECT proc, track, cat, name, ts, dur, corr, device, context, stream, bytes, "
                    "copy_kind, src_kind, dst_kind FROM copies WHERE " RUN_PROCS " ORDER BY rowid",
                    &st, err)))
         return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_slice s;
@@ -386,7 +448,7 @@ static int load_events(loader *L, gp_err *err)
         if (push_slice(L, &s) && s.correlation != GP_NONE)
             add_flow(L, s.correlation, s.ts, s.track, 'f');
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     /* other ranges */
     if ((rc = load_plain_slices(L, "slices", 0, err))) return rc;
     /* marks */
@@ -395,7 +457,7 @@ static int load_events(loader *L, gp_err *err)
                    " ORDER BY rowid",
                    &st, err)))
         return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_instant in = {sqlite3_column_int64(st, 4), map_str(p, sqlite3_column_int64(st, 3)),
@@ -403,14 +465,14 @@ static int load_events(loader *L, gp_err *err)
                          map_cat(L, p, sqlite3_column_int64(st, 2)), 't'};
         if (in.track != GP_NO_INDEX && GP_VEC_PUSH(t->instants, in)) L->oom = 1;
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     /* counters: one series per (name, track) */
     if ((rc = prep(L,
                    "SELECT proc, track, name, ts, value FROM counters WHERE " RUN_PROCS
                    " ORDER BY rowid",
                    &st, err)))
         return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         uint32_t track = map_track(p, sqlite3_column_int64(st, 1));
@@ -433,14 +495,14 @@ static int load_events(loader *L, gp_err *err)
         gp_counter_sample cs = {sqlite3_column_int64(st, 3), sqlite3_column_double(st, 4), series};
         if (GP_VEC_PUSH(t->counters, cs)) L->oom = 1;
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     /* memory */
     if ((rc = prep(L,
                    "SELECT proc, track, ts, addr, bytes, device FROM memory WHERE " RUN_PROCS
                    " ORDER BY rowid",
                    &st, err)))
         return rc;
-    while (!L->oom && sqlite3_step(st) == SQLITE_ROW) {
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_mem_event m = {0};
@@ -453,7 +515,7 @@ static int load_events(loader *L, gp_err *err)
         m.device_id = (int16_t)col_opt(st, 5);
         if (m.track != GP_NO_INDEX && GP_VEC_PUSH(t->mem_events, m)) L->oom = 1;
     }
-    sqlite3_finalize(st);
+    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     return 0;
 }
 
@@ -465,14 +527,20 @@ int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err)
     if (rc) return rc;
     sqlite3_stmt *st = NULL;
     int64_t wall = 0, mono = 0;
+    int sr = SQLITE_ERROR;
     sqlite3_prepare_v2(L.db,
                        run > 0 ? "SELECT id, start_wall_ns, start_mono_ns FROM runs WHERE id = ?1"
                                : "SELECT id, start_wall_ns, start_mono_ns FROM runs ORDER BY id "
                                  "DESC LIMIT 1",
                        -1, &st, NULL);
     if (run > 0) sqlite3_bind_int64(st, 1, run);
-    if (!st || sqlite3_step(st) != SQLITE_ROW) {
+    if (!st || (sr = sqlite3_step(st)) != SQLITE_ROW) {
         sqlite3_finalize(st);
+        if (!st || sr != SQLITE_DONE) {
+            rc = sql_fail(L.db, path, err);
+            sqlite3_close(L.db);
+            return rc;
+        }
         sqlite3_close(L.db);
         if (run > 0) return gp_err_set(err, GP_ENOTFOUND, "%s: no run %lld", path, (long long)run);
         return gp_err_set(err, GP_ENOTFOUND, "%s: the store holds no run", path);
@@ -511,6 +579,7 @@ int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err)
     L.t->meta.trace_name = L.t->meta.source;
     /* timestamps are CLOCK_MONOTONIC; the base makes t0_abs_ns an epoch time */
     L.t->meta.has_base_time = 1;
+    L.t->meta.has_trace_events = 1; /* a run is a trace (its events may be none) */
     L.t->meta.base_time_ns = wall - mono;
     L.t->meta.events_read = L.t->slices.n + L.t->instants.n + L.t->counters.n + L.t->mem_events.n;
     gp_trace_finish(L.t);
@@ -529,15 +598,16 @@ int gp_store_runs(const char *path, gp_store_run_row **rows, size_t *n, gp_err *
             "SELECT r.id, r.start_wall_ns, r.duration_ns, r.exit_status, "
             "coalesce(r.dropped, (SELECT sum(dropped) FROM processes WHERE run = r.id)), "
             "(SELECT sum(events) FROM processes WHERE run = r.id), (SELECT count(*) FROM "
-            "processes WHERE run = r.id), r.command, r.host, r.devices, r.version FROM runs r "
-            "ORDER BY r.id",
+            "processes WHERE run = r.id), r.command, r.host, r.devices, r.version, r.pid FROM "
+            "runs r ORDER BY r.id",
             -1, &st, NULL) != SQLITE_OK) {
-        rc = gp_err_set(err, GP_EPARSE, "%s: %s", path, sqlite3_errmsg(db));
+        rc = sql_fail(db, path, err);
         sqlite3_close(db);
         return rc;
     }
     GP_VEC(gp_store_run_row) v = {0};
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         gp_store_run_row r;
         r.id = sqlite3_column_int64(st, 0);
         r.start_wall_ns = col_opt(st, 1);
@@ -546,6 +616,7 @@ int gp_store_runs(const char *path, gp_store_run_row **rows, size_t *n, gp_err *
         r.dropped = col_opt(st, 4);
         r.events = col_opt(st, 5);
         r.processes = col_opt(st, 6);
+        r.pid = col_opt(st, 11);
         char **dst[4] = {&r.command, &r.host, &r.devices, &r.version};
         for (int k = 0; k < 4; k++) {
             const char *s = (const char *)sqlite3_column_text(st, 7 + k);
@@ -557,7 +628,10 @@ int gp_store_runs(const char *path, gp_store_run_row **rows, size_t *n, gp_err *
             break;
         }
     }
-    sqlite3_finalize(st);
+    if (!rc)
+        rc = step_end(db, st, sr, path, err);
+    else
+        sqlite3_finalize(st);
     sqlite3_close(db);
     if (rc) {
         gp_store_runs_free(v.v, v.n);
@@ -759,7 +833,10 @@ int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *
             gp_sbuf_write(&b, f);
         }
         if (s != SQLITE_DONE) {
-            rc = gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
+            int ec = sqlite3_errcode(db);
+            rc = ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB || (ec & 0xff) == SQLITE_IOERR
+                     ? sql_fail(db, path, err)
+                     : gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
             sqlite3_finalize(st);
             break;
         }
@@ -768,4 +845,58 @@ int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *
     gp_sbuf_free(&b);
     sqlite3_close(db);
     return rc;
+}
+
+/* Start time (epoch ns) of process pid from /proc, or -1. */
+static int64_t proc_start_wall_ns(int64_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p) return -1;
+    if (p[1] == ' ' && p[2] == 'Z') return INT64_MAX; /* a zombie: the process is over */
+    unsigned long long start = 0;
+    /* after ") ": state is field 3, starttime field 22 */
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+        if (++field == 22) {
+            start = strtoull(tok, NULL, 10);
+            break;
+        }
+    if (field != 22) return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec rt, bt;
+    if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &rt) || clock_gettime(CLOCK_BOOTTIME, &bt))
+        return -1;
+    int64_t boot = ((int64_t)rt.tv_sec - bt.tv_sec) * 1000000000 + (rt.tv_nsec - bt.tv_nsec);
+    return boot + (int64_t)(start * (1000000000.0 / (double)hz));
+}
+
+gp_run_state gp_store_run_state(const gp_store_run_row *r)
+{
+    if (r->exit_status != GP_NONE)
+        return r->dropped != GP_NONE && r->dropped > 0 ? GP_RUN_INCOMPLETE : GP_RUN_COMPLETE;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    if (!r->host || strcmp(r->host, host) || r->pid == GP_NONE || r->pid <= 0)
+        return GP_RUN_UNKNOWN;
+    if (kill((pid_t)r->pid, 0) != 0 && errno == ESRCH) return GP_RUN_INTERRUPTED;
+    /* the pid is in use: by the recorder only when that process started
+     * before the run did (pid reuse otherwise); 2 s of slack for clock steps */
+    int64_t st = proc_start_wall_ns(r->pid);
+    if (st >= 0 && r->start_wall_ns != GP_NONE && st > r->start_wall_ns + 2000000000LL)
+        return GP_RUN_INTERRUPTED;
+    return GP_RUN_RUNNING;
+}
+
+const char *gp_run_state_name(gp_run_state s)
+{
+    static const char *const names[] = {"complete", "incomplete", "running", "interrupted",
+                                        "unknown"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }

@@ -1089,7 +1089,11 @@ static void fill_gpu_info(P *p, const ev *e, gp_slice *sl, gp_kind kind, uint32_
     g.shared_mem = (int32_t)ARG_I64(e, "shared memory", GP_NONE);
     g.blocks_per_sm = arg_f32(e, "blocks per SM", 13);
     g.warps_per_sm = arg_f32(e, "warps per SM", 12);
+    /* Kineto writes 0 when it did not compute the occupancy (e.g. kernels
+     * with more than 48 KB of shared memory): a kernel that ran had some
+     * occupancy, so 0 is unknown, never 0 % (docs/trace-import.md) */
     g.occupancy_pct = arg_f32(e, "est. achieved occupancy %", 25);
+    if (g.occupancy_pct == 0.0f) g.occupancy_pct = NAN;
     g.bytes = ARG_I64(e, "bytes", GP_NONE);
     if (kind == GP_K_MEMCPY || kind == GP_K_MEMSET) {
         const char *nm = gp_trace_s(p->t, sl->name);

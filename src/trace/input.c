@@ -209,6 +209,12 @@ static int fill(gp_input *in, unsigned char *out, size_t cap, size_t *len, int *
                 zreset(in);
                 continue;
             }
+            if (zin_avail(in) > 0) { /* one behaviour for every reader: refused */
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s: trailing garbage after the gzip stream (compressed byte %llu)",
+                                in->name, (unsigned long long)(in->pos - zin_avail(in)));
+                break;
+            }
             *end = 1;
             break;
         }

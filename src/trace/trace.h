@@ -254,6 +254,13 @@ gp_trace *gp_trace_create(void);
 void gp_trace_destroy(gp_trace *t);
 
 /* Interning and lookup helpers; return ids or GP_NO_INDEX on out of memory. */
+/* A stream id as printed: Kineto writes stream -1 (no stream) as the
+ * unsigned 32-bit 4294967295 in some traces; it is shown as -1 everywhere
+ * (the stored value is kept: HTA's preprocessing compares it as written). */
+static inline long long gp_stream_shown(int64_t stream)
+{
+    return stream == 4294967295LL ? -1LL : (long long)stream;
+}
 uint32_t gp_trace_str(gp_trace *t, const char *s, size_t n);
 static inline const char *gp_trace_s(const gp_trace *t, uint32_t id)
 {
