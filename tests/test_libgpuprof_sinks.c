@@ -227,6 +227,8 @@ TEST(auto_sink_rollover_exact)
         ASSERT_EQ_INT(s.rows[i].st.min, lr->min_ns);
         ASSERT_EQ_INT(s.rows[i].st.max, lr->max_ns);
         ASSERT_NEAR(s.rows[i].st.p50, lr->p50_ns, 1.0);
+        /* self time of the export equals the library's (one rule) */
+        ASSERT_EQ_INT(s.rows[i].self_ns, lr->self_ns);
         seen++;
     }
     ASSERT_EQ_INT(seen, 2);

@@ -228,6 +228,9 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
             }
         }
         gp_nesting_free(&nest);
+        /* aggregated ranges carry their own self time */
+        for (size_t i = 0; agg_row && i < t->aggs.n; i++)
+            if (agg_row[i] != UINT32_MAX) rows[agg_row[i]].self_ns += t->aggs.v[i].self_ns;
         for (size_t r = 0; r < nrows; r++) {
             rows[r].self_pct =
                 out->span_ns > 0 ? 100.0 * (double)rows[r].self_ns / (double)out->span_ns : 0;
