@@ -1,4 +1,4 @@
-# Entry points: make (build), make demo, make test, make bench, make install.
+# Entry points: make (build), make demo, make test, make bench, make install, make deb.
 # Variables: BUILD (build folder), SANITIZE=1 (ASan+UBSan), WERROR=1, PREFIX.
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -15,7 +15,7 @@ ifeq ($(WERROR),1)
   CMAKE_FLAGS += -DGP_WERROR=ON
 endif
 
-.PHONY: all build deps configure demo test bench install clean format
+.PHONY: all build deps configure demo test bench install deb clean format
 
 all: build
 
@@ -48,8 +48,16 @@ bench: deps
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
+# Debian package of a /usr build (multiarch libdir): $(DEB_BUILD)/gpuprof_VERSION_ARCH.deb
+DEB_BUILD ?= build-deb
+deb:
+	@cmake -S . -B $(DEB_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_INSTALL_PREFIX=/usr $(CMAKE_FLAGS) >/dev/null
+	@ninja -C $(DEB_BUILD) -j $(JOBS) gpuprof gpuprof_shared gpuprof_docs all | grep -v '^\[' || true
+	@cd $(DEB_BUILD) && cpack -G DEB >/dev/null && ls *.deb
+
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-deb

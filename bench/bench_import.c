@@ -59,7 +59,7 @@ int main(int argc, char **argv)
             if (!gp_jscan_supported((gp_jscan_isa)i)) continue;
             if (only && !listed(only, gp_jscan_name((gp_jscan_isa)i))) continue;
             setenv("GPUPROF_SIMD", gp_jscan_name((gp_jscan_isa)i), 1);
-            gp_import_opts o = {0, threads};
+            gp_import_opts o = {0, threads, 0};
             gp_trace *t = NULL;
             gp_err err;
             double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);

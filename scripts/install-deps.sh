@@ -15,7 +15,11 @@ PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       libmicrohttpd-dev  # HTTP listeners: gpuprof monitor --prometheus, gpuprof serve
       libgnutls28-dev    # gpuprof serve: TLS
       gnutls-bin wrk     # serve tests: a TLS test certificate (certtool), the load test
-      prometheus)  # promtool and a real server: tests/t_prometheus.py
+      prometheus  # promtool and a real server: tests/t_prometheus.py
+      # HTA 0.6.1 (../shared/hta) as the oracle of tests/t_export_roundtrip.py;
+      # protoc decodes .pftrace exports in tests/t_export_perfetto.py
+      python3-pandas python3-numpy python3-plotly python3-networkx python3-psutil
+      protobuf-compiler)
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})

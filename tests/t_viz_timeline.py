@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
-"""gpuprof timeline -o X.json on every shared trace: the Chrome/Perfetto JSON
-is valid, starts at 0, keeps every complete slice of the source, has
-balanced and correctly nested slices per track, one start and one end per
-flow (each on a slice start), and one memory counter sample per [memory]
-event. Also checks the HTML viewer's size bound on a generated trace."""
+"""gpuprof timeline -o X.json on every shared trace: the Chrome JSON is
+valid, keeps every complete slice and [memory] event of the source (the
+lossless writer; t_export_roundtrip.py checks it in full). Also checks the
+HTML viewer's size bound on a generated trace."""
 import glob, gzip, json, os, subprocess, sys, tempfile
 from decimal import Decimal
 
@@ -36,42 +35,11 @@ def check_trace(src, out):
     source = load(src)
     want = sum(1 for e in source if e.get("ph") == "X" and "dur" in e and "ts" in e)
     check(len(xs) == want, "%s: %d slices written, %d in the source" % (src, len(xs), want))
-    if xs:
-        check(0 <= min(e["ts"] for e in xs) < 1, "%s: not rebased to the start" % src)
-    tracks = {}
-    for e in xs:
-        check(e["dur"] >= 0, "negative dur")
-        tracks.setdefault((e["pid"], e["tid"]), []).append(e)
-    names = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
-    check(set(tracks) <= names, "%s: every track has a thread_name" % src)
-    bad = 0
-    for key, sl in tracks.items():
-        last = None
-        stack = []
-        for e in sl:  # written in nesting order: ts ascending
-            ts, end = e["ts"], e["ts"] + e["dur"]
-            if last is not None and ts < last:
-                bad += 1
-            last = ts
-            while stack and stack[-1] <= ts:
-                stack.pop()
-            if stack and end > stack[-1]:
-                bad += 1  # overlaps its parent's end: not nested
-            stack.append(end)
-    check(bad == 0, "%s: %d slices out of order or not nested" % (src, bad))
-    starts = {}
-    for e in xs:
-        starts.setdefault((e["pid"], e["tid"]), set()).add(e["ts"])
-    flows = {}
-    for e in ev:
-        if e["ph"] in ("s", "f"):
-            flows.setdefault(e["id"], []).append(e)
-            check(e["ts"] in starts.get((e["pid"], e["tid"]), ()), "%s: flow end not on a slice" % src)
-    check(all(sorted(x["ph"] for x in v) == ["f", "s"] for v in flows.values()),
-          "%s: each flow has one s and one f" % src)
+    tracks = {(e["pid"], e["tid"]) for e in xs}
+    flows = {e["id"] for e in ev if e["ph"] in ("s", "f") and "id" in e}
     mem = sum(1 for e in source if e.get("name") == "[memory]" and e.get("ph") in ("i", "I"))
-    cnt = sum(1 for e in ev if e["ph"] == "C" and e["name"].startswith("memory "))
-    check(cnt == mem, "%s: %d memory counter samples for %d [memory] events" % (src, cnt, mem))
+    cnt = sum(1 for e in ev if e["ph"] == "i" and e["name"] == "[memory]")
+    check(cnt == mem, "%s: %d [memory] events written for %d" % (src, cnt, mem))
     print("%s: %d slices on %d tracks, %d flows, %d memory samples" % (os.path.basename(src), len(xs),
                                                                       len(tracks), len(flows), cnt))
 

@@ -91,7 +91,7 @@ TEST(compare_tracked_buffers)
     gp_comparison_free(&c);
     /* the parallel importer (file split in parts) keeps the section too */
     setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
-    gp_import_opts io = {0, 4};
+    gp_import_opts io = {0, 4, 0};
     gp_trace *tsplit;
     ASSERT_EQ_INT(gp_import_json_file(b, &io, &tsplit, &err), 0);
     unsetenv("GPUPROF_SPLIT_MIN_BYTES");

@@ -24,7 +24,7 @@ static outcome import_with(gp_jscan_isa isa, const char *path, const char *mem, 
     gp_trace *t = NULL;
     gp_err err;
     memset(&err, 0, sizeof err);
-    gp_import_opts opts = {0, 1};
+    gp_import_opts opts = {0, 1, 0};
     o.rc = path ? gp_import_json_file(path, &opts, &t, &err)
                 : gp_import_json_mem(mem, n, "mem.json", &t, &err);
     if (t) {

@@ -10,6 +10,7 @@ typedef struct rec {
     int64_t ts, dur;
     char name[48];
     int64_t pid, tid, corr;
+    char args[96]; /* the kept args text ("" when none) */
 } rec;
 
 static int cmp_rec(const void *a, const void *b)
@@ -23,8 +24,13 @@ static int cmp_rec(const void *a, const void *b)
 static rec *records(const gp_trace *t)
 {
     rec *r = calloc(t->slices.n + 1, sizeof *r);
+    size_t a = 0;
     for (size_t i = 0; i < t->slices.n; i++) {
         const gp_slice *s = &t->slices.v[i];
+        while (a < t->slice_args.n && t->slice_args.v[a].owner < i) a++;
+        if (a < t->slice_args.n && t->slice_args.v[a].owner == i)
+            snprintf(r[i].args, sizeof r[i].args, "%.*s", (int)t->slice_args.v[a].len,
+                     t->args_text.v + t->slice_args.v[a].off);
         r[i].ts = s->ts;
         r[i].dur = s->dur;
         snprintf(r[i].name, sizeof r[i].name, "%s", gp_trace_s(t, s->name));
@@ -92,12 +98,12 @@ static void compare_split(int array_form)
     setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
     gp_err err;
     gp_trace *seq = NULL;
-    gp_import_opts o1 = {0, 1};
+    gp_import_opts o1 = {0, 1, 1};
     ASSERT_EQ_INT(gp_import_json_file(path, &o1, &seq, &err), 0);
     rec *rs = records(seq);
     for (int threads = 2; threads <= 8; threads *= 2) {
         gp_trace *par = NULL;
-        gp_import_opts o = {0, threads};
+        gp_import_opts o = {0, threads, 1};
         int rc = gp_import_json_file(path, &o, &par, &err);
         if (rc) fprintf(stderr, "  %s\n", err.msg);
         ASSERT_EQ_INT(rc, 0);
@@ -123,6 +129,11 @@ static void compare_split(int array_form)
             ASSERT_EQ_INT(rp[i].tid, rs[i].tid);
             ASSERT_EQ_INT(rp[i].corr, rs[i].corr);
         }
+        /* the args text kept for lossless exports follows its slice */
+        ASSERT_EQ_INT(par->slice_args.n, seq->slice_args.n);
+        ASSERT_EQ_INT(par->args_text.n, seq->args_text.n);
+        ASSERT_CMP_INT(seq->slice_args.n, >, 0);
+        for (size_t i = 0; i < seq->slices.n; i++) ASSERT_EQ_STR(rp[i].args, rs[i].args);
         for (size_t i = 0; i < seq->tracks.n; i++) {
             /* same tracks, same GPU typing, same names */
             int found = 0;
@@ -146,7 +157,7 @@ static void compare_split(int array_form)
     gp_trace *t = NULL;
     gp_err e1, e2;
     ASSERT_EQ_INT(gp_import_json_file(path, &o1, &t, &e1), GP_EPARSE);
-    gp_import_opts o2 = {0, 2};
+    gp_import_opts o2 = {0, 2, 0};
     int rc2 = gp_import_json_file(path, &o2, &t, &e2);
     if (array_form) {
         ASSERT_EQ_INT(rc2, GP_EPARSE); /* truncated mid-event */

@@ -118,7 +118,7 @@ TEST(model_equal_plain)
         ASSERT_EQ_INT(t->slices.n, slices);
         ASSERT(trace_digest(t) == want);
         gp_trace_destroy(t);
-        gp_import_opts o = {0, 2};
+        gp_import_opts o = {0, 2, 0};
         ASSERT_EQ_INT(gp_import_json_file(path, &o, &t, &err), 0);
         ASSERT_EQ_INT(t->slices.n, slices);
         gp_trace_destroy(t);

@@ -42,9 +42,17 @@ if(GP_BUILD_EXAMPLES)
   endif()
 endif()
 
-# pkg-config file and CMake package config for the installed library.
-set(GP_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
-set(GP_PC_INCDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+# pkg-config file and CMake package config for the installed library. The
+# prefix is found relative to the .pc file: as many levels up as the libdir
+# has components plus one ("lib/x86_64-linux-gnu/pkgconfig" on a Debian /usr
+# install: three; "lib/pkgconfig" under /usr/local: two), so staged (DESTDIR)
+# and relocated installs work too.
+file(RELATIVE_PATH GP_PC_UP "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" GP_PC_UP "${GP_PC_UP}")
+file(RELATIVE_PATH GP_PC_LIBREL "${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+file(RELATIVE_PATH GP_PC_INCREL "${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+set(GP_PC_LIBDIR "\${prefix}/${GP_PC_LIBREL}")
+set(GP_PC_INCDIR "\${prefix}/${GP_PC_INCREL}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/gpuprof.pc.in ${CMAKE_BINARY_DIR}/gpuprof.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/gpuprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 include(CMakePackageConfigHelpers)

@@ -31,12 +31,19 @@ GP_CMD_FN(gp_cmd_session); /* cmd_session.c (issue 6) */
  * message and returns 2; else 0 with *out and *n set (free with
  * gp_cli_free_traces). */
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n);
+/* Same with GP_LOAD_* flags (trace/load.h), e.g. GP_LOAD_KEEP_ARGS for exports. */
+int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***out, size_t *n);
 void gp_cli_free_traces(gp_trace **traces, size_t n);
 /* A trace file named directly on the command line must hold events: prints
  * "gpuprof: PATH: ..." and returns 2 when it has no "traceEvents" array or
  * no event at all (issue 15: an empty input is an error everywhere); 0 else.
  * A recorded run of a store (FILE.db[:ID]) may hold none. */
 int gp_cli_check_events(const gp_trace *t, const char *path);
+
+/* Loads one trace or run (keeping its args text) and writes it to out ("-" =
+ * stdout) in fmt (a gp_export_format, render/export.h); prints the one-line
+ * outcome. Returns the exit status (0, 1 write failed, 2 bad input, 3 OOM). */
+int gp_cli_export(const char *path, int fmt, const char *out);
 
 /* Parses a non-negative integer option value or prints an error; -1 on error. */
 long gp_cli_parse_count(const char *opt, const char *val);

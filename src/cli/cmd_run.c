@@ -9,7 +9,7 @@
 #include "core/clock.h"
 #include "core/sbuf.h"
 #include "core/table.h"
-#include "render/timeline.h"
+#include "render/export.h"
 #include "store/store.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -620,9 +620,22 @@ int gp_cmd_sql(int argc, char **argv)
 
 /* ---- gpuprof export ---- */
 
+static void export_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: gpuprof export RUN [--format chrome|perfetto] [-o OUT]\n"
+        "  RUN: gpuprof.db (latest run), gpuprof.db:ID, or any trace gpuprof reads\n"
+        "  -f, --format chrome    Chrome trace-event JSON with Kineto's fields (default;\n"
+        "                         HTA, ui.perfetto.dev, chrome://tracing)\n"
+        "  -f, --format perfetto  Perfetto protobuf (.pftrace) for ui.perfetto.dev and\n"
+        "                         trace_processor\n"
+        "  -o, --output OUT       file to write (default: standard output)\n" GP_CLI_REDACT_USAGE);
+}
+
 int gp_cmd_export(int argc, char **argv)
 {
-    const char *fmt = "chrome", *out = NULL;
+    const char *fmt = "chrome", *out = "-";
     static const struct option lo[] = {{"format", required_argument, 0, 'f'},
                                        {"output", required_argument, 0, 'o'},
                                        GP_CLI_REDACT_OPTIONS,
@@ -640,56 +653,25 @@ int gp_cmd_export(int argc, char **argv)
             break;
             GP_CLI_REDACT_CASES;
         case 'h':
-            printf("usage: gpuprof export RUN [--format chrome] [-o OUT.json]\n"
-                   "  RUN: gpuprof.db (latest run), gpuprof.db:ID, or any trace gpuprof reads\n"
-                   "  chrome: Chrome trace-event JSON for ui.perfetto.dev / "
-                   "chrome://tracing\n" GP_CLI_REDACT_USAGE);
+            export_usage(stdout);
             return 0;
         default:
+            export_usage(stderr);
             return 2;
         }
     }
-    if (strcmp(fmt, "chrome") && strcmp(fmt, "perfetto")) {
-        fprintf(stderr, "gpuprof: --format %s: only 'chrome' (Perfetto-loadable JSON) is known\n",
-                fmt);
+    int f = gp_export_format_parse(fmt);
+    if (f < 0) {
+        fprintf(stderr, "gpuprof: --format %s: unknown (chrome or perfetto)\n", fmt);
         return 2;
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "usage: gpuprof export RUN [--format chrome] [-o OUT.json]\n");
+        export_usage(stderr);
         return 2;
     }
-    gp_trace **traces;
-    size_t n;
-    gp_cli_redact_allow();
-    int rc = gp_cli_load_traces(argv + optind, 1, &traces, &n);
-    if (rc) return rc;
-    if (n != 1) {
-        fprintf(stderr, "gpuprof: export takes one run or trace, %s holds %zu\n", argv[optind], n);
-        gp_cli_free_traces(traces, n);
-        return 2;
-    }
-    FILE *f = out ? fopen(out, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "gpuprof: %s: %s\n", out, strerror(errno));
-        gp_cli_free_traces(traces, n);
-        return 2;
-    }
-    gp_timeline_stats ts = {0};
-    char spec[4096];
-    rc = gp_timeline_json(traces[0], f, &ts);
-    if (out && fclose(f) != 0)
-        rc = GP_EIO;
-    else if (!out && fflush(f) != 0)
-        rc = GP_EIO;
-    if (rc)
-        fprintf(stderr, "gpuprof: export: %s\n", gp_strerror(rc));
-    else if (out)
-        fprintf(stderr, "gpuprof: wrote %s (%llu slices, %llu flows, %llu counter samples)\n", out,
-                (unsigned long long)ts.slices, (unsigned long long)ts.flows,
-                (unsigned long long)ts.counters);
-    char res[600];
-    snprintf(res, sizeof res, "%s; to %s", rc ? gp_strerror(rc) : "ok", out ? out : "stdout");
+    int rc = gp_cli_export(argv[optind], f, out);
+    char spec[4096], res[600];
+    snprintf(res, sizeof res, "%s; to %s", rc ? "failed" : "ok", strcmp(out, "-") ? out : "stdout");
     gp_cli_audit(gp_cli_store_of(argv[optind], spec, sizeof spec), "export", argv[optind], res);
-    gp_cli_free_traces(traces, n);
-    return rc ? 1 : 0;
+    return rc;
 }

@@ -2,6 +2,7 @@
  * JSON trace (.json) or a self-contained HTML timeline viewer (.html). */
 #include "cli/cli.h"
 #include "core/error.h"
+#include "render/export.h"
 #include "render/html.h"
 #include "render/timeline.h"
 #include <errno.h>
@@ -12,8 +13,10 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpuprof timeline [options] TRACE -o OUT\n"
-               "  -o, --output OUT   .json: Chrome trace-event JSON for ui.perfetto.dev and\n"
-               "                     chrome://tracing; .html: self-contained zoomable viewer\n"
+               "  -o, --output OUT   .json: Chrome trace-event JSON (Kineto's fields, lossless,\n"
+               "                     as `gpuprof export --format chrome`); .pftrace: Perfetto\n"
+               "                     protobuf; .html: self-contained zoomable viewer\n"
+               "  --format F         chrome, perfetto or html (default: from OUT's suffix)\n"
                "  --max-slices N     HTML: slices drawn one by one before short ones are\n"
                "                     aggregated (default 300000)\n" GP_CLI_REDACT_USAGE);
 }
@@ -22,15 +25,20 @@ int gp_cmd_timeline(int argc, char **argv)
 {
     const char *out = NULL;
     long max_slices = 0;
+    const char *fmt = NULL;
     static const struct option lo[] = {{"output", required_argument, 0, 'o'},
+                                       {"format", required_argument, 0, 'f'},
                                        {"max-slices", required_argument, 0, 'm'},
                                        GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:f:h", lo, NULL)) != -1) {
         switch (c) {
+        case 'f':
+            fmt = optarg;
+            break;
         case 'o':
             out = optarg;
             break;
@@ -55,15 +63,26 @@ int gp_cmd_timeline(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    int html = gp_path_has_suffix(out, ".html");
-    if (!html && !gp_path_has_suffix(out, ".json")) {
-        fprintf(stderr, "gpuprof: %s: unknown output type (use .json or .html)\n", out);
+    int html = fmt ? !strcmp(fmt, "html") : gp_path_has_suffix(out, ".html");
+    int xf = GP_EXPORT_CHROME;
+    if (fmt && !html && (xf = gp_export_format_parse(fmt)) < 0) {
+        fprintf(stderr, "gpuprof: --format %s: unknown (chrome, perfetto or html)\n", fmt);
         return 2;
+    }
+    if (!fmt && !html) {
+        if (gp_path_has_suffix(out, ".pftrace") || gp_path_has_suffix(out, ".perfetto-trace"))
+            xf = GP_EXPORT_PERFETTO;
+        else if (!gp_path_has_suffix(out, ".json")) {
+            fprintf(stderr, "gpuprof: %s: unknown output type (use .json, .pftrace or .html)\n",
+                    out);
+            return 2;
+        }
     }
     if (argc - optind > 1) {
         fprintf(stderr, "gpuprof: timeline takes one trace\n");
         return 2;
     }
+    if (!html) return gp_cli_export(argv[optind], xf, out);
     gp_trace **traces;
     size_t n;
     gp_cli_redact_allow();
@@ -86,20 +105,6 @@ int gp_cmd_timeline(int argc, char **argv)
             rc = 1;
         }
         gp_sbuf_free(&b);
-    } else {
-        FILE *f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
-        if (!f) {
-            fprintf(stderr, "gpuprof: %s: %s\n", out, strerror(errno));
-            gp_cli_free_traces(traces, n);
-            return 1;
-        }
-        int e = gp_timeline_json(traces[0], f, &st);
-        if (f != stdout && fclose(f) != 0 && !e) e = GP_EIO;
-        if (e) {
-            fprintf(stderr, "gpuprof: %s: %s\n", out,
-                    e == GP_ENOMEM ? "out of memory" : "write failed");
-            rc = e == GP_ENOMEM ? 3 : 1;
-        }
     }
     if (!rc && strcmp(out, "-")) {
         fprintf(stderr, "gpuprof: wrote %s (%llu slices", out, (unsigned long long)st.slices);
@@ -107,9 +112,6 @@ int gp_cmd_timeline(int argc, char **argv)
             fprintf(stderr, ", %llu short slices in %llu bins of %lld ns",
                     (unsigned long long)st.aggregated, (unsigned long long)st.bins,
                     (long long)st.bin_ns);
-        if (!html)
-            fprintf(stderr, ", %llu flows, %llu counter samples", (unsigned long long)st.flows,
-                    (unsigned long long)st.counters);
         if (st.clipped)
             fprintf(stderr, "; %llu slices clipped to their parent's end",
                     (unsigned long long)st.clipped);

@@ -1,6 +1,7 @@
 /* cli/common.c: helpers shared by subcommands (trace loading, options). */
 #include "analysis/summary.h"
 #include "cli/cli.h"
+#include "render/export.h"
 #include "store/store.h"
 #include "store/audit.h"
 #include "trace/sanitize.h"
@@ -12,7 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int redact(gp_strtab *st, int *active);
+static int redact_active(void);
+
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
+{
+    return gp_cli_load_traces_ex(paths, npaths, 0, out, n);
+}
+
+int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***out, size_t *n)
 {
     gp_err err = {0};
     size_t count = 0;
@@ -27,7 +36,7 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
         for (int j = 0; j < npaths; j++)
             if (!strcmp(files[i], paths[j])) named[i] = 1;
     gp_trace **traces = gp_xcalloc(count + 1, sizeof *traces);
-    int rc = gp_load_many(files, count, 0, traces, &err);
+    int rc = gp_load_many_ex(files, count, 0, flags, traces, &err, NULL);
     if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         free(traces);
@@ -63,11 +72,18 @@ int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
     }
     free(named);
     gp_paths_free(files);
-    for (size_t i = 0; i < k; i++)
+    int dropargs = redact_active(); /* the args text is the source's own: never redacted */
+    for (size_t i = 0; i < k; i++) {
+        if (dropargs) {
+            traces[i]->args_text.n = 0;
+            traces[i]->slice_args.n = 0;
+            traces[i]->instant_args.n = 0;
+        }
         if (gp_cli_redact_strtab(traces[i]->strings)) {
             gp_cli_free_traces(traces, k);
             return 3;
         }
+    }
     *out = traces;
     *n = k;
     return 0;
@@ -168,6 +184,37 @@ int gp_cli_parse_double(const char *opt, const char *s, double lo, double hi, do
     return 0;
 }
 
+int gp_cli_export(const char *path, int fmt, const char *out)
+{
+    char *paths[1] = {(char *)path};
+    gp_trace **traces;
+    size_t n;
+    /* the Chrome writer repeats each event's args text; Perfetto's needs none */
+    unsigned flags = fmt == GP_EXPORT_CHROME ? GP_LOAD_KEEP_ARGS : 0;
+    gp_cli_redact_allow();
+    int rc = gp_cli_load_traces_ex(paths, 1, flags, &traces, &n);
+    if (rc) return rc;
+    if (n != 1) {
+        fprintf(stderr, "gpuprof: export takes one run or trace, %s holds %zu\n", path, n);
+        gp_cli_free_traces(traces, n);
+        return 2;
+    }
+    gp_export_stats st;
+    gp_err err = {0};
+    rc = gp_export_write(traces[0], fmt, out, &st, &err);
+    if (rc)
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+    else if (strcmp(out, "-"))
+        fprintf(stderr,
+                "gpuprof: wrote %s (%llu slices, %llu instants, %llu memory events, %llu counter "
+                "samples, %llu flow %s)\n",
+                out, (unsigned long long)st.slices, (unsigned long long)st.instants,
+                (unsigned long long)st.mem_events, (unsigned long long)st.counters,
+                (unsigned long long)st.flows, fmt == GP_EXPORT_PERFETTO ? "links" : "events");
+    gp_cli_free_traces(traces, n);
+    return rc ? (rc == GP_ENOMEM ? 3 : 1) : 0;
+}
+
 void gp_cli_audit(const char *store, const char *action, const char *target, const char *result)
 {
     gp_err err = {0};
@@ -227,6 +274,22 @@ void gp_cli_redact_allow(void)
 
 int gp_cli_redact_strtab(gp_strtab *st)
 {
+    return redact(st, NULL);
+}
+
+/* Whether --redact (or the configuration's default) applies to this command. */
+static int redact_active(void)
+{
+    int on = 0;
+    redact(NULL, &on);
+    return on;
+}
+
+/* Redacts st (when not NULL) if redaction applies; *active (when not NULL)
+ * says whether it does. */
+static int redact(gp_strtab *st, int *active)
+{
+    if (active) *active = 0;
     if (!redact_opt.allowed) return 0;
     int on = redact_opt.on;
     unsigned keep = redact_opt.keep;
@@ -240,6 +303,8 @@ int gp_cli_redact_strtab(gp_strtab *st)
         }
     }
     if (!on) return 0;
+    if (active) *active = 1;
+    if (!st) return 0;
     if (gp_sanitize_strtab(st, keep)) {
         fprintf(stderr, "gpuprof: out of memory\n");
         return 3;

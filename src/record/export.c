@@ -1,9 +1,12 @@
-/* record/export.c: writes a profiler's results as Chrome/Perfetto trace JSON
- * (gp_export_trace) and as the same trace plus a "gpuprof" results section
- * (gp_export_json), both readable by `gpuprof summary`. */
+/* record/export.c: writes a profiler's results as Chrome/Kineto trace JSON
+ * through the one Chrome writer, render/chrome.c (gp_export_trace), and as
+ * the same trace plus a "gpuprof" results section (gp_export_json), both
+ * readable by `gpuprof summary` and HTA; the gp_exp_* pieces serve the
+ * streaming sinks (stream.c), which write slices as they are drained. */
 #include "core/sbuf.h"
 #include "core/stats.h"
 #include "record/recorder.h"
+#include "render/chrome.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,27 +171,92 @@ void gp_exp_rollover(gp_profiler *p, gp_sbuf *b)
     gp_sbuf_puts(b, "]");
 }
 
-/* Appends the traceEvents array (caller holds p->mu). */
-static void trace_events(gp_profiler *p, gp_sbuf *b)
+/* A view of p->tr for the one Chrome writer (render/chrome.c): the same
+ * events with each slice's args text built from its Kineto facts (GPU work:
+ * device, stream, correlation) and gpuprof's own (device "cpu"/"gpu" of a
+ * range, backend, bytes, self_ns, attributes). Caller holds p->mu and frees
+ * view->args_text / view->slice_args. */
+static int trace_view(gp_profiler *p, gp_trace *view)
 {
-    gp_sbuf_puts(b, "\"traceEvents\":[\n");
-    gp_exp_meta(p, b, 1);
-    for (size_t i = 0; i < p->tr->slices.n; i++) gp_exp_slice(p, b, i);
-    gp_exp_counters(p, b);
-    gp_sbuf_puts(b, "\n]");
+    const gp_trace *t = p->tr;
+    *view = *t;
+    memset(&view->args_text, 0, sizeof view->args_text);
+    memset(&view->slice_args, 0, sizeof view->slice_args);
+    memset(&view->instant_args, 0, sizeof view->instant_args);
+    /* ts are ns since wall0 (baseTimeNanoseconds): model time 0 is raw 0 */
+    view->meta.has_base_time = 1;
+    view->meta.base_time_ns = p->wall0;
+    view->meta.t0_abs_ns = p->wall0;
+    view->meta.trace_name = 0;
+    gp_sbuf b = {0};
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        const gp_slice_ext *x = &p->ext.v[i];
+        gp_sbuf_reset(&b);
+        gp_sbuf_putc(&b, '{');
+        int comma = 0;
+        gp_chrome_slice_args(t, i, GP_NONE, &b, &comma);
+        if (t->tracks.v[s->track].type != GP_TRACK_GPU && dev_name(x->device)) {
+            gp_json_key(&b, "device", comma++);
+            gp_json_str(&b, dev_name(x->device));
+        }
+        if (backend_name(x->backend)) {
+            gp_json_key(&b, "backend", comma++);
+            gp_json_str(&b, backend_name(x->backend));
+        }
+        if (x->bytes >= 0 && (s->gpu == GP_NO_INDEX || t->gpu_info.v[s->gpu].bytes == GP_NONE)) {
+            gp_json_key(&b, "bytes", comma++);
+            gp_json_int(&b, x->bytes);
+        }
+        if (s->cat == p->cat_range) {
+            gp_json_key(&b, "self_ns", comma++);
+            gp_json_int(&b, x->self_ns);
+        }
+        for (uint32_t a = 0; a < x->nattr; a++) {
+            const gp_attr *at = &p->attrs.v[x->attr_first + a];
+            gp_json_key(&b, gp_trace_s(t, at->key), comma++);
+            if (at->is_str)
+                gp_json_str(&b, gp_trace_s(t, at->sval));
+            else
+                gp_json_int(&b, at->ival);
+        }
+        gp_sbuf_putc(&b, '}');
+        if (gp_trace_add_args(view, 0, (uint32_t)i, b.s, b.n)) {
+            gp_sbuf_free(&b);
+            return GP_ENOMEM;
+        }
+    }
+    gp_sbuf_free(&b);
+    return 0;
 }
 
-static int write_file(gp_profiler *p, const char *path, gp_sbuf *b)
+static void view_free(gp_trace *view)
 {
-    FILE *f = fopen(path, "w");
-    int rc = 0;
-    if (!f || gp_sbuf_write(b, f) != 0) rc = GP_EIO;
-    if (f && fclose(f) != 0) rc = GP_EIO;
+    GP_VEC_FREE(view->args_text);
+    GP_VEC_FREE(view->slice_args);
+    GP_VEC_FREE(view->instant_args);
+}
+
+/* Writes the profiler's trace to path with the extra top-level members
+ * `extra` (or NULL); caller holds p->mu. */
+static int write_trace(gp_profiler *p, const char *path, const char *extra)
+{
+    gp_trace view;
+    int rc = trace_view(p, &view);
     if (rc) {
-        pthread_mutex_lock(&p->mu);
-        gp_rec_seterr(p, "%s: %s", path, strerror(errno));
-        pthread_mutex_unlock(&p->mu);
+        view_free(&view);
+        gp_rec_seterr(p, "%s: out of memory", path);
+        return rc;
     }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        rc = GP_EIO;
+    } else {
+        rc = gp_chrome_write_ex(&view, f, extra, NULL);
+        if (fclose(f) != 0 && !rc) rc = GP_EIO;
+    }
+    if (rc) gp_rec_seterr(p, "%s: %s", path, rc == GP_ENOMEM ? "out of memory" : strerror(errno));
+    view_free(&view);
     return rc;
 }
 
@@ -202,20 +270,18 @@ void gp_exp_header(gp_profiler *p, gp_sbuf *b)
 
 int gp_export_trace(gp_profiler *p, const char *path)
 {
-    gp_sbuf b = {0};
-    gp_exp_header(p, &b);
+    gp_sbuf extra = {0};
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
     gp_rec_collect_aggs(p, 1);
-    trace_events(p, &b);
-    gp_sbuf_puts(&b, ",\n\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
-    gp_exp_rollover(p, &b);
+    gp_sbuf_puts(&extra, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
+    gp_exp_rollover(p, &extra);
+    gp_sbuf_puts(&extra, "},\n");
+    int rc = write_trace(p, path, gp_sbuf_cstr(&extra));
     pthread_mutex_unlock(&p->mu);
-    gp_sbuf_puts(&b, "}}\n");
-    int rc = write_file(p, path, &b);
-    gp_sbuf_free(&b);
+    gp_sbuf_free(&extra);
     return rc;
 }
 
@@ -250,12 +316,10 @@ int gp_export_json(gp_profiler *p, const char *path)
         return GP_ENOMEM;
     }
     gp_sbuf b = {0};
-    gp_exp_header(p, &b);
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
     gp_rec_collect_aggs(p, 1);
-    trace_events(p, &b);
-    gp_sbuf_puts(&b, ",\n\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
+    gp_sbuf_puts(&b, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
     gp_exp_rollover(p, &b);
     gp_sbuf_puts(&b, ",\n\"summary\":[");
     for (size_t i = 0; i < n; i++) {
@@ -313,11 +377,11 @@ int gp_export_json(gp_profiler *p, const char *path)
         gp_json_str(&b, m->dtype);
         gp_sbuf_printf(&b, ",\"bytes\":%lld}", (long long)m->bytes);
     }
-    gp_sbuf_puts(&b, "]}}}\n");
+    gp_sbuf_puts(&b, "]}},\n");
+    int rc = write_trace(p, path, gp_sbuf_cstr(&b));
     pthread_mutex_unlock(&p->mu);
     gp_summary_rows_free(rows, n);
     gp_kernel_rows_free(krows, nk);
-    int rc = write_file(p, path, &b);
     gp_sbuf_free(&b);
     return rc;
 }

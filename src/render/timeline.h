@@ -1,6 +1,5 @@
-/* render/timeline.h: timeline outputs: a Chrome/Perfetto JSON trace (one
- * track per CPU thread and GPU stream, launch->kernel flows, memory
- * counters) and a self-contained zoomable HTML viewer that aggregates what
+/* render/timeline.h: the self-contained zoomable HTML timeline viewer
+ * (JSON and .pftrace: render/export.h) that aggregates what
  * is too small to see so that huge traces give a bounded page. */
 #ifndef GP_RENDER_TIMELINE_H
 #define GP_RENDER_TIMELINE_H
@@ -18,13 +17,6 @@ typedef struct gp_timeline_stats {
     uint64_t clipped;    /* slices clipped to their parent to keep nesting */
     int64_t bin_ns;      /* HTML: slices shorter than this were aggregated (0 = none) */
 } gp_timeline_stats;
-
-/* Writes t as Chrome trace-event JSON (Perfetto UI / chrome://tracing) to f:
- * timestamps rebased to the trace start, properly nested "X" slices per
- * track, thread/process names, "s"/"f" flows from each launch to its GPU
- * work, "C" counters for memory (allocated/reserved per device) and the
- * trace's own counters. Returns 0, GP_ENOMEM or GP_EIO. */
-int gp_timeline_json(const gp_trace *t, FILE *f, gp_timeline_stats *st);
 
 /* Appends the HTML viewer of t. max_slices bounds the slices drawn one by
  * one (0 = default 300,000); beyond it, slices shorter than span/20,000 (or

@@ -3,7 +3,7 @@
  * writer, render/timeline.c). */
 #include "report/compile.h"
 #include "core/table.h"
-#include "render/timeline.h"
+#include "render/chrome.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -693,8 +693,7 @@ int gp_compile_timeline(const gp_tlog *const *logs, size_t n, FILE *f)
         }
     }
     gp_trace_finish(t);
-    gp_timeline_stats st;
-    rc = gp_timeline_json(t, f, &st);
+    rc = gp_chrome_write(t, f, NULL);
 out:
     gp_trace_destroy(t);
     return rc;

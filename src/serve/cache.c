@@ -306,7 +306,9 @@ static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t *nout, gp_er
     /* e->files stays as it is while the entry is loading */
     gp_trace **t = calloc(e->nfiles + 1, sizeof *t);
     if (!t) return gp_err_set(err, GP_ENOMEM, "out of memory");
-    rc = gp_load_many_progress(e->files, e->nfiles, 0, t, err, &e->read_bytes);
+    /* args text kept: the timeline body is the lossless Chrome export, byte for
+     * byte the one of `gpuprof timeline -o X.json` */
+    rc = gp_load_many_ex(e->files, e->nfiles, 0, GP_LOAD_KEEP_ARGS, t, err, &e->read_bytes);
     if (rc) {
         free(t);
         return rc;

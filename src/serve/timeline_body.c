@@ -1,6 +1,7 @@
 /* serve/timeline_body.c: the timeline bodies of the server (see
  * timeline_body.h). */
 #include "serve/timeline_body.h"
+#include "render/chrome.h"
 #include "render/timeline.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ int gp_serve_timeline(const gp_trace *t, int html, gp_sbuf *b, gp_err *err)
     size_t len = 0;
     FILE *f = open_memstream(&mem, &len);
     if (!f) return gp_err_set(err, GP_ENOMEM, "out of memory");
-    int rc = gp_timeline_json(t, f, &st);
+    int rc = gp_chrome_write(t, f, NULL); /* the one Chrome writer (render/chrome.c) */
     if (fclose(f) != 0 && !rc) rc = GP_ENOMEM;
     if (!rc) gp_sbuf_add(b, mem, len);
     free(mem);

@@ -81,6 +81,79 @@ static const char *const schema_sql =
     "strings cs ON cs.proc = a.proc AND cs.id = a.cat JOIN tracks t ON t.proc = a.proc AND t.id "
     "= a.track;";
 
+/* Schema version 2 (issue 17; docs/store.md): lookup tables for the
+ * enumerated columns, per-run indexes and readable views with names
+ * resolved and `_ns` time columns. Additive over version 1, so migrating a
+ * version-1 store is running this and updating meta.schema_version. */
+static const char *const schema_v2_sql =
+    "CREATE TABLE IF NOT EXISTS track_types(id INTEGER PRIMARY KEY, name TEXT);"
+    "INSERT OR IGNORE INTO track_types VALUES(0, 'thread'), (1, 'queue');"
+    "CREATE TABLE IF NOT EXISTS copy_kinds(id INTEGER PRIMARY KEY, name TEXT);"
+    "INSERT OR IGNORE INTO copy_kinds VALUES(0, 'unknown'), (1, 'HtoD'), (2, 'DtoH'), "
+    "(3, 'DtoD'), (4, 'HtoH'), (5, 'PtoP'), (6, 'Memset');"
+    "CREATE TABLE IF NOT EXISTS memory_kinds(id INTEGER PRIMARY KEY, name TEXT);"
+    "INSERT OR IGNORE INTO memory_kinds VALUES(0, 'unknown'), (1, 'pageable'), (2, 'pinned'), "
+    "(3, 'device'), (4, 'managed'), (5, 'array');"
+    "CREATE TABLE IF NOT EXISTS event_types(id INTEGER PRIMARY KEY, table_name TEXT, what TEXT);"
+    "INSERT OR IGNORE INTO event_types VALUES(1, 'api_calls', 'host API call'), "
+    "(2, 'kernels', 'device kernel'), (3, 'copies', 'device copy or memset'), "
+    "(4, 'slices', 'other range (NVTX range, sync, overhead)'), (5, 'instants', 'mark'), "
+    "(6, 'counters', 'counter sample'), (7, 'memory', 'allocation or free');"
+    /* per-run queries go processes(run) -> events(proc, ts) */
+    "CREATE INDEX IF NOT EXISTS processes_run ON processes(run);"
+    "CREATE INDEX IF NOT EXISTS api_calls_proc_ts ON api_calls(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS kernels_proc_ts ON kernels(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS copies_proc_ts ON copies(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS slices_proc_ts ON slices(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS instants_proc_ts ON instants(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS counters_proc_ts ON counters(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS memory_proc_ts ON memory(proc, ts);"
+    "CREATE INDEX IF NOT EXISTS devices_proc ON devices(proc);"
+    /* views: names resolved, times in ns (CLOCK_MONOTONIC) */
+    "CREATE VIEW IF NOT EXISTS v_kernels AS SELECT p.run AS run, k.proc AS proc, p.pid AS pid, "
+    "s.s AS name, k.ts AS start_ns, k.dur AS dur_ns, k.ts + k.dur AS end_ns, k.queued AS "
+    "queued_ns, k.submit AS submit_ns, k.corr AS correlation, k.device AS device, k.context AS "
+    "context, k.stream AS stream, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, "
+    "k.registers AS registers_per_thread, k.shared_mem AS shared_mem_bytes FROM kernels k JOIN "
+    "processes p ON p.id = k.proc LEFT JOIN strings s ON s.proc = k.proc AND s.id = k.name;"
+    "CREATE VIEW IF NOT EXISTS v_copies AS SELECT p.run AS run, c.proc AS proc, p.pid AS pid, "
+    "cs.s AS category, s.s AS name, c.ts AS start_ns, c.dur AS dur_ns, c.ts + c.dur AS end_ns, "
+    "c.queued AS queued_ns, c.submit AS submit_ns, c.corr AS correlation, c.device AS device, "
+    "c.context AS context, c.stream AS stream, c.bytes AS bytes, ck.name AS copy_kind, sk.name "
+    "AS src_kind, dk.name AS dst_kind FROM copies c JOIN processes p ON p.id = c.proc LEFT JOIN "
+    "strings s ON s.proc = c.proc AND s.id = c.name LEFT JOIN strings cs ON cs.proc = c.proc AND "
+    "cs.id = c.cat LEFT JOIN copy_kinds ck ON ck.id = c.copy_kind LEFT JOIN memory_kinds sk ON "
+    "sk.id = c.src_kind LEFT JOIN memory_kinds dk ON dk.id = c.dst_kind;"
+    "CREATE VIEW IF NOT EXISTS v_api_calls AS SELECT p.run AS run, a.proc AS proc, p.pid AS pid, "
+    "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, a.ts AS start_ns, a.dur AS "
+    "dur_ns, a.ts + a.dur AS end_ns, a.corr AS correlation FROM api_calls a JOIN processes p ON "
+    "p.id = a.proc LEFT JOIN strings s ON s.proc = a.proc AND s.id = a.name LEFT JOIN strings cs "
+    "ON cs.proc = a.proc AND cs.id = a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = "
+    "a.track;"
+    "CREATE VIEW IF NOT EXISTS v_ranges AS SELECT p.run AS run, r.proc AS proc, p.pid AS pid, "
+    "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, r.ts AS start_ns, r.dur AS "
+    "dur_ns, r.ts + r.dur AS end_ns, r.corr AS correlation FROM slices r JOIN processes p ON "
+    "p.id = r.proc LEFT JOIN strings s ON s.proc = r.proc AND s.id = r.name LEFT JOIN strings cs "
+    "ON cs.proc = r.proc AND cs.id = r.cat LEFT JOIN tracks t ON t.proc = r.proc AND t.id = "
+    "r.track;"
+    "CREATE VIEW IF NOT EXISTS v_nvtx_ranges AS SELECT * FROM v_ranges WHERE category = 'nvtx';"
+    "CREATE VIEW IF NOT EXISTS v_marks AS SELECT p.run AS run, i.proc AS proc, p.pid AS pid, "
+    "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, i.ts AS ts_ns FROM instants i "
+    "JOIN processes p ON p.id = i.proc LEFT JOIN strings s ON s.proc = i.proc AND s.id = i.name "
+    "LEFT JOIN strings cs ON cs.proc = i.proc AND cs.id = i.cat LEFT JOIN tracks t ON t.proc = "
+    "i.proc AND t.id = i.track;"
+    "CREATE VIEW IF NOT EXISTS v_counters AS SELECT p.run AS run, c.proc AS proc, p.pid AS pid, "
+    "t.name AS track, s.s AS name, c.ts AS ts_ns, c.value AS value FROM counters c JOIN "
+    "processes p ON p.id = c.proc LEFT JOIN strings s ON s.proc = c.proc AND s.id = c.name LEFT "
+    "JOIN tracks t ON t.proc = c.proc AND t.id = c.track;"
+    "CREATE VIEW IF NOT EXISTS v_memory AS SELECT p.run AS run, m.proc AS proc, p.pid AS pid, "
+    "t.tid AS tid, m.ts AS ts_ns, CASE WHEN m.bytes < 0 THEN 'free' ELSE 'alloc' END AS action, "
+    "m.addr AS addr, m.bytes AS bytes, m.device AS device FROM memory m JOIN processes p ON p.id "
+    "= m.proc LEFT JOIN tracks t ON t.proc = m.proc AND t.id = m.track;"
+    "CREATE VIEW IF NOT EXISTS v_tracks AS SELECT p.run AS run, t.proc AS proc, t.id AS id, "
+    "tt.name AS type, t.tid AS tid, t.device AS device, t.name AS name FROM tracks t JOIN "
+    "processes p ON p.id = t.proc LEFT JOIN track_types tt ON tt.id = t.type;";
+
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table)
 {
     memset(ev, 0, sizeof *ev);
@@ -126,22 +199,58 @@ static int open_db(const char *path, int create, sqlite3 **out, gp_err *err)
     return 0;
 }
 
-static int ensure_schema(sqlite3 *db, const char *path, gp_err *err)
+/* meta.schema_version of db: 0 when absent (a new store), -1 on error */
+static int schema_version(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+                           NULL) == SQLITE_OK) {
+        int r = sqlite3_step(st);
+        v = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : r == SQLITE_DONE ? 0 : -1;
+    } else if (strstr(sqlite3_errmsg(db), "no such table")) {
+        v = 0; /* a new file: no meta table yet */
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+int gp_store_ensure_schema_(sqlite3 *db, const char *path, gp_err *err)
 {
     char *msg = NULL;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db,
-                     "INSERT OR IGNORE INTO meta VALUES('schema_version', '1'),"
-                     "('created_by', 'gpuprof " GP_VERSION "')",
-                     NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        gp_err_set(err, GP_EIO, "%s: cannot create the schema: %s", path, msg ? msg : "?");
-        sqlite3_free(msg);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    int ver = schema_version(db);
+    if (ver > GP_STORE_SCHEMA_VERSION) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return GP_EIO;
+        return gp_err_set(err, GP_EUNSUPPORTED,
+                          "%s: store schema version %d is newer than this gpuprof's (%d)", path,
+                          ver, GP_STORE_SCHEMA_VERSION);
     }
+    char vsql[120];
+    snprintf(vsql, sizeof vsql, "INSERT OR REPLACE INTO meta VALUES('schema_version', '%d')",
+             GP_STORE_SCHEMA_VERSION);
+    if (sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, schema_v2_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, vsql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "INSERT OR IGNORE INTO meta VALUES('created_by', 'gpuprof " GP_VERSION "')",
+                     NULL, NULL, &msg) != SQLITE_OK)
+        goto fail;
+    if (ver > 0 && ver < GP_STORE_SCHEMA_VERSION) { /* a migration: say from what */
+        char m[160];
+        snprintf(m, sizeof m,
+                 "INSERT OR REPLACE INTO meta VALUES('migrated_from_%d', 'gpuprof " GP_VERSION "')",
+                 ver);
+        if (sqlite3_exec(db, m, NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) goto fail;
     return 0;
+fail:
+    gp_err_set(err, GP_EIO, "%s: cannot create the schema: %s", path,
+               msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return GP_EIO;
 }
 
 int gp_store_open(const char *path, gp_store **out, gp_err *err)
@@ -149,7 +258,7 @@ int gp_store_open(const char *path, gp_store **out, gp_err *err)
     sqlite3 *db = NULL;
     int rc = open_db(path, 1, &db, err);
     if (rc) return rc;
-    if ((rc = ensure_schema(db, path, err))) {
+    if ((rc = gp_store_ensure_schema_(db, path, err))) {
         sqlite3_close(db);
         return rc;
     }
@@ -757,7 +866,8 @@ static void writer_free(gp_store_writer *w)
 /* Opens the writer's own connection and prepares its statements. */
 static int writer_connect(gp_store_writer *w, gp_err *err)
 {
-    if (open_db(w->path, 1, &w->db, err) || ensure_schema(w->db, w->path, err)) return GP_EIO;
+    if (open_db(w->path, 1, &w->db, err) || gp_store_ensure_schema_(w->db, w->path, err))
+        return GP_EIO;
     /* the writer appends a lot: a bigger page cache, and checkpoints of the
      * WAL into the database in large steps rather than every 1000 pages */
     sqlite3_exec(w->db, "PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=16384;", NULL, NULL,

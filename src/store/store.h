@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP_STORE_SCHEMA_VERSION 1
+/* 1: the first store; 2: lookup tables, per-run indexes, v_* views (a
+ * version-1 store is migrated when opened for writing or read by a process
+ * that may write it). docs/store.md. */
+#define GP_STORE_SCHEMA_VERSION 2
 
 /* Which table an event goes to. */
 typedef enum gp_store_table {
@@ -41,6 +44,12 @@ typedef struct gp_store_ev {
     int32_t grid[3], block[3];
     int32_t registers, shared_mem;
 } gp_store_ev;
+
+/* Creates or migrates the schema of an open connection (struct sqlite3 *)
+ * to GP_STORE_SCHEMA_VERSION in one transaction; GP_EUNSUPPORTED for a
+ * store written by a newer gpuprof. Returns 0 or a GP_E* code with err set. */
+struct sqlite3;
+int gp_store_ensure_schema_(struct sqlite3 *db, const char *path, gp_err *err);
 
 /* Initialises ev to an empty event of `table` (unknown fields GP_NONE). */
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table);

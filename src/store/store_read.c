@@ -138,11 +138,18 @@ static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
     }
     int ver = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
-    if (ver != GP_STORE_SCHEMA_VERSION) {
-        gp_err_set(err, GP_EUNSUPPORTED, "%s: store schema version %d, this gpuprof reads %d", path,
-                   ver, GP_STORE_SCHEMA_VERSION);
+    if (ver > GP_STORE_SCHEMA_VERSION || ver < 1) {
+        gp_err_set(err, GP_EUNSUPPORTED, "%s: store schema version %d, this gpuprof reads 1 to %d",
+                   path, ver, GP_STORE_SCHEMA_VERSION);
         sqlite3_close(db);
         return GP_EUNSUPPORTED;
+    }
+    if (ver < GP_STORE_SCHEMA_VERSION && !sqlite3_db_readonly(db, "main")) {
+        /* an older store: migrate it (additive); a read-only one is read as it is */
+        gp_err e2 = {0};
+        if (gp_store_ensure_schema_(db, path, &e2))
+            fprintf(stderr, "gpuprof: note: %s not migrated to schema %d: %s\n", path,
+                    GP_STORE_SCHEMA_VERSION, e2.msg);
     }
     *out = db;
     return 0;
@@ -315,7 +322,7 @@ static int load_procs(loader *L, gp_err *err)
 
 static void add_flow(loader *L, int64_t corr, int64_t ts, uint32_t track, char ph)
 {
-    gp_flow f = {ts, corr, track, L->cat_flow, ph, ph == 'f' ? 1 : 0};
+    gp_flow f = {ts, corr, track, 0, L->cat_flow, ph, ph == 'f' ? 1 : 0};
     if (GP_VEC_PUSH(L->t->flows, f)) L->oom = 1;
 }
 

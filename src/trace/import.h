@@ -7,9 +7,10 @@
 #include <stdint.h>
 
 typedef struct gp_import_opts {
-    int progress; /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
-    int threads;  /* parts parsed in parallel for large plain files; 0 = one per core
-                     (or $GPUPROF_IMPORT_THREADS) */
+    int progress;  /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
+    int threads;   /* parts parsed in parallel for large plain files; 0 = one per core
+                      (or $GPUPROF_IMPORT_THREADS) */
+    int keep_args; /* 1: keep each slice's and instant's "args" text (trace->args_text) */
 } gp_import_opts;
 
 /* Progress counter of the imports that the calling thread starts from now

@@ -54,6 +54,7 @@ typedef struct arg {
 typedef struct ev {
     span ph, cat, name, bp, scope, pid_s, tid_s, id_s;
     int has_pid, has_tid, has_ts, has_dur, has_id, has_args;
+    span args_txt; /* the "args" object's text (has_args) */
     int64_t pid, tid, ts, dur, id;
     int nargs;
     arg args[MAX_ARGS];
@@ -104,6 +105,7 @@ typedef struct P {
     uint32_t last_cat_id;
     span last_cat;
     int progress;
+    int keep_args; /* keep each event's args text (gp_import_opts.keep_args) */
     _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
     uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
@@ -974,8 +976,11 @@ static const char *parse_event(P *p, const char *s)
                     char tmp[16];
                     bad(p, s, "expected an object for \"args\", found %s", describe_at(p, s, tmp));
                 }
+                const char *a0 = s;
                 s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs);
                 e->has_args = 1;
+                e->args_txt.s = a0;
+                e->args_txt.n = (uint32_t)(s - a0);
             } else
                 goto skip;
             break;
@@ -1251,6 +1256,9 @@ static void commit_event(P *p, const char *at)
             }
         }
         push_slice(p, &sl, at);
+        if (p->keep_args && e->has_args &&
+            gp_trace_add_args(t, 0, (uint32_t)(t->slices.n - 1), e->args_txt.s, e->args_txt.n))
+            oom(p);
         return;
     }
     case 'B': {
@@ -1297,15 +1305,22 @@ static void commit_event(P *p, const char *at)
         gp_instant in = {e->ts, str_id(p, e->name), track, cat_id(p, e->cat),
                          e->scope.n ? e->scope.s[0] : 't'};
         if (GP_VEC_PUSH(t->instants, in)) oom(p);
+        if (p->keep_args && e->has_args &&
+            gp_trace_add_args(t, 1, (uint32_t)(t->instants.n - 1), e->args_txt.s, e->args_txt.n))
+            oom(p);
         return;
     }
     case 'C':
         commit_counter(p, e, track);
         return;
     default: { /* flows */
-        gp_flow f = {e->ts, e->has_id ? e->id : GP_NONE,
-                     track, cat_id(p, e->cat),
-                     ph,    (char)(e->bp.n == 1 && e->bp.s[0] == 'e')};
+        gp_flow f = {e->ts,
+                     e->has_id ? e->id : GP_NONE,
+                     track,
+                     e->name.n ? str_id(p, e->name) : 0,
+                     cat_id(p, e->cat),
+                     ph,
+                     (char)(e->bp.n == 1 && e->bp.s[0] == 'e')};
         if (GP_VEC_PUSH(t->flows, f)) oom(p);
         return;
     }
@@ -1916,6 +1931,8 @@ static void apply_track_meta(P *p)
 }
 
 /* Creates a parser over `in` (not owned). NULL on out of memory. */
+/* prog: bit 0 progress on stderr, bit 1 (PROG_KEEP_ARGS) keep args text */
+#define PROG_KEEP_ARGS 2
 /* gp_import_count_bytes of this thread: every P of one import is created on
  * the thread that called gp_import_json_file */
 static _Thread_local _Atomic(uint64_t) *tls_read_bytes;
@@ -1943,7 +1960,8 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
     p->scratch = malloc(p->scap);
     p->t = gp_trace_create();
-    p->progress = prog;
+    p->progress = prog & 1;
+    p->keep_args = !!(prog & PROG_KEEP_ARGS);
     p->read_bytes = tls_read_bytes;
     p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
@@ -2112,12 +2130,31 @@ static int merge_part(P *dst, P *src)
         }
     }
     uint32_t gbase = (uint32_t)d->gpu_info.n, sbase = (uint32_t)d->slices.n;
+    uint32_t ibase = (uint32_t)d->instants.n;
+    uint64_t abase = d->args_text.n;
     if (GP_VEC_RESERVE(d->gpu_info, s->gpu_info.n) || GP_VEC_RESERVE(d->slices, s->slices.n) ||
         GP_VEC_RESERVE(d->flows, s->flows.n) || GP_VEC_RESERVE(d->instants, s->instants.n) ||
         GP_VEC_RESERVE(d->mem_events, s->mem_events.n) ||
         GP_VEC_RESERVE(d->counters, s->counters.n) ||
-        GP_VEC_RESERVE(d->arg_streams, s->arg_streams.n))
+        GP_VEC_RESERVE(d->arg_streams, s->arg_streams.n) ||
+        GP_VEC_RESERVE(d->args_text, s->args_text.n) ||
+        GP_VEC_RESERVE(d->slice_args, s->slice_args.n) ||
+        GP_VEC_RESERVE(d->instant_args, s->instant_args.n))
         goto done;
+    if (s->args_text.n) memcpy(d->args_text.v + d->args_text.n, s->args_text.v, s->args_text.n);
+    d->args_text.n += s->args_text.n;
+    for (size_t i = 0; i < s->slice_args.n; i++) {
+        gp_args_ref x = s->slice_args.v[i];
+        x.owner += sbase;
+        x.off += abase;
+        d->slice_args.v[d->slice_args.n++] = x;
+    }
+    for (size_t i = 0; i < s->instant_args.n; i++) {
+        gp_args_ref x = s->instant_args.v[i];
+        x.owner += ibase;
+        x.off += abase;
+        d->instant_args.v[d->instant_args.n++] = x;
+    }
     if (s->gpu_info.n) /* (memcpy from a NULL empty vector is undefined) */
         memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v, s->gpu_info.n * sizeof *s->gpu_info.v);
     d->gpu_info.n += s->gpu_info.n;
@@ -2291,7 +2328,7 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
             rc = 1;
             break;
         }
-        w->p = p_create(w->in, path, k == 0 ? prog : 0, &w->err);
+        w->p = p_create(w->in, path, k == 0 ? prog : (prog & PROG_KEEP_ARGS), &w->err);
         if (!w->p) {
             rc = 1;
             break;
@@ -2369,6 +2406,7 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
     if (rc) return rc;
     int prog = opts ? opts->progress : -1;
     if (prog < 0) prog = isatty(2);
+    prog = (prog ? 1 : 0) | (opts && opts->keep_args ? PROG_KEEP_ARGS : 0);
     int threads = opts ? opts->threads : 0;
     const char *env = getenv("GPUPROF_IMPORT_THREADS");
     if (threads <= 0 && env && *env) threads = atoi(env);

@@ -95,7 +95,8 @@ typedef struct job {
     gp_err *errs;
     size_t next;
     int progress;
-    int split; /* threads each import may split a large plain file over */
+    int split;      /* threads each import may split a large plain file over */
+    unsigned flags; /* GP_LOAD_* */
     _Atomic(uint64_t) *read_bytes;
     pthread_mutex_t mu;
 } job;
@@ -120,7 +121,8 @@ static void *worker(void *arg)
             continue;
         }
 #endif
-        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split};
+        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split,
+                            (j->flags & GP_LOAD_KEEP_ARGS) != 0};
         gp_import_count_bytes(j->read_bytes);
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
         gp_import_count_bytes(NULL);
@@ -129,11 +131,17 @@ static void *worker(void *arg)
 
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err)
 {
-    return gp_load_many_progress(paths, n, threads, traces, err, NULL);
+    return gp_load_many_ex(paths, n, threads, 0, traces, err, NULL);
 }
 
 int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
                           _Atomic(uint64_t) *read_bytes)
+{
+    return gp_load_many_ex(paths, n, threads, 0, traces, err, read_bytes);
+}
+
+int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
+                    gp_err *err, _Atomic(uint64_t) *read_bytes)
 {
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -151,6 +159,7 @@ int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **
              0,
              n == 1 ? -1 : 0,
              split,
+             flags,
              read_bytes,
              PTHREAD_MUTEX_INITIALIZER};
     for (size_t i = 0; i < n; i++) traces[i] = NULL;

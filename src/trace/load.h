@@ -24,4 +24,10 @@ int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, g
 int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err,
                           _Atomic(uint64_t) *read_bytes);
 
+/* gp_load_many_progress with flags: GP_LOAD_KEEP_ARGS keeps every JSON
+ * event's "args" text in the trace (trace->args_text), for lossless exports. */
+#define GP_LOAD_KEEP_ARGS 1u
+int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
+                    gp_err *err, _Atomic(uint64_t) *read_bytes);
+
 #endif

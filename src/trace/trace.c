@@ -54,6 +54,9 @@ void gp_trace_destroy(gp_trace *t)
     GP_VEC_FREE(t->devices);
     GP_VEC_FREE(t->arg_streams);
     GP_VEC_FREE(t->tracked_buffers);
+    GP_VEC_FREE(t->args_text);
+    GP_VEC_FREE(t->slice_args);
+    GP_VEC_FREE(t->instant_args);
     gp_trace_aggs_clear(t);
     GP_VEC_FREE(t->aggs);
     free(t);
@@ -168,6 +171,16 @@ const char *gp_copy_kind_name(gp_copy_kind k)
     default:
         return "unknown";
     }
+}
+
+int gp_trace_add_args(gp_trace *t, int instant, uint32_t owner, const char *args, size_t n)
+{
+    if (n > UINT32_MAX || GP_VEC_RESERVE(t->args_text, n)) return GP_ENOMEM;
+    gp_args_ref r = {owner, (uint32_t)n, t->args_text.n};
+    if (instant ? GP_VEC_PUSH(t->instant_args, r) : GP_VEC_PUSH(t->slice_args, r)) return GP_ENOMEM;
+    memcpy(t->args_text.v + t->args_text.n, args, n);
+    t->args_text.n += n;
+    return 0;
 }
 
 static int64_t floor_us(int64_t ns)

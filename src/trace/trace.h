@@ -103,6 +103,7 @@ typedef struct gp_flow {
     int64_t ts;
     int64_t id;
     uint32_t track;
+    uint32_t name; /* string id (0 = none) */
     uint16_t cat;
     char ph;             /* 's', 't' or 'f' */
     char bind_enclosing; /* 1 when bp == "e" */
@@ -148,6 +149,16 @@ typedef struct gp_arg_stream {
     uint32_t slice; /* index into trace->slices */
     int64_t stream;
 } gp_arg_stream;
+
+/* The "args" object of a slice or instant exactly as the source wrote it
+ * (JSON text "{...}" in trace->args_text), kept when the import was asked to
+ * (GP_LOAD_KEEP_ARGS / gp_import_opts.keep_args) so that exports write every
+ * argument with its original name and type. 16 bytes. */
+typedef struct gp_args_ref {
+    uint32_t owner; /* index into trace->slices or trace->instants */
+    uint32_t len;   /* bytes of text */
+    uint64_t off;   /* offset into trace->args_text */
+} gp_args_ref;
 
 typedef struct gp_device_prop {
     int32_t id;
@@ -230,6 +241,9 @@ typedef struct gp_trace {
     GP_VEC(gp_device_prop) devices;
     GP_VEC(gp_arg_stream) arg_streams;         /* ascending slice index */
     GP_VEC(gp_tracked_buffer) tracked_buffers; /* from a gp_export_json file */
+    GP_VEC(char) args_text;                    /* the args objects' text (not NUL-separated) */
+    GP_VEC(gp_args_ref) slice_args;            /* ascending owner (slice index) */
+    GP_VEC(gp_args_ref) instant_args;          /* ascending owner (instant index) */
     GP_VEC(gp_agg_row) aggs;                   /* aggregated ranges (see gp_agg_row) */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */
@@ -264,6 +278,11 @@ static inline gp_kind gp_slice_kind(const gp_trace *t, const gp_slice *s)
 {
     return (gp_kind)t->cats.v[s->cat].kind;
 }
+
+/* Appends the JSON object text args[0..n) as the args of slice or instant
+ * `owner` (to slice_args or instant_args; owners must be added in ascending
+ * order). Returns 0 or GP_ENOMEM. */
+int gp_trace_add_args(gp_trace *t, int instant, uint32_t owner, const char *args, size_t n);
 
 /* Derives the copy kind from a memcpy/memset name. */
 gp_copy_kind gp_copy_kind_from_name(const char *name);

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""`gpuprof export --format perfetto` / `timeline -o X.pftrace` write a
+protobuf Trace that Debian's protoc decodes with Perfetto's own proto
+(../shared/perfetto/perfetto_trace.proto), and that matches its source:
+one SLICE_BEGIN and one SLICE_END per complete slice, begins at the source's
+timestamps (ns since the clock snapshot's REALTIME t0) with their names,
+BEGIN/END properly nested per track, every flow end of the source on a
+slice (terminating_flow_ids) with its start (flow_ids), one INSTANT per
+instant, memory counter samples per [memory] event, interned names and
+categories defined before use, thread/process names, and the output much
+smaller than the JSON. Bounded: the small shared traces plus a generated one
+(GPUPROF_PERFETTO_TRACES=all adds the large ones)."""
+import codecs, collections, glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
+from decimal import Decimal
+
+BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
+SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
+PROTO = os.environ.get("GPUPROF_PERFETTO_PROTO") or os.path.join(SRC, "..", "shared", "perfetto")
+SET = os.environ.get("GPUPROF_PERFETTO_TRACES",
+                     "alexnet,amd_mi250,triton_example,legacy_inference,cpu_only,sampled_2rank")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def parse_text(txt):
+    """protoc --decode text -> nested dicts (repeated fields as lists)."""
+    root = {}
+    stack = [root]
+    for line in txt.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if s.endswith("{"):
+            name = s[:-1].strip()
+            d = {}
+            stack[-1].setdefault(name, []).append(d)
+            stack.append(d)
+        elif s == "}":
+            stack.pop()
+        else:
+            k, v = s.split(":", 1)
+            v = v.strip()
+            if v.startswith('"'):  # C escapes, octal for non-ASCII bytes
+                v = codecs.escape_decode(v[1:-1].encode("ascii"))[0].decode("utf-8", "replace")
+            else:
+                try:
+                    v = int(v)
+                except ValueError:
+                    pass
+            stack[-1].setdefault(k, []).append(v)
+    return root
+
+
+def one(d, k, default=None):
+    v = d.get(k)
+    return v[0] if v else default
+
+
+def check_trace(src, out, label):
+    r = subprocess.run([BIN, "export", src, "--format", "perfetto", "-o", out], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, "%s: export exit %d %s" % (label, r.returncode, r.stderr))
+    if r.returncode:
+        return
+    with open(out, "rb") as f:
+        d = subprocess.run(["protoc", "--proto_path=" + PROTO, "--decode=perfetto.protos.Trace",
+                            "perfetto_trace.proto"], stdin=f, capture_output=True, text=True)
+    check(d.returncode == 0, "%s: protoc --decode failed: %s" % (label, d.stderr[:300]))
+    if d.returncode:
+        return
+    packets = parse_text(d.stdout).get("packet", [])
+    op = gzip.open if src.endswith(".gz") else open
+    with op(src, "rt") as f:
+        doc = json.load(f, parse_float=Decimal)
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    base = int(doc.get("baseTimeNanoseconds", 0)) if isinstance(doc, dict) else 0
+    snap = one(packets[0], "clock_snapshot")
+    check(snap is not None, "%s: first packet has no clock snapshot" % label)
+    clocks = {one(c, "clock_id"): one(c, "timestamp") for c in snap.get("clocks", [])} if snap else {}
+    t0 = clocks.get(1, 0) - base  # REALTIME of trace time 0, in the source's ns
+    names, cats = {}, {}
+    begins, ends, inst = [], 0, 0
+    per_track = collections.defaultdict(list)
+    flow_out, flow_term = collections.Counter(), collections.Counter()
+    counters = 0
+    tracks = {}
+    undefined = 0
+    for p in packets:
+        for i in p.get("interned_data", []):
+            for n in i.get("event_names", []):
+                names[one(n, "iid")] = one(n, "name")
+            for n in i.get("event_categories", []):
+                cats[one(n, "iid")] = one(n, "name")
+        for td in p.get("track_descriptor", []):
+            tracks[one(td, "uuid")] = td
+        te = one(p, "track_event")
+        if te is None:
+            continue
+        ts = one(p, "timestamp")
+        typ = one(te, "type")
+        uuid = one(te, "track_uuid")
+        if typ in ("TYPE_SLICE_BEGIN", "TYPE_INSTANT"):
+            nm = names.get(one(te, "name_iid"))
+            if nm is None or any(c not in cats for c in te.get("category_iids", [])):
+                undefined += 1
+            if typ == "TYPE_SLICE_BEGIN":
+                begins.append((nm, ts))
+                per_track[uuid].append(("B", ts))
+                for fid in te.get("flow_ids", []):
+                    flow_out[fid] += 1
+                for fid in te.get("terminating_flow_ids", []):
+                    flow_term[fid] += 1
+            else:
+                inst += 1
+        elif typ == "TYPE_SLICE_END":
+            ends += 1
+            per_track[uuid].append(("E", ts))
+        elif typ == "TYPE_COUNTER":
+            counters += 1
+    check(undefined == 0, "%s: %d events use names/categories not interned before" % (label, undefined))
+    xs = [e for e in ev if e.get("ph") == "X" and "dur" in e]
+    want = sorted((e.get("name", ""), int(Decimal(e["ts"]) * 1000) - t0) for e in xs)
+    check(len(begins) == len(xs) and ends == len(xs),
+          "%s: %d begins / %d ends for %d slices" % (label, len(begins), ends, len(xs)))
+    check(sorted(begins) == want, "%s: slice names/timestamps differ from the source" % label)
+    bad = 0
+    for uuid, seq in per_track.items():  # written in nesting order: a stack per track
+        stack, last = [], None
+        for kind, ts in seq:
+            if kind == "B":
+                if last is not None and ts < last:
+                    bad += 1
+                stack.append(ts)
+            else:
+                if not stack or ts < stack.pop():
+                    bad += 1
+            last = ts
+        bad += len(stack)
+        check(uuid in tracks, "%s: track %s has no descriptor" % (label, uuid))
+    check(bad == 0, "%s: %d nesting violations" % (label, bad))
+    fsrc = collections.Counter(e.get("ph") for e in ev if e.get("ph") in ("s", "f", "t"))
+    if fsrc:  # the source's own flows, each end on its slice
+        check(sum(flow_term.values()) == fsrc["f"], "%s: %d flow ends written, %d in the source" %
+              (label, sum(flow_term.values()), fsrc["f"]))
+        check(sum(flow_out.values()) == fsrc["s"] + fsrc["t"],
+              "%s: %d flow starts written, %d in the source" %
+              (label, sum(flow_out.values()), fsrc["s"] + fsrc["t"]))
+    else:  # none: launch -> GPU work by correlation id, both ends present
+        launches = collections.Counter(e["args"]["correlation"] for e in xs
+                                       if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                                       and "correlation" in e.get("args", {}))
+        gpu = sum(1 for e in xs if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+                  and launches.get(e.get("args", {}).get("correlation")))
+        check(sum(flow_term.values()) == gpu and set(flow_term) <= set(flow_out),
+              "%s: %d launch->GPU flows written for %d correlated GPU slices" %
+              (label, sum(flow_term.values()), gpu))
+    ninst = sum(1 for e in ev if e.get("ph") in ("i", "I") and e.get("name") != "[memory]")
+    check(inst == ninst, "%s: %d instants for %d" % (label, inst, ninst))
+    nmem = sum(1 for e in ev if e.get("ph") in ("i", "I") and e.get("name") == "[memory]")
+    check(counters >= nmem, "%s: %d counter samples for %d [memory] events" % (label, counters, nmem))
+    named = sum(1 for td in tracks.values() for th in td.get("thread", []) if "thread_name" in th)
+    check(not any(e.get("name") == "thread_name" for e in ev) or named > 0,
+          "%s: no thread names" % label)
+    raw = sum(len(json.dumps(e, default=str)) for e in ev)
+    size = os.path.getsize(out)
+    check(raw < 100000 or size <= 0.3 * raw, "%s: %d bytes = %.2f x the JSON events" % (label, size, size / raw))
+    print("%s: %d slices, %d flow ends, %d instants, %d counter samples, %.2f x JSON size" %
+          (label, len(xs), sum(flow_term.values()), inst, counters, size / raw))
+
+
+def main():
+    if shutil.which("protoc") is None:
+        print("SKIP: protoc not installed (Debian protobuf-compiler)")
+        sys.exit(77)
+    if not os.path.exists(os.path.join(PROTO, "perfetto_trace.proto")):
+        print("SKIP: perfetto_trace.proto not found under %s" % PROTO)
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="gp_pf_")
+    gen = os.path.join(tmp, "gen.json")
+    subprocess.run([sys.executable, os.path.join(SRC, "scripts", "gen_trace.py"), gen, "--steps", "20"],
+                   check=True)
+    check_trace(gen, os.path.join(tmp, "gen.pftrace"), "generated")
+    # timeline -o X.pftrace is the same writer
+    r = subprocess.run([BIN, "timeline", gen, "-o", os.path.join(tmp, "tl.pftrace")],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and open(os.path.join(tmp, "tl.pftrace"), "rb").read() ==
+          open(os.path.join(tmp, "gen.pftrace"), "rb").read(), "timeline -o .pftrace differs")
+    for f in sorted(glob.glob(os.path.join(TRACES, "*", "*.json.gz"))):
+        folder = os.path.basename(os.path.dirname(f))
+        if SET != "all" and folder not in SET.split(","):
+            continue
+        check_trace(f, os.path.join(tmp, folder + ".pftrace"), os.path.basename(f))
+    shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

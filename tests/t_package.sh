@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Packaging (issue 17): consumers build and run against staged installs
+# (DESTDIR) with the /usr/local and /usr prefixes, through pkg-config and the
+# CMake package; on /usr the files are laid out as on Debian (multiarch
+# libdir, from a tree configured with CMAKE_INSTALL_PREFIX=/usr). Man pages
+# and bash/zsh completions are installed; the man page of a command is its
+# --help text. The CPack .deb installs with dpkg (into a private dpkg root
+# by default, `dpkg --root --unpack`: no change to the machine;
+# GPUPROF_DEB_REAL_INSTALL=1 as root, set by .ci/run, does a real `dpkg -i`,
+# runs the installed gpuprof and a consumer, and removes the package),
+# gpuprof --version runs, a consumer builds.
+set -euo pipefail
+BUILD=${GPUPROF_BUILD_DIR:-build}
+SRC=${GPUPROF_SOURCE_DIR:-.}
+BUILD=$(cd "$BUILD" && pwd)
+SRC=$(cd "$SRC" && pwd)
+for t in cmake pkg-config cc; do
+  command -v $t >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
+done
+[ -f "$BUILD/libgpuprof.so" ] || { echo "SKIP: $BUILD/libgpuprof.so not built"; exit 77; }
+if grep -q "^GP_SANITIZE:BOOL=ON" "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  echo "SKIP: sanitizer build: an uninstrumented consumer cannot link its libgpuprof.so"; exit 77
+fi
+T=$(mktemp -d /tmp/gp_pkg_XXXXXX)
+cleanup() {
+  if [ "${REAL_INSTALLED:-0}" = 1 ]; then dpkg -P gpuprof >/dev/null 2>&1 || true; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+mkdir -p "$T/consumer"
+cat >"$T/consumer/main.c" <<'C'
+#include <gpuprof/gpuprof.h>
+#include <stdio.h>
+int main(void)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    if (!p) return 1;
+    gp_range_begin(p, "consumer");
+    gp_range_end(p);
+    gp_profiler_destroy(p);
+    puts("consumer ok");
+    return 0;
+}
+C
+cat >"$T/consumer/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(gpuprof REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE gpuprof::gpuprof)
+C
+
+# consumer checks against a root R with prefix P (R$P holds the install)
+consume() {
+  local label=$1 root=$2 prefix=$3 libdir=$4
+  local pc="$root$prefix/$libdir/pkgconfig"
+  [ -f "$pc/gpuprof.pc" ] || { bad "$label: no $pc/gpuprof.pc"; return; }
+  local cflags libs
+  cflags=$(PKG_CONFIG_PATH="$pc" PKG_CONFIG_LIBDIR="$pc" pkg-config --cflags gpuprof)
+  libs=$(PKG_CONFIG_PATH="$pc" PKG_CONFIG_LIBDIR="$pc" pkg-config --libs gpuprof)
+  local inc=${cflags#-I}
+  inc=$(realpath -m "${inc%% *}")
+  [ "$inc" = "$root$prefix/include" ] || bad "$label: pkg-config --cflags: $cflags ($inc)"
+  if cc $cflags "$T/consumer/main.c" $libs -o "$T/c_pc" 2>"$T/err"; then
+    LD_LIBRARY_PATH="$root$prefix/$libdir" "$T/c_pc" | grep -q "consumer ok" ||
+      bad "$label: pkg-config consumer does not run"
+  else
+    bad "$label: pkg-config consumer build: $(head -3 "$T/err")"
+  fi
+  rm -rf "$T/cb"
+  if cmake -S "$T/consumer" -B "$T/cb" -DCMAKE_PREFIX_PATH="$root$prefix" >"$T/err" 2>&1 &&
+    cmake --build "$T/cb" >>"$T/err" 2>&1; then
+    LD_LIBRARY_PATH="$root$prefix/$libdir" "$T/cb/consumer" | grep -q "consumer ok" ||
+      bad "$label: CMake consumer does not run"
+  else
+    bad "$label: CMake consumer build: $(grep -m3 -i error "$T/err")"
+  fi
+  echo "$label: pkg-config and CMake consumers built and ran"
+}
+
+# 1. /usr/local: the build's own prefix
+DESTDIR="$T/stage_local" cmake --install "$BUILD" --prefix /usr/local >/dev/null
+consume "/usr/local" "$T/stage_local" /usr/local lib
+for f in share/man/man1/gpuprof.1 share/man/man1/gpuprof-export.1 \
+  share/bash-completion/completions/gpuprof share/zsh/site-functions/_gpuprof; do
+  [ -f "$T/stage_local/usr/local/$f" ] || bad "/usr/local: $f not installed"
+done
+# the man page is the --help text (one source)
+if command -v man >/dev/null; then
+  want=$("$BUILD/gpuprof" export --help | head -1 | tr -s ' ')
+  MANWIDTH=200 man -l "$T/stage_local/usr/local/share/man/man1/gpuprof-export.1" 2>/dev/null |
+    tr -s ' ' | grep -qF "${want# }" || bad "gpuprof-export.1 does not hold 'gpuprof export --help'"
+fi
+bash -c "source '$T/stage_local/usr/local/share/bash-completion/completions/gpuprof';
+  COMP_WORDS=(gpuprof exp); COMP_CWORD=1; _gpuprof; [ \"\${COMPREPLY[*]}\" = export ] &&
+  COMP_WORDS=(gpuprof export --for); COMP_CWORD=2; _gpuprof; [ \"\${COMPREPLY[*]}\" = --format ]" ||
+  bad "bash completion of 'gpuprof exp' / 'export --for'"
+
+# 2. /usr as on Debian: a tree configured with prefix /usr gives the multiarch
+# libdir and the package files; the library and headers are the build's
+cmake -S "$SRC" -B "$T/usrcfg" -G Ninja -DCMAKE_INSTALL_PREFIX=/usr >/dev/null 2>&1 ||
+  bad "configure with prefix /usr"
+LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$T/usrcfg/CMakeCache.txt")
+echo "/usr: libdir $LIBDIR"
+S="$T/stage_usr"
+mkdir -p "$S/usr/$LIBDIR/pkgconfig" "$S/usr/$LIBDIR/cmake/gpuprof" "$S/usr/include"
+cp -P "$BUILD"/libgpuprof.so* "$S/usr/$LIBDIR/"
+cp -r "$SRC/include/gpuprof" "$S/usr/include/"
+cp "$T/usrcfg/gpuprof.pc" "$S/usr/$LIBDIR/pkgconfig/"
+cp "$T/usrcfg/gpuprofConfig.cmake" "$T/usrcfg/gpuprofConfigVersion.cmake" "$S/usr/$LIBDIR/cmake/gpuprof/"
+consume "/usr" "$S" /usr "$LIBDIR"
+
+# 3. the Debian package
+if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
+  (cd "$BUILD" && cpack -G DEB -B "$T/deb" -D CPACK_PACKAGING_INSTALL_PREFIX=/usr >"$T/cpack.log" 2>&1) ||
+    bad "cpack -G DEB: $(tail -3 "$T/cpack.log")"
+  DEB=$(ls "$T"/deb/packages/*.deb "$T"/deb/*.deb 2>/dev/null | head -1 || true)
+  [ -n "$DEB" ] || bad "cpack made no .deb: $(tail -3 "$T/cpack.log")"
+  if [ -n "$DEB" ]; then
+    dpkg-deb -c "$DEB" >"$T/contents"
+    grep -q "usr/bin/gpuprof$" "$T/contents" || bad "package lacks usr/bin/gpuprof"
+    grep -q "usr/share/man/man1/gpuprof.1" "$T/contents" || bad "package lacks the man page"
+    dpkg-deb -f "$DEB" Depends | grep -q libc6 || bad "package Depends lacks libc6"
+    if [ "${GPUPROF_DEB_REAL_INSTALL:-0}" = 1 ] && [ "$(id -u)" = 0 ]; then
+      dpkg -i "$DEB" >/dev/null && REAL_INSTALLED=1 || bad "dpkg -i $DEB"
+      R=""
+    else
+      R="$T/root"
+      mkdir -p "$R/var/lib/dpkg/updates" "$R/var/lib/dpkg/info"
+      touch "$R/var/lib/dpkg/status" "$R/var/lib/dpkg/available"
+      # unpack with dpkg into the private root (its configure step only runs
+      # ldconfig, which needs the real system: GPUPROF_DEB_REAL_INSTALL=1)
+      dpkg --root="$R" --force-depends --force-not-root --unpack "$DEB" >"$T/dpkg.log" 2>&1 ||
+        bad "dpkg --root --unpack: $(tail -3 "$T/dpkg.log")"
+      grep -q "^Package: gpuprof" "$R/var/lib/dpkg/status" || bad "dpkg database lacks gpuprof"
+    fi
+    "$R/usr/bin/gpuprof" --version | grep -q "gpuprof" || bad "installed gpuprof --version"
+    PLIB=$(cd "$R/usr" && ls -d lib/*/pkgconfig lib/pkgconfig 2>/dev/null | head -1 || true)
+    consume "deb" "$R" /usr "${PLIB%/pkgconfig}"
+    if [ "${REAL_INSTALLED:-0}" = 1 ]; then
+      dpkg -P gpuprof >/dev/null && REAL_INSTALLED=0 || bad "dpkg -P gpuprof"
+      [ ! -e /usr/bin/gpuprof ] || bad "/usr/bin/gpuprof left after dpkg -P"
+    fi
+    echo "deb: $(basename "$DEB") installs, runs, consumers build"
+  fi
+else
+  echo "note: cpack/dpkg-deb not available: package check skipped"
+fi
+exit $fail

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The store as an interface (schema version 2, docs/store.md):
+- tests/data/store_v1.db (written by the build before schema 2) is migrated
+  when a command opens it: schema_version 2, migrated_from_1, a table another
+  tool added survives with its rows, the recorded events are untouched;
+- the lookup tables hold the documented ids and names, and the v_* views
+  agree with the raw tables (names resolved through strings, kinds through
+  the lookups, *_ns columns equal ts/dur/ts+dur);
+- per-run queries use the indexes (EXPLAIN QUERY PLAN: no scan of an event
+  table when selecting one run);
+- a store of a newer schema is refused with exit 2;
+- a new store is created at version 2."""
+import os, shutil, sqlite3, subprocess, sys, tempfile
+
+BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
+SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+FIXTURE = os.path.join(SRC, "tests", "data", "store_v1.db")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def q(db, sql, *a):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql, a).fetchall()
+    finally:
+        con.close()
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="gp_store_")
+    db = os.path.join(tmp, "old.db")
+    shutil.copy(FIXTURE, db)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("1",)],
+          "fixture is schema version 1")
+    raw_kernels = q(db, "SELECT * FROM kernels ORDER BY ts")
+    raw_copies = q(db, "SELECT * FROM copies ORDER BY ts")
+    # a table another tool added to the version-1 store
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE IF NOT EXISTS other_tool(run INTEGER, note TEXT)")
+    con.execute("INSERT INTO other_tool VALUES(1, 'kept')")
+    con.commit()
+    con.close()
+    before = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
+    check(before.returncode == 0, "summary on the v1 store: %s" % before.stderr)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
+          "migrated to schema version 2")
+    check(len(q(db, "SELECT value FROM meta WHERE key='migrated_from_1'")) == 1,
+          "migrated_from_1 recorded")
+    check(q(db, "SELECT * FROM other_tool") == [(1, "kept")], "another tool's table survives")
+    check(q(db, "SELECT * FROM kernels ORDER BY ts") == raw_kernels, "kernels untouched")
+    check(q(db, "SELECT * FROM copies ORDER BY ts") == raw_copies, "copies untouched")
+    again = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
+    check(again.returncode == 0 and again.stdout == before.stdout,
+          "summary equal before and after the migration")
+    # lookup tables
+    check(q(db, "SELECT id, name FROM copy_kinds ORDER BY id") ==
+          [(0, "unknown"), (1, "HtoD"), (2, "DtoH"), (3, "DtoD"), (4, "HtoH"), (5, "PtoP"),
+           (6, "Memset")], "copy_kinds")
+    check(q(db, "SELECT id, name FROM memory_kinds ORDER BY id") ==
+          [(0, "unknown"), (1, "pageable"), (2, "pinned"), (3, "device"), (4, "managed"),
+           (5, "array")], "memory_kinds")
+    check(q(db, "SELECT id, name FROM track_types ORDER BY id") == [(0, "thread"), (1, "queue")],
+          "track_types")
+    check(len(q(db, "SELECT * FROM event_types")) == 7, "event_types")
+    # views against the raw tables, resolved here independently
+    strings = {(p, i): s for p, i, s in q(db, "SELECT proc, id, s FROM strings")}
+    run_of = {i: r for i, r in q(db, "SELECT id, run FROM processes")}
+    want = sorted((run_of[k[0]], strings[(k[0], k[2])], k[3], k[4], k[3] + k[4]) for k in raw_kernels)
+    got = sorted(q(db, "SELECT run, name, start_ns, dur_ns, end_ns FROM v_kernels"))
+    check(len(want) > 0 and got == want, "v_kernels: %d rows vs %d" % (len(got), len(want)))
+    ck = ["unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "Memset"]
+    mk = ["unknown", "pageable", "pinned", "device", "managed", "array"]
+    want = sorted((strings[(c[0], c[3])], c[4], c[12], ck[c[13]], mk[c[14]], mk[c[15]])
+                  for c in raw_copies)
+    got = sorted(q(db, "SELECT name, start_ns, bytes, copy_kind, src_kind, dst_kind FROM v_copies"))
+    check(len(want) > 0 and got == want, "v_copies: %s vs %s" % (got[:2], want[:2]))
+    napi = q(db, "SELECT count(*) FROM api_calls")[0][0]
+    check(q(db, "SELECT count(*) FROM v_api_calls WHERE name IS NOT NULL AND tid IS NOT NULL")
+          == [(napi,)], "v_api_calls resolves every call's name and thread id")
+    for v in ("v_ranges", "v_nvtx_ranges", "v_marks", "v_counters", "v_memory", "v_tracks"):
+        check(len(q(db, "SELECT * FROM %s LIMIT 1" % v)) >= 0, v)
+    cols = [c[1] for v in ("v_kernels", "v_copies", "v_api_calls", "v_ranges", "v_marks",
+                           "v_counters", "v_memory") for c in q(db, "PRAGMA table_info(%s)" % v)]
+    timecols = [c for c in cols if c in ("ts", "dur", "start", "end", "queued", "submit")]
+    check(not timecols, "every view time column ends in _ns: %s" % timecols)
+    # per-run queries use the indexes
+    for table in ("kernels", "copies", "api_calls", "slices", "instants", "counters", "memory"):
+        plan = " | ".join(r[-1] for r in q(
+            db, "EXPLAIN QUERY PLAN SELECT * FROM %s WHERE proc IN "
+            "(SELECT id FROM processes WHERE run = 1)" % table))
+        check("USING INDEX %s_proc_ts" % table in plan and "SCAN %s" % table not in plan,
+              "%s: per-run plan: %s" % (table, plan))
+    # a newer schema is refused
+    new = os.path.join(tmp, "newer.db")
+    shutil.copy(db, new)
+    con = sqlite3.connect(new)
+    con.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    con.commit()
+    con.close()
+    r = subprocess.run([BIN, "summary", new], capture_output=True, text=True)
+    check(r.returncode == 2 and "99" in r.stderr, "newer store refused: %d %s" % (r.returncode,
+                                                                                  r.stderr))
+    # a new store is version 2 (its writer creates the schema)
+    prog = os.path.join(os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN)), "tests",
+                        "cl_record_prog")
+    if os.path.exists(prog) and subprocess.run([prog, "0"], capture_output=True).returncode != 77:
+        fresh = os.path.join(tmp, "fresh.db")
+        r = subprocess.run([BIN, "run", "-o", fresh, "--", prog, "1", "1024"], capture_output=True,
+                           text=True)
+        check(r.returncode == 0, "run: %s" % r.stderr)
+        check(q(fresh, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
+              "a new store is version 2")
+        check(q(fresh, "SELECT count(*) FROM v_kernels")[0][0] > 0, "new store: v_kernels rows")
+    else:
+        print("note: no OpenCL device/program: new-store check skipped")
+    shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
