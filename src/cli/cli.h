@@ -76,6 +76,10 @@ GP_CMD_FN(gp_cmd_export);
  * none) and to the configured JSONL file; a failure is a warning on
  * stderr, never the command's failure (the action already happened). */
 void gp_cli_audit(const char *store, const char *action, const char *target, const char *result);
+/* As gp_cli_audit after a command that may have failed (failed != 0): then
+ * an audit record its store cannot take is not reported again. */
+void gp_cli_audit_after(int failed, const char *store, const char *action, const char *target,
+                        const char *result);
 /* Sanitization for sharing (--redact, trace/sanitize.h) in export, report,
  * timeline, flame and memory: add GP_CLI_REDACT_OPTIONS to the option
  * table, GP_CLI_REDACT_CASES to the switch and call gp_cli_redact_allow()

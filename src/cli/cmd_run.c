@@ -610,7 +610,7 @@ int gp_cmd_sql(int argc, char **argv)
     }
     gp_err err = {0};
     int rc = gp_store_sql(argv[optind], argv[optind + 1], json, stdout, &err);
-    gp_cli_audit(argv[optind], "sql", argv[optind + 1], rc ? err.msg : "ok");
+    gp_cli_audit_after(rc, argv[optind], "sql", argv[optind + 1], rc ? err.msg : "ok");
     if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         return 2;
@@ -672,6 +672,7 @@ int gp_cmd_export(int argc, char **argv)
     int rc = gp_cli_export(argv[optind], f, out);
     char spec[4096], res[600];
     snprintf(res, sizeof res, "%s; to %s", rc ? "failed" : "ok", strcmp(out, "-") ? out : "stdout");
-    gp_cli_audit(gp_cli_store_of(argv[optind], spec, sizeof spec), "export", argv[optind], res);
+    gp_cli_audit_after(rc, gp_cli_store_of(argv[optind], spec, sizeof spec), "export", argv[optind],
+                       res);
     return rc;
 }

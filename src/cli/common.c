@@ -222,6 +222,16 @@ void gp_cli_audit(const char *store, const char *action, const char *target, con
         fprintf(stderr, "gpuprof: warning: %s\n", err.msg);
 }
 
+void gp_cli_audit_after(int failed, const char *store, const char *action, const char *target,
+                        const char *result)
+{
+    gp_err err = {0};
+    /* a command that failed has printed its one line; a store it could not
+     * read cannot take the record either (the audit file still does) */
+    if (gp_audit_append(store, gp_audit_file(), action, target, result, &err) && !failed)
+        fprintf(stderr, "gpuprof: warning: %s\n", err.msg);
+}
+
 const char *gp_cli_store_of(const char *spec, char *buf, size_t n)
 {
     for (int pass = 0; pass < 2; pass++) {
