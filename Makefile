@@ -15,7 +15,7 @@ ifeq ($(WERROR),1)
   CMAKE_FLAGS += -DGP_WERROR=ON
 endif
 
-.PHONY: all build deps configure demo test bench install deb clean format
+.PHONY: all build deps configure demo test test-clpeak bench install deb clean format
 
 all: build
 
@@ -39,7 +39,12 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	@cd $(BUILD) && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS)
+	  ctest --output-on-failure -j $(JOBS) -LE clpeak
+
+# the comparison with clpeak (tests/t_bench_clpeak.py), kept out of `make test`
+test-clpeak: deps
+	@$(MAKE) --no-print-directory build
+	@cd $(BUILD) && ctest --output-on-failure -L clpeak
 
 bench: deps
 	@$(MAKE) --no-print-directory build BUILD=build-bench CMAKE_FLAGS=-DCMAKE_BUILD_TYPE=Release
