@@ -118,6 +118,29 @@ static int merge_aggs(const gp_trace *t, const uint32_t *agg_row, uint32_t r, co
     return 0;
 }
 
+/* Index of the row of (g, name), appended when new; UINT32_MAX when out of
+ * memory. */
+static uint32_t row_for(gp_u64map *rowmap, gp_op_row **rows, size_t *nrows, size_t *rcap,
+                        gp_group g, uint32_t name)
+{
+    uint64_t *slot = gp_u64map_slot(rowmap, (uint64_t)g << 32 | name, UINT64_MAX);
+    if (!slot) return UINT32_MAX;
+    if (*slot == UINT64_MAX) {
+        if (*nrows == *rcap) {
+            size_t nc = *rcap ? *rcap * 2 : 256;
+            gp_op_row *nr = realloc(*rows, nc * sizeof *nr);
+            if (!nr) return UINT32_MAX;
+            *rows = nr;
+            *rcap = nc;
+        }
+        memset(&(*rows)[*nrows], 0, sizeof **rows);
+        (*rows)[*nrows].group = g;
+        (*rows)[*nrows].name = name;
+        *slot = (*nrows)++;
+    }
+    return (uint32_t)*slot;
+}
+
 int gp_summary_compute(const gp_trace *t, gp_summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -143,22 +166,8 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
             row_of[i] = UINT32_MAX;
             continue;
         }
-        uint64_t key = (uint64_t)g << 32 | s->name;
-        uint64_t *slot = gp_u64map_slot(&rowmap, key, UINT64_MAX);
-        if (!slot) goto fail_rows;
-        if (*slot == UINT64_MAX) {
-            if (nrows == rcap) {
-                rcap = rcap ? rcap * 2 : 256;
-                gp_op_row *nr = realloc(rows, rcap * sizeof *nr);
-                if (!nr) goto fail_rows;
-                rows = nr;
-            }
-            memset(&rows[nrows], 0, sizeof rows[nrows]);
-            rows[nrows].group = g;
-            rows[nrows].name = s->name;
-            *slot = nrows++;
-        }
-        row_of[i] = (uint32_t)*slot;
+        if ((row_of[i] = row_for(&rowmap, &rows, &nrows, &rcap, g, s->name)) == UINT32_MAX)
+            goto fail_rows;
     }
     /* aggregated rows join the row of their (group, name) */
     if (t->aggs.n) {
@@ -169,22 +178,8 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
             gp_group g = a->cat < ncat ? (gp_group)cat_group[a->cat] : GP_G__COUNT;
             agg_row[i] = UINT32_MAX;
             if (g == GP_G__COUNT || a->count == 0) continue;
-            uint64_t key = (uint64_t)g << 32 | a->name;
-            uint64_t *slot = gp_u64map_slot(&rowmap, key, UINT64_MAX);
-            if (!slot) goto fail_rows;
-            if (*slot == UINT64_MAX) {
-                if (nrows == rcap) {
-                    rcap = rcap ? rcap * 2 : 256;
-                    gp_op_row *nr = realloc(rows, rcap * sizeof *nr);
-                    if (!nr) goto fail_rows;
-                    rows = nr;
-                }
-                memset(&rows[nrows], 0, sizeof rows[nrows]);
-                rows[nrows].group = g;
-                rows[nrows].name = a->name;
-                *slot = nrows++;
-            }
-            agg_row[i] = (uint32_t)*slot;
+            if ((agg_row[i] = row_for(&rowmap, &rows, &nrows, &rcap, g, a->name)) == UINT32_MAX)
+                goto fail_rows;
         }
     }
     /* pass 2: gather durations per row contiguously, then statistics */
