@@ -19,7 +19,7 @@ field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
   echo "$PAIRS begin/end pairs per thread, literal name, no warm-up; median of $ROUNDS alternating rounds"
   echo "ratio = ns per pair / ns of two TSC reads per pair (floor) in the same rounds"
   for nt in 1 2; do
-    declare -A ns rss
+    declare -A ns rss last
     for m in floor default aggregate stream keep; do ns[$m]=""; rss[$m]=""; done
     for r in $(seq "$ROUNDS"); do
       for m in floor default aggregate stream keep; do

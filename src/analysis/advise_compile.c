@@ -69,7 +69,10 @@ static void ev_add(gp_advice *a, const gp_tlog *l, size_t nlogs, const gp_tt_com
         snprintf(where, sizeof where, " at %.60s:%lld", gp_tlog_s(l, file), (long long)line);
     else if (file)
         snprintf(where, sizeof where, " at %.80s", gp_tlog_s(l, file));
-    snprintf(x->name, sizeof x->name, "%s%s %s%s", rank, c->id, fn ? gp_tlog_s(l, fn) : "?", where);
+    /* the evidence name is cut to its field (a long function name loses its tail) */
+    if (snprintf(x->name, sizeof x->name, "%s%s %s%s", rank, c->id, fn ? gp_tlog_s(l, fn) : "?",
+                 where) >= (int)sizeof x->name)
+        x->name[sizeof x->name - 1] = 0;
     snprintf(x->detail, sizeof x->detail, "%s", reason ? reason : "");
     x->count = count;
     double s = gp_compile_time_s(c);
