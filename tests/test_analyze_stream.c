@@ -102,7 +102,7 @@ static char *json_streamed(const char *folder, int compat, int workers, size_t n
     char *out = NULL;
     if (!nshards) {
         fr = calloc(n + 1, sizeof *fr);
-        if (gp_analyze_files(files, 0, n, workers, &o, NULL, NULL, fr, &err)) goto done;
+        if (gp_analyze_files(files, n, 0, n, workers, &o, NULL, NULL, fr, &err)) goto done;
     } else {
         gp_analyze_part *parts = calloc(nshards, sizeof *parts);
         const char **names = calloc(nshards, sizeof *names);
@@ -113,7 +113,7 @@ static char *json_streamed(const char *folder, int compat, int workers, size_t n
             size_t first, end;
             gp_analyze_shard_range(n, s, nshards, &first, &end);
             gp_analyze_file *sf = calloc(end - first + 1, sizeof *sf);
-            bad = gp_analyze_files(files, first, end, workers, &o, NULL, NULL, sf, &err);
+            bad = gp_analyze_files(files, n, first, end, workers, &o, NULL, NULL, sf, &err);
             gp_analyze_part part = {o, s, nshards, n, files, bytes, first, end, sf};
             gp_sbuf b = {0}, b2 = {0};
             if (!bad) gp_analyze_part_write(&b, &part);

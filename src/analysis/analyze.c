@@ -148,8 +148,8 @@ static int rank_of(const gp_trace *t)
 /* Everything one trace contributes (see gp_analyze_file), with up to
  * `threads` threads: the timeline statistics (which read the trace, not the
  * view) beside the view and its analyses. */
-static int analyze_trace(const gp_trace *t, int is_trace, const gp_analyze_opts *o, int threads,
-                         gp_analyze_file *f)
+static int analyze_trace(const gp_trace *t, int is_trace, int alone, const gp_analyze_opts *o,
+                         int threads, gp_analyze_file *f)
 {
     memset(f, 0, sizeof *f);
     f->is_trace = is_trace;
@@ -163,7 +163,8 @@ static int analyze_trace(const gp_trace *t, int is_trace, const gp_analyze_opts 
     gp_hta_opts ho = {o->compat};
     int rc = 0;
     /* not compat: one result; compat: the step filter's result when this
-     * rank alone decides it, else both (the assembly picks one) */
+     * rank decides it (two or more names, or the job's only file), else
+     * both (the assembly picks one) */
     int filters[2] = {0, 1}, nf = 1;
     for (int k = 0; k < 2 && !rc; k++) {
         if (k == 1 && nf < 2) break;
@@ -180,7 +181,7 @@ static int analyze_trace(const gp_trace *t, int is_trace, const gp_analyze_opts 
                 if (!(f->step[s] = strdup(nm[s]))) rc = GP_ENOMEM;
             if (f->nstep >= 2)
                 filters[0] = 1;
-            else
+            else if (!alone)
                 nf = 2;
         }
         if (rc || gp_hta_finish(&v, filters[k])) {
@@ -209,6 +210,7 @@ static int analyze_trace(const gp_trace *t, int is_trace, const gp_analyze_opts 
 typedef struct pool {
     char *const *paths;      /* files, or NULL with traces */
     gp_trace *const *traces; /* traces in memory, or NULL */
+    size_t total;            /* files of the job */
     size_t first, end;
     int threads; /* per rank */
     const gp_analyze_opts *o;
@@ -228,7 +230,7 @@ static void *pool_main(void *arg)
         size_t k = i - p->first;
         int rc;
         if (p->traces) {
-            rc = analyze_trace(p->traces[i], 1, p->o, p->threads, &p->out[k]);
+            rc = analyze_trace(p->traces[i], 1, p->total == 1, p->o, p->threads, &p->out[k]);
             if (rc) gp_err_set(&p->errs[k], rc, "out of memory during the analysis");
         } else {
             gp_trace *t = NULL;
@@ -240,7 +242,7 @@ static void *pool_main(void *arg)
             int is_trace = !rc && t->meta.has_trace_events;
             if (!rc && p->accept) rc = p->accept(t, p->paths[i], i, p->ctx, &is_trace, &p->errs[k]);
             if (!rc) {
-                rc = analyze_trace(t, is_trace, p->o, p->threads, &p->out[k]);
+                rc = analyze_trace(t, is_trace, p->total == 1, p->o, p->threads, &p->out[k]);
                 if (rc) gp_err_set(&p->errs[k], rc, "out of memory during the analysis");
                 p->out[k].cpu_ns[0] = load_ns;
             }
@@ -252,15 +254,16 @@ static void *pool_main(void *arg)
     return NULL;
 }
 
-static int run_pool(char *const *paths, gp_trace *const *traces, size_t first, size_t end,
-                    int workers, const gp_analyze_opts *o, gp_analyze_accept_fn accept, void *ctx,
-                    gp_analyze_file *out, gp_err *err)
+static int run_pool(char *const *paths, gp_trace *const *traces, size_t total, size_t first,
+                    size_t end, int workers, const gp_analyze_opts *o, gp_analyze_accept_fn accept,
+                    void *ctx, gp_analyze_file *out, gp_err *err)
 {
     size_t n = end > first ? end - first : 0, cores = ncores();
     size_t nw = workers > 0 ? (size_t)workers : cores;
     if (nw > n) nw = n ? n : 1;
     pool p = {.paths = paths,
               .traces = traces,
+              .total = total,
               .first = first,
               .end = end,
               .threads = (int)(cores / nw > 0 ? cores / nw : 1),
@@ -296,11 +299,11 @@ static int run_pool(char *const *paths, gp_trace *const *traces, size_t first, s
     return rc;
 }
 
-int gp_analyze_files(char *const *paths, size_t first, size_t end, int workers,
+int gp_analyze_files(char *const *paths, size_t n, size_t first, size_t end, int workers,
                      const gp_analyze_opts *o, gp_analyze_accept_fn accept, void *ctx,
                      gp_analyze_file *out, gp_err *err)
 {
-    return run_pool(paths, NULL, first, end, workers, o, accept, ctx, out, err);
+    return run_pool(paths, NULL, n, first, end, workers, o, accept, ctx, out, err);
 }
 
 /* ---- the job: assembly of the files' results ---------------------------------------------- */
@@ -401,7 +404,7 @@ int gp_analyze_run(gp_trace *const *traces, size_t n, const gp_analyze_opts *o,
 {
     memset(out, 0, sizeof *out);
     gp_analyze_file *files = gp_xcalloc(n ? n : 1, sizeof *files);
-    int rc = run_pool(NULL, traces, 0, n, 0, o, NULL, NULL, files, err);
+    int rc = run_pool(NULL, traces, n, 0, n, 0, o, NULL, NULL, files, err);
     if (!rc) rc = gp_analyze_assemble(files, n, o, out, err);
     for (size_t i = 0; i < n; i++) gp_analyze_file_free(&files[i]);
     free(files);

@@ -70,15 +70,17 @@ typedef struct gp_analyze_result {
  * whether the step filter applies depend on all the files together, so each
  * file keeps what gp_analyze_assemble needs to decide. */
 typedef struct gp_analyze_file {
-    int is_trace;           /* holds an event array (other JSON files of a folder are no rank) */
-    int has_events;         /* at least one trace event was read */
-    int rank_hint;          /* distributedInfo.rank, else a number after "rank" in the
-                             * file name, else -1 (the rank is then the position) */
-    size_t nstep;           /* compat: distinct ProfilerStep* names among the view's events */
-    char *step[2];          /* (the first two; two or more anywhere turn the step filter on) */
-    size_t nvar;            /* results: 1, or 2 in compat mode when nstep < 2 (the step */
-    gp_analyze_rank var[2]; /* filter then depends on the other ranks): [0]
-                             * unfiltered, [1] filtered; 0 when !is_trace */
+    int is_trace;   /* holds an event array (other JSON files of a folder are no rank) */
+    int has_events; /* at least one trace event was read */
+    int rank_hint;  /* distributedInfo.rank, else a number after "rank" in the
+                     * file name, else -1 (the rank is then the position) */
+    size_t nstep;   /* compat: distinct ProfilerStep* names among the view's events */
+    char *step[2];  /* (the first two; two or more anywhere turn the step filter on) */
+    /* results: 1, or 2 in compat mode when nstep < 2 and the job has other
+     * files (the step filter then depends on the other ranks): [0]
+     * unfiltered, [1] filtered; 0 when !is_trace */
+    size_t nvar;
+    gp_analyze_rank var[2];
     /* CPU ns this file took in its worker: load, view, analyses, timeline
      * statistics (GPUPROF_ANALYZE_TIMES; not part of the results) */
     int64_t cpu_ns[4];
@@ -91,7 +93,8 @@ typedef struct gp_analyze_file {
 typedef int (*gp_analyze_accept_fn)(const gp_trace *t, const char *path, size_t index, void *ctx,
                                     int *is_trace, gp_err *err);
 
-/* Analyzes the files paths[first, end) (expanded as by gp_paths_expand) with
+/* Analyzes the files paths[first, end) of the job's n files (expanded as by
+ * gp_paths_expand) with
  * `workers` threads (0: one per core, never more than the files): each
  * worker imports a file, analyzes it, keeps its results (out[i - first]) and
  * frees the trace before taking the next, so the peak memory is about
@@ -99,7 +102,7 @@ typedef int (*gp_analyze_accept_fn)(const gp_trace *t, const char *path, size_t 
  * runs that rank's analyses on every core. On an error the workers stop
  * taking files and the error of the first failing file (in path order) is
  * returned with err set; out is then freed. */
-int gp_analyze_files(char *const *paths, size_t first, size_t end, int workers,
+int gp_analyze_files(char *const *paths, size_t n, size_t first, size_t end, int workers,
                      const gp_analyze_opts *o, gp_analyze_accept_fn accept, void *ctx,
                      gp_analyze_file *out, gp_err *err);
 

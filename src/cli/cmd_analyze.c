@@ -263,7 +263,7 @@ int gp_cmd_analyze(int argc, char **argv)
     size_t first = 0, end = n;
     if (sharded) gp_analyze_shard_range(n, shard, nshards, &first, &end);
     gp_analyze_file *fr = gp_xcalloc(end - first + 1, sizeof *fr);
-    int rc = gp_analyze_files(files, first, end, workers, &o, accept_named, named, fr, &err);
+    int rc = gp_analyze_files(files, n, first, end, workers, &o, accept_named, named, fr, &err);
     free(named);
     if (rc) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);

@@ -540,7 +540,7 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
         if (!st || !rs) return GP_EPARSE;
         if (st->n > 2 || rs->n > 2) return bad(r, "too many steps or results", NULL);
         /* the results a file must have (see gp_analyze_file) */
-        size_t want = !f->is_trace ? 0 : (p->o.compat && st->n < 2) ? 2 : 1;
+        size_t want = !f->is_trace ? 0 : (p->o.compat && st->n < 2 && p->ninputs > 1) ? 2 : 1;
         if (rs->n != want) return bad(r, "wrong number of results for a file", NULL);
         for (size_t s = 0; s < st->n; s++) {
             if (r_str(r, &st->items[s], "steps", 0, &f->step[s])) return GP_EPARSE;
