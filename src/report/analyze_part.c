@@ -516,7 +516,8 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
         return GP_EPARSE;
     size_t first, end;
     gp_analyze_shard_range(p->ninputs, p->shard, p->nshards, &first, &end);
-    if (!p->nshards || p->shard >= p->nshards || p->first != first || p->end != end)
+    if (!p->nshards || p->nshards > 1000000 || p->shard >= p->nshards || p->first != first ||
+        p->end != end)
         return bad(r, "shard index, count and file range disagree", NULL);
     const gp_jv *fs = get(r, doc, "files", GP_JARR);
     if (!fs) return GP_EPARSE;
