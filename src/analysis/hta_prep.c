@@ -529,6 +529,39 @@ static int prep_stage(gp_trace *const *traces, gp_hview *views, size_t n, int st
     return failed ? GP_ENOMEM : 0;
 }
 
+int gp_hta_build(const gp_trace *t, int rank, const gp_hta_opts *o, gp_hview *v)
+{
+    memset(v, 0, sizeof *v);
+    v->rank = rank;
+    if (build_one(t, o->compat, v)) {
+        gp_hview_free(v);
+        return GP_ENOMEM;
+    }
+    return 0;
+}
+
+size_t gp_hta_step_names(const gp_hview *v, const char **names, size_t max)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < v->n && ns < max; i++) {
+        const char *s = gp_trace_s(v->t, v->ev[i].name);
+        if (!starts(s, "ProfilerStep")) continue;
+        size_t j = 0;
+        while (j < ns && strcmp(names[j], s)) j++;
+        if (j == ns) names[ns++] = s;
+    }
+    return ns;
+}
+
+int gp_hta_finish(gp_hview *v, int filter)
+{
+    if ((filter && step_filter(v)) || build_index(v)) {
+        gp_hview_free(v);
+        return GP_ENOMEM;
+    }
+    return 0;
+}
+
 int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
                    gp_hview *views, gp_err *err)
 {

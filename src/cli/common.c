@@ -91,6 +91,14 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
 
 int gp_cli_check_events(const gp_trace *t, const char *path)
 {
+    gp_err err = {0};
+    if (!gp_cli_events_error(t, path, &err)) return 0;
+    fprintf(stderr, "gpuprof: %s\n", err.msg);
+    return 2;
+}
+
+int gp_cli_events_error(const gp_trace *t, const char *path, gp_err *err)
+{
 #ifdef GP_HAVE_SQLITE
     char *file = NULL;
     int64_t run = 0;
@@ -99,14 +107,10 @@ int gp_cli_check_events(const gp_trace *t, const char *path)
         return 0;
     }
 #endif
-    if (!t->meta.has_trace_events) {
-        fprintf(stderr, "gpuprof: %s: not a trace (no \"traceEvents\" array)\n", path);
-        return 2;
-    }
-    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n) {
-        fprintf(stderr, "gpuprof: %s: the trace holds no events\n", path);
-        return 2;
-    }
+    if (!t->meta.has_trace_events)
+        return gp_err_set(err, GP_EINVAL, "%s: not a trace (no \"traceEvents\" array)", path);
+    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n)
+        return gp_err_set(err, GP_EINVAL, "%s: the trace holds no events", path);
     return 0;
 }
 
