@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 {
   echo "# bench/nvtx.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown), load average before $(cut -d' ' -f1-3 /proc/loadavg)"
   "$BUILD/gpuprof" run -q --no-summary --nvtx --no-cuda --no-opencl -o "$tmp/n.db" -- "$PROG" "$ROUNDS" "$PAIRS"
-  echo "stored: $(sqlite3 "$tmp/n.db" "SELECT sum(events) || ' events, ' || sum(dropped) || ' dropped' FROM processes") (expected $(( (ROUNDS + 1) * PAIRS + 1 )) NVTX ranges: warm-up, rounds, probe)"
+  echo "stored: $(sqlite3 "$tmp/n.db" "SELECT sum(events) || ' events, ' || sum(dropped) || ' dropped' FROM processes") (expected $(( (3 * ROUNDS + 1) * PAIRS + 1 )) NVTX ranges: warm-up, 3 kinds x rounds, probe)"
   if [ -n "${GPUPROF_BENCH_NVTX_OLD_LIB:-}" ]; then
     echo "-- the same with GPUPROF_CUDA_INJECT=$GPUPROF_BENCH_NVTX_OLD_LIB"
     GPUPROF_CUDA_INJECT="$GPUPROF_BENCH_NVTX_OLD_LIB" "$BUILD/gpuprof" run -q --no-summary --nvtx \

@@ -292,6 +292,7 @@ typedef struct ncache {
     uint32_t id;
 } ncache;
 #define NCACHE 256
+#define NPAGES 64 /* per-thread verdicts "this page is read-only" */
 
 #define NVTX_DEPTH 128
 typedef struct nthr {
@@ -303,6 +304,8 @@ typedef struct nthr {
     uint64_t gen; /* N.unload_gen the cache was filled under */
     nrange stack[NVTX_DEPTH];
     ncache cache[NCACHE];
+    uintptr_t page[NPAGES]; /* page number + 1 (0 = empty) */
+    uint8_t page_ro[NPAGES];
     _Atomic uint32_t nchunks; /* chunks in flight (owner adds, drain subtracts) */
     _Atomic uint64_t dropped; /* events lost (deep stack, backlog), drain reports */
     _Atomic int dead;         /* the thread exited: free once drained */
@@ -517,12 +520,27 @@ static int ro_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* 1 when s lies in a read-only segment of a loaded object (a literal). */
-static int n_readonly(const char *s)
+/* 1 when s lies in a read-only segment of a loaded object (a literal); the
+ * verdict is kept per page (forgotten when a library is unloaded). */
+static int n_readonly(nthr *t, const char *s)
 {
+    uintptr_t pg = ((uintptr_t)s >> 12) + 1;
+    unsigned slot = (unsigned)(pg ^ (pg >> 6)) & (NPAGES - 1);
+    if (t->page[slot] == pg) return t->page_ro[slot];
     ro_probe p = {(uintptr_t)s, 0, 0};
     dl_iterate_phdr(ro_cb, &p);
-    return p.found && p.ro;
+    /* a string crossing into the next page is judged by its first page only
+     * when both are read-only: check the end too */
+    int ro = p.found && p.ro;
+    if (ro) {
+        ro_probe q = {(uintptr_t)s + strlen(s), 0, 0};
+        dl_iterate_phdr(ro_cb, &q);
+        ro = q.found && q.ro;
+        if (!ro) return 0; /* not cached: the verdict is for this string only */
+    }
+    t->page[slot] = pg;
+    t->page_ro[slot] = (uint8_t)ro;
+    return ro;
 }
 
 /* Name id of an ASCII message m of domain d through the thread's cache. */
@@ -533,6 +551,7 @@ static uint32_t n_name(nthr *t, const ndomain *d, const char *m)
     if (__builtin_expect(gen != t->gen, 0)) { /* a library went away: forget literals */
         for (int i = 0; i < NCACHE; i++)
             if (!t->cache[i].copy) t->cache[i].key = NULL;
+        memset(t->page, 0, sizeof t->page);
         t->gen = gen;
     }
     ncache *c = &t->cache[(((uintptr_t)m >> 3) ^ ((uintptr_t)d >> 4) ^ ((uintptr_t)m >> 11)) &
@@ -540,10 +559,11 @@ static uint32_t n_name(nthr *t, const ndomain *d, const char *m)
     if (__builtin_expect(c->key == m && c->dom == d, 1) && (!c->copy || !strcmp(c->copy, m)))
         return c->id;
     uint32_t id = n_intern(d, m);
+    int writable = c->key == m && c->copy; /* same buffer, new text: known writable */
     free(c->copy);
     c->copy = NULL;
     c->key = NULL;
-    if (!n_readonly(m)) {
+    if (writable || !n_readonly(t, m)) {
         c->copy = strdup(m);
         if (!c->copy) return id;
     }
@@ -767,7 +787,9 @@ static void *n_drain_main(void *arg)
 
 static void n_drain_wake(void)
 {
-    pthread_mutex_lock(&N.mu);
+    /* a recording thread never waits for a drain pass: when the lock is
+     * taken, the drain is running (or being woken) already */
+    if (pthread_mutex_trylock(&N.mu)) return;
     if (!N.awake) {
         N.awake = 1;
         pthread_cond_signal(&N.cv);
