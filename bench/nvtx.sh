@@ -21,12 +21,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 {
   echo "# bench/nvtx.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown), load average before $(cut -d' ' -f1-3 /proc/loadavg)"
-  "$BUILD/gpuprof" run -q --no-summary --nvtx --no-cuda --no-opencl -o "$tmp/n.db" -- "$PROG" "$ROUNDS" "$PAIRS"
+  "$BUILD/gpuprof" run -q --no-summary --nvtx --no-cuda --no-opencl -o "$tmp/n.db" -- "$PROG" "$ROUNDS" "$PAIRS" 2>&1 \
+    || echo "gpuprof run: exit status $? (see above)"
   echo "stored: $(sqlite3 "$tmp/n.db" "SELECT sum(events) || ' events, ' || sum(dropped) || ' dropped' FROM processes") (expected $(( (3 * ROUNDS + 1) * PAIRS + 1 )) NVTX ranges: warm-up, 3 kinds x rounds, probe)"
   if [ -n "${GPUPROF_BENCH_NVTX_OLD_LIB:-}" ]; then
     echo "-- the same with GPUPROF_CUDA_INJECT=$GPUPROF_BENCH_NVTX_OLD_LIB"
     GPUPROF_CUDA_INJECT="$GPUPROF_BENCH_NVTX_OLD_LIB" "$BUILD/gpuprof" run -q --no-summary --nvtx \
-      --no-cuda --no-opencl -o "$tmp/o.db" -- "$PROG" "$ROUNDS" "$PAIRS"
+      --no-cuda --no-opencl -o "$tmp/o.db" -- "$PROG" "$ROUNDS" "$PAIRS" 2>&1 || echo "exit status $?"
   fi
   echo "load average after $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee bench/results/nvtx.txt

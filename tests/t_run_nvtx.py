@@ -71,9 +71,8 @@ NAMES = "SELECT s.s, x.ts, x.dur, x.track, x.proc FROM slices x JOIN strings s O
         "x.proc AND s.id = x.name"
 
 
-def stress(clock):
-    T, P = 4, 3000
-    dbs = os.path.join(tmp, "stress_%s.db" % clock)
+def stress(clock, T=4, P=3000):
+    dbs = os.path.join(tmp, "stress_%s_%d_%d.db" % (clock, T, P))
     env = dict(os.environ)
     if clock == "monotonic":
         env["GPUPROF_CLOCK"] = "monotonic"
@@ -123,6 +122,9 @@ def stress(clock):
 
 stress("tsc")
 stress("monotonic")
+# a burst of 600,000 ranges from one thread (about 600 chunks): all stored,
+# none dropped
+stress("tsc", 1, 300000)
 
 dbf = os.path.join(tmp, "fork.db")
 r = subprocess.run([BIN, "run", "-o", dbf, "--nvtx", "--no-opencl", "--no-cuda", "-q",

@@ -270,7 +270,8 @@ typedef struct nev { /* a finished event in a thread's chunk */
 } nev;
 #define NEV_MARK      UINT64_MAX
 #define NCHUNK_EVENTS 1024
-#define NCHUNK_MAX    512 /* chunks in flight per thread (12 MiB) before dropping */
+#define NCHUNK_MAX                                                                                 \
+    8192 /* chunks in flight per thread (8 M events, 192 MiB): the writer queue's bound */
 typedef struct nchunk {
     _Atomic(struct nchunk *) next; /* set by the owner when this chunk is full */
     _Atomic uint32_t n;            /* events published (release by the owner) */
