@@ -72,6 +72,7 @@ static int stress(int threads, int pairs)
     stress_pairs = pairs;
     pthread_t th[64];
     if (threads > 64) threads = 64;
+    nvtxMarkA("stress start"); /* NVTX initialised before the threads (TSan runs) */
     printf("mono_before %lld\n", mono_ns());
     for (long k = 0; k < threads; k++) pthread_create(&th[k], NULL, stress_worker, (void *)k);
     for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
