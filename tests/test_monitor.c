@@ -336,6 +336,18 @@ TEST(nvsmi_stream_one_process)
     ASSERT_EQ_INT(count_lines(log, "--query-gpu="), 1);
     ASSERT_EQ_INT(count_lines(log, "--query-compute-apps="), 1);
     ASSERT_CONTAINS(read_text(log), "-lms 50");
+    /* the processes end: iterations without a line empty the list */
+    write_file(ctl, "noapps\n");
+    gp_dev_proc p[4];
+    int np = -1;
+    for (int i = 0; i < 200 && np != 0; i++) {
+        sleep_ms(25);
+        gp_monitor_sample_now(m);
+        np = gp_monitor_processes(m, 0, p, 4) + gp_monitor_processes(m, 1, p, 4);
+    }
+    ASSERT_EQ_INT(np, 0);
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0); /* the GPU stream goes on */
+    ASSERT_EQ_INT(count_lines(log, "--query-compute-apps="), 1);
     gp_monitor_destroy(m);
     smi_cleanup(dir, ctl, log);
 }

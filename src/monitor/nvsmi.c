@@ -106,6 +106,7 @@ typedef struct nvsmi_state {
     int app_n;
     char app_ts[64];
     int64_t app_last_ns; /* arrival of the group's last line */
+    int apps_published;  /* this stream's list was published once */
     pid_t reap[SMI_REAP];
 } nvsmi_state;
 
@@ -556,6 +557,7 @@ static void app_line(nvsmi_state *st, char *line, int64_t now)
     int nc = split_csv(line, c, 4);
     if (nc == 1 && !*c[0]) return;
     st->app_last_ns = now;
+    st->apps.delivered = 1; /* the stream answers */
     char *end;
     long pid = nc == 4 ? strtol(c[2], &end, 10) : 0;
     if (nc != 4 || *end || pid <= 0) {
@@ -580,28 +582,31 @@ static void app_line(nvsmi_state *st, char *line, int64_t now)
     st->app_n++;
 }
 
+static int64_t apps_quiet(const nvsmi_state *st)
+{
+    int64_t q = st->lms * 1000000 / 2;
+    return q > 100000000 ? 100000000 : q;
+}
+
 /* Publishes the process list: the newest group once the stream has been
- * quiet for a while after it (an iteration is printed at once), or nothing
- * when a whole period passed without a line. */
+ * quiet for a while after it (an iteration is printed at once); nothing
+ * when no line came for max(3 periods, 1 s) (nvidia-smi prints no line for
+ * an iteration without processes; a late iteration must not look empty). Returns 0 while a group is
+ * arriving (the previous list stays). */
 static int apps_publish(nvsmi_state *st, int64_t now)
 {
-    int64_t quiet = st->lms * 1000000 / 2;
-    if (quiet > 100000000) quiet = 100000000;
-    if (st->app_n && now - st->app_last_ns < quiet) return 0;
-    int empty = !st->app_n;
-    if (empty &&
-        now - (st->app_last_ns > st->apps.started_ns ? st->app_last_ns : st->apps.started_ns) <
-            st->lms * 1000000 + quiet)
-        return 0; /* an iteration with processes may still come */
+    if (st->app_n && now - st->app_last_ns < apps_quiet(st)) return 0;
+    int64_t empty_after = 3 * st->lms * 1000000 > 1000000000 ? 3 * st->lms * 1000000 : 1000000000;
+    int n = st->app_n && now - st->app_last_ns < empty_after ? st->app_n : 0;
     st->nprocs = 0;
-    for (int i = 0; i < st->app_n; i++) {
-        st->procs[st->nprocs] = st->app_v[i];
+    for (int i = 0; i < n; i++) {
+        st->procs[i] = st->app_v[i];
         gp_backend_proc_name(st->proc_root, st->procs[i].pid, st->procs[i].name,
                              sizeof st->procs[i].name);
-        gp_backend_strcpy(st->proc_uuid[st->nprocs], 96, st->app_uuid[i]);
+        gp_backend_strcpy(st->proc_uuid[i], 96, st->app_uuid[i]);
         st->nprocs++;
     }
-    st->apps.delivered = 1;
+    st->apps_published = 1;
     return 1;
 }
 
@@ -611,6 +616,14 @@ static void tick_stream(nvsmi_state *st)
     reap_pending(st);
     if (st->gpu.pid <= 0 && now >= st->gpu.next_start_ns)
         stream_start(st, &st->gpu, st->query, now);
+    int apps = st->procs_enabled && st->apps_stream;
+    if (apps && st->apps.pid <= 0 && now >= st->apps.next_start_ns) { /* both start together */
+        st->app_n = 0;
+        st->app_ts[0] = 0;
+        st->app_last_ns = 0;
+        st->apps_published = 0;
+        stream_start(st, &st->apps, st->apps_query, now);
+    }
     stream_read(st, &st->gpu, gpu_line, now);
     /* the first snapshot of a stream is waited for (bounded), unless the
      * previous instance never answered: then the tick does not wait again */
@@ -646,21 +659,23 @@ static void tick_stream(nvsmi_state *st)
         read_procs(st);
         return;
     }
-    if (st->apps.pid <= 0 && now >= st->apps.next_start_ns) {
-        st->app_n = 0;
-        st->app_ts[0] = 0;
-        st->app_last_ns = 0;
-        stream_start(st, &st->apps, st->apps_query, now);
-    }
     stream_read(st, &st->apps, app_line, now);
-    int64_t awaitns = wait < 2000000000LL ? wait : 2000000000LL;
-    while (st->apps.pid > 0 && !st->apps.delivered && st->apps.prev_delivered &&
-           gp_clock_mono_ns() < st->apps.started_ns + awaitns) {
-        if (apps_publish(st, gp_clock_mono_ns())) break;
-        int64_t step = gp_clock_mono_ns() + 10000000;
-        stream_poll(&st->apps,
-                    step < st->apps.started_ns + awaitns ? step : st->apps.started_ns + awaitns);
-        stream_read(st, &st->apps, app_line, gp_clock_mono_ns());
+    /* a new stream's first iteration is waited for up to twice as long as
+     * the GPU stream took for its first snapshot (both start together),
+     * unless the previous instance never printed */
+    if (st->apps.pid > 0 && !st->apps_published && st->apps.prev_delivered) {
+        int64_t lat = st->gpu.delivered && st->snap_ns > st->gpu.started_ns
+                          ? st->snap_ns - st->gpu.started_ns
+                          : 0;
+        int64_t until = st->apps.started_ns + 2 * lat + apps_quiet(st);
+        if (until > st->apps.started_ns + wait) until = st->apps.started_ns + wait;
+        for (int64_t t = gp_clock_mono_ns(); st->apps.pid > 0 && t < until;
+             t = gp_clock_mono_ns()) {
+            if (st->app_n && t - st->app_last_ns >= apps_quiet(st)) break;
+            int64_t step = t + 10000000;
+            stream_poll(&st->apps, step < until ? step : until);
+            stream_read(st, &st->apps, app_line, gp_clock_mono_ns());
+        }
     }
     if (!apps_publish(st, gp_clock_mono_ns()) && st->apps.pid <= 0) st->nprocs = 0;
 }
