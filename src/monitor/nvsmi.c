@@ -614,8 +614,14 @@ static void tick_stream(nvsmi_state *st)
 {
     int64_t now = gp_clock_mono_ns();
     reap_pending(st);
-    if (st->gpu.pid <= 0 && now >= st->gpu.next_start_ns)
+    if (st->gpu.pid <= 0 && now >= st->gpu.next_start_ns) {
+        st->asm_open = 0; /* a dead stream's partial snapshot is dropped */
         stream_start(st, &st->gpu, st->query, now);
+    }
+    /* a compute-apps stream silent for a minute is restarted: silence is
+     * also what "no process" looks like, so only rarely */
+    int64_t alast = st->app_last_ns > st->apps.started_ns ? st->app_last_ns : st->apps.started_ns;
+    if (st->apps.pid > 0 && now - alast >= 60000000000LL) stream_stop(st, &st->apps);
     int apps = st->procs_enabled && st->apps_stream;
     if (apps && st->apps.pid <= 0 && now >= st->apps.next_start_ns) { /* both start together */
         st->app_n = 0;
