@@ -8,7 +8,8 @@ before the program) crossing chunk boundaries with names written into one
 reused buffer, on the TSC and the CLOCK_MONOTONIC paths: every event
 stored once, nothing dropped, each name the text at push time, nesting kept,
 times inside the CLOCK_MONOTONIC interval the program printed; and a fork:
-the child records as a process of its own."""
+the child records as a process of its own; ranges 5 ms apart over a second
+lie within 2 us of the CLOCK_MONOTONIC reads around them."""
 import bisect, os, sqlite3, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
@@ -125,6 +126,34 @@ stress("monotonic")
 # a burst of 600,000 ranges from one thread (about 600 chunks): all stored,
 # none dropped
 stress("tsc", 1, 300000)
+
+
+def clock_probes(clock, n=200):
+    """each range inside the CLOCK_MONOTONIC times read around it, to 2 us,
+    over ~1.2 s (many drain passes and TSC anchors)"""
+    dbc = os.path.join(tmp, "clock_%s.db" % clock)
+    env = dict(os.environ)
+    if clock == "monotonic":
+        env["GPUPROF_CLOCK"] = "monotonic"
+    r = subprocess.run([BIN, "run", "-o", dbc, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                        "--no-summary", "--", PROG, "clock", str(n)], capture_output=True,
+                       text=True, env=env)
+    check(r.returncode == 0, "%s: clock run: %d %s" % (clock, r.returncode, r.stderr))
+    probes = [tuple(map(int, l.split()[1:])) for l in r.stdout.splitlines()
+              if l.startswith("probe ")]
+    c = sqlite3.connect(dbc)
+    rows = sorted((x[1], x[2]) for x in c.execute(NAMES).fetchall() if x[0] == "clock probe")
+    c.close()
+    check(len(rows) == n == len(probes), "%s: %d probes, %d ranges" % (clock, len(probes), len(rows)))
+    tol = 2000
+    bad = [(p, r) for p, r in zip(probes, rows)
+           if not (p[0] - tol <= r[0] and r[0] + r[1] <= p[1] + tol and r[1] >= 50000)]
+    check(not bad, "%s: ranges on CLOCK_MONOTONIC within 2 us of the reads around them: %d off, "
+          "e.g. %r" % (clock, len(bad), bad[:2]))
+
+
+clock_probes("tsc")
+clock_probes("monotonic")
 
 dbf = os.path.join(tmp, "fork.db")
 r = subprocess.run([BIN, "run", "-o", dbf, "--nvtx", "--no-opencl", "--no-cuda", "-q",

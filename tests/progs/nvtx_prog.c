@@ -7,7 +7,9 @@
  *          the program) each nest PAIRS names written into one reused stack
  *          buffer (same pointer, changing text) inside a literal-named range;
  *          prints the CLOCK_MONOTONIC ns before and after them
- *        nvtx_prog fork: a range open across fork, ranges in the child */
+ *        nvtx_prog fork: a range open across fork, ranges in the child
+ *        nvtx_prog clock N: N ranges "clock probe" 5 ms apart, each printed
+ *          as "probe BEFORE AFTER" (CLOCK_MONOTONIC ns read around it) */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -102,8 +104,24 @@ static int forked(void)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
+static int clock_probes(int n)
+{
+    for (int i = 0; i < n; i++) {
+        long long b = mono_ns();
+        nvtxRangePushA("clock probe");
+        spin_us(50);
+        nvtxRangePop();
+        long long a = mono_ns();
+        printf("probe %lld %lld\n", b, a);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probes(argc > 2 ? atoi(argv[2]) : 100);
     if (argc > 1 && !strcmp(argv[1], "stress"))
         return stress(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 3000);
     if (argc > 1 && !strcmp(argv[1], "fork")) return forked();
