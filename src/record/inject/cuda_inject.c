@@ -316,7 +316,7 @@ typedef struct nthr {
     struct nthr *next;
 } nthr;
 
-static __thread nthr *tl_n __attribute__((tls_model("initial-exec")));
+static __thread nthr *tl_n;
 
 typedef struct nanchor { /* a (raw, mono) pair: raw -> ns is linear between anchors */
     uint64_t raw;
