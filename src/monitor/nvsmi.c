@@ -666,14 +666,16 @@ static void tick_stream(nvsmi_state *st)
         return;
     }
     stream_read(st, &st->apps, app_line, now);
-    /* a new stream's first iteration is waited for up to twice as long as
-     * the GPU stream took for its first snapshot (both start together),
-     * unless the previous instance never printed */
+    /* a new stream's first iteration is waited for up to max(1 s, twice
+     * what the GPU stream took for its first snapshot) (both start
+     * together), unless the previous instance never printed */
     if (st->apps.pid > 0 && !st->apps_published && st->apps.prev_delivered) {
         int64_t lat = st->gpu.delivered && st->snap_ns > st->gpu.started_ns
                           ? st->snap_ns - st->gpu.started_ns
                           : 0;
-        int64_t until = st->apps.started_ns + 2 * lat + apps_quiet(st);
+        int64_t span = 2 * lat + apps_quiet(st);
+        if (span < 1000000000) span = 1000000000; /* no line yet may mean no process */
+        int64_t until = st->apps.started_ns + span;
         if (until > st->apps.started_ns + wait) until = st->apps.started_ns + wait;
         for (int64_t t = gp_clock_mono_ns(); st->apps.pid > 0 && t < until;
              t = gp_clock_mono_ns()) {
