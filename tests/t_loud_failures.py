@@ -114,17 +114,20 @@ if os.geteuid() == 0 and shutil.which("setpriv"):
 else:
     skipped.append("10 (needs root and setpriv to act as another user)")
 
-# 11. stdout that cannot be written
-with open("/dev/full", "w") as full:
-    r = subprocess.run([BIN, "summary", "--json", SMALL], stdout=full, stderr=subprocess.PIPE,
-                       text=True, timeout=60)
-check(r.returncode == 1 and "standard output" in r.stderr,
-      "11 summary > /dev/full: exit %d, %r" % (r.returncode, r.stderr))
-with open("/dev/full", "w") as full:
-    r = subprocess.run([BIN, "runs", db], stdout=full, stderr=subprocess.PIPE, text=True,
-                       timeout=60)
-check(r.returncode == 1 and "standard output" in r.stderr,
-      "11 runs > /dev/full: exit %d, %r" % (r.returncode, r.stderr))
+# 11. stdout that cannot be written: every command, text and JSON, one line, exit 1
+for args in (["summary", SMALL], ["summary", "--json", SMALL], ["analyze", SMALL],
+             ["analyze", "--json", SMALL], ["advise", SMALL], ["advise", "--json", SMALL],
+             ["memory", SMALL], ["memory", "--json", SMALL], ["compare", SMALL, SMALL],
+             ["compare", "--json", "--fail-on-regression", SMALL, SMALL],
+             ["export", "-o", "-", SMALL], ["runs", db], ["runs", "--json", db],
+             ["history", db], ["history", "--json", db], ["sql", db, "SELECT 1"],
+             ["audit", db], ["summary", "--help"], ["--version"]):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([BIN] + args, stdout=full, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode == 1 and len(lines) == 1 and "standard output" in r.stderr,
+          "11 %s > /dev/full: exit %d, %r" % (" ".join(args[:2]), r.returncode, r.stderr))
 
 # 12. file size limit during the run (the OpenCL program's layer writes)
 have_cl = os.path.exists(CLPROG) and os.path.exists(LAYER) and \

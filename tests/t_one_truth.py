@@ -167,7 +167,9 @@ for nm, text in (("foo.json", '{"foo": 1}'), ("arr.json", "[]"),
     open(pth, "w").write(text)
     for cmd in (["compare", "--fail-on-regression", base, pth],
                 ["compare", "--fail-on-regression", pth, base], ["summary", pth],
-                ["flame", "-o", os.path.join(tmp, "x.folded"), pth]):
+                ["flame", "-o", os.path.join(tmp, "x.folded"), pth], ["compile", pth],
+                ["analyze", pth], ["memory", pth], ["advise", pth],
+                ["timeline", "-o", os.path.join(tmp, "x.html"), pth]):
         r = gp(*cmd)
         check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and nm in r.stderr,
               "8 %s %s: exit %d %r" % (cmd[0], nm, r.returncode, r.stderr[:200]))
