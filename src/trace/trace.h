@@ -18,9 +18,9 @@ typedef enum gp_kind {
     GP_K_PYTHON,          /* python_function */
     GP_K_USER_ANNOTATION, /* user_annotation (CPU side ranges, ProfilerStep#N) */
     GP_K_GPU_ANNOTATION,  /* gpu_user_annotation (ranges drawn on GPU streams) */
-    GP_K_RUNTIME,         /* cuda_runtime, Runtime, hip runtime */
+    GP_K_RUNTIME,         /* cuda_runtime, Runtime, hip_runtime, mtia_runtime */
     GP_K_DRIVER,          /* cuda_driver */
-    GP_K_KERNEL,          /* kernel, Kernel */
+    GP_K_KERNEL,          /* kernel, Kernel, mtia_ccp_events */
     GP_K_MEMCPY,          /* gpu_memcpy, Memcpy */
     GP_K_MEMSET,          /* gpu_memset, Memset */
     GP_K_SYNC,            /* cuda_sync (GPU-side synchronization) */
