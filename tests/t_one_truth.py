@@ -247,6 +247,47 @@ for cmd in ("flame", "timeline", "report"):
     check(r.returncode == 2 and r.stderr.startswith("gpuprof %s: -o OUT is missing" % cmd),
           "7 %s without -o says so: %r" % (cmd, r.stderr[:120]))
 
+# ---- 7. advice evidence values carry their unit, the same in text, JSON and HTML
+import glob, html as htmlmod
+adv_traces = [p4, p1] + sorted(glob.glob(os.path.join(
+    os.environ.get("GPUPROF_SOURCE_DIR", "."), "..", "shared", "traces", "*", "*.json.gz")))
+suffix = {"ns": r"\d (ns|us|ms|s)$", "ms": r"\d (ns|us|ms|s)$", "bytes": r"\d (B|KiB|MiB|GiB|TiB)$",
+          "pct": r"(\d|0\.01) %$", "count": r"^\d+$", None: r"^-?[\d.]+(e[-+]\d+)?$"}
+nvalues = 0
+for tp in adv_traces:
+    rj = gp("advise", "--json", tp)
+    rt = gp("advise", tp)
+    rh = os.path.join(tmp, "adv.html")
+    rr = gp("report", "-o", rh, tp)
+    if rj.returncode or rt.returncode or rr.returncode:
+        check(False, "7 advise/report of %s: %s %s" % (tp, rj.stderr, rr.stderr))
+        continue
+    text_vals = re.findall(r"^    - .*, value (.+)$", rt.stdout, re.M)
+    page = open(rh).read()
+    html_vals = [htmlmod.unescape(v) for v in re.findall(
+        r'<tr><td class="l">[^<]*</td><td>\d+</td><td[^>]*>[^<]*</td><td>([^<]*)</td></tr>', page)]
+    json_vals = []
+    for a in json.loads(rj.stdout)["traces"][0]["advice"]:
+        for e in a["evidence"]:
+            if e["value"] is not None:
+                check("value_unit" in e and e["value_unit"] in suffix,
+                      "7 %s: evidence value_unit %r" % (tp, e.get("value_unit")))
+                json_vals.append((e["value"], e.get("value_unit")))
+    check(len(text_vals) == len(json_vals), "7 %s: %d text values, %d JSON values"
+          % (tp, len(text_vals), len(json_vals)))
+    for (v, u), tv in zip(json_vals, text_vals):
+        nvalues += 1
+        check(re.search(suffix.get(u, "^$"), tv) is not None,
+              "7 %s: value %r (%s) shown as %r" % (os.path.basename(tp), v, u, tv))
+        if u == "count":
+            check(tv == "%d" % round(v), "7 count %r shown as %r" % (v, tv))
+        if u == "pct" and abs(v) >= 0.01:
+            check(tv == "%.2f %%" % v, "7 pct %r shown as %r" % (v, tv))
+    check([v for v in html_vals if v != "N/A"] == text_vals,
+          "7 %s: report evidence values %r differ from advise's %r"
+          % (os.path.basename(tp), html_vals[:5], text_vals[:5]))
+check(nvalues >= 2, "7 advice evidence values were checked (%d)" % nvalues)
+
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)
