@@ -71,6 +71,7 @@ typedef enum gp_copy_kind {
 
 /* Slice flags */
 #define GP_SLICE_FROM_BE 0x1 /* built from B/E pair */
+#define GP_SLICE_WARMUP  0x2 /* libgpuprof: a kernel timed during gp_measure's warm-up */
 
 /* A complete duration event ("X", or a matched B/E pair). 48 bytes. */
 typedef struct gp_slice {
