@@ -91,7 +91,9 @@ void gp_report_history_op_text(FILE *f, const gp_history *h, const gp_hist_op *x
     }
     gp_table_print(tb, f, 0);
     gp_table_destroy(tb);
-    fprintf(f, "\nSteps (%zu)%s\n", x->nsteps, x->nsteps ? ":" : ": none, the mean did not change");
+    /* no step is not "no change": a change may lack the runs to be significant */
+    fprintf(f, "\nSteps (%zu)%s\n", x->nsteps,
+            x->nsteps ? ":" : ": none passed the test (a change needs enough runs on each side)");
     for (size_t k = 0; k < x->nsteps; k++) {
         const gp_hist_step *s = &x->steps[k];
         char pc[32], pv[32];
