@@ -213,6 +213,23 @@ r = gp("flame", "-o", os.path.join(tmp, "b.folded"), bomf)
 folded = open(os.path.join(tmp, "b.folded"), "rb").read() if r.returncode == 0 else b""
 check(folded == b"a;b 3\n", "14 a folded file's BOM is not part of the first frame: %r" % folded)
 
+# a TORCH_TRACE log (compile) with a UTF-8 BOM reads as the same log without it
+tlog = os.path.join(os.environ.get("GPUPROF_SOURCE_DIR", "."), "tests", "data",
+                    "torch_trace_small.log")
+tbom = os.path.join(tmp, "bom_trace.log")
+open(tbom, "wb").write(b"\xef\xbb\xbf" + open(tlog, "rb").read())
+ra, rb = gp("compile", "--json", tlog), gp("compile", "--json", tbom)
+check(ra.returncode == 0 and rb.returncode == 0 and
+      rb.stderr.replace(tbom, "LOG") == ra.stderr.replace(tlog, "LOG"),
+      "14 compile of a log with a BOM: %d %r" % (rb.returncode, rb.stderr[:200]))
+try:
+    la, lb = json.loads(ra.stdout)["logs"][0], json.loads(rb.stdout)["logs"][0]
+    diff = sorted(k for k in la if k not in ("file", "bytes") and la[k] != lb.get(k))
+    check(not diff and lb["bytes"] == la["bytes"] + 3,
+          "14 compile: a BOM changes %r" % diff)
+except (ValueError, KeyError, IndexError) as e:
+    check(False, "14 compile JSON: %s" % e)
+
 # ---- 7. smaller: stream -1 as written by Kineto (4294967295); no negative
 # fragmentation without a reserved figure; --interval errors name the
 # option; a missing -o is said
