@@ -58,6 +58,20 @@ check(marks == N, "marks: %d" % marks)
 tname = con.execute("SELECT name FROM tracks WHERE id = ?", (outer[0][3],)).fetchone()[0]
 check(tname == "main thread", "thread name: %r" % tname)
 con.close()
+# export keeps the marks (issue 15 item 7): Chrome JSON instants, Perfetto track events
+import json
+ej = os.path.join(tmp, "n.json")
+r = subprocess.run([BIN, "export", "-o", ej, db], capture_output=True, text=True)
+check(r.returncode == 0, "export: %s" % r.stderr)
+if r.returncode == 0:
+    ev = json.load(open(ej))["traceEvents"]
+    got = [e for e in ev if e.get("name") == "checkpoint" and e.get("ph") == "i"]
+    check(len(got) == N, "export keeps the %d marks: %d" % (N, len(got)))
+ep = os.path.join(tmp, "n.pftrace")
+r = subprocess.run([BIN, "export", "--format", "perfetto", "-o", ep, db], capture_output=True,
+                   text=True)
+check(r.returncode == 0 and ("%d instants" % N) in r.stderr,
+      "perfetto export keeps the marks: %s" % r.stderr)
 r = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
 check(r.returncode == 0 and '"outer"' in r.stdout, "summary reads the NVTX ranges")
 # NVTX off: the program runs unrecorded

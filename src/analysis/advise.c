@@ -133,7 +133,8 @@ static int cmp_ev(const void *a, const void *b)
 
 /* Moves the top items (by time, then count) into a->ev and frees e.
  * Returns the accumulated totals in *count / *time. */
-static void ev_fill(gp_adv_ctx *c, ev_acc *e, gp_advice *a, uint64_t *count, int64_t *time)
+static void ev_fill(gp_adv_ctx *c, ev_acc *e, gp_advice *a, uint64_t *count, int64_t *time,
+                    gp_adv_unit unit)
 {
     uint64_t n = 0;
     int64_t tm = 0;
@@ -149,6 +150,7 @@ static void ev_fill(gp_adv_ctx *c, ev_acc *e, gp_advice *a, uint64_t *count, int
         x->count = e->v.v[i].count;
         x->time_ns = e->v.v[i].time;
         x->value = e->v.v[i].value;
+        x->unit = unit;
     }
     if (count) *count = n;
     if (time) *time = tm;
@@ -162,7 +164,8 @@ static void ev_free(ev_acc *e)
     GP_VEC_FREE(e->v);
 }
 
-static void ev_text(gp_advice *a, const char *name, uint64_t count, int64_t time, double value)
+static void ev_text(gp_advice *a, const char *name, uint64_t count, int64_t time, double value,
+                    gp_adv_unit unit)
 {
     if (a->nev >= GP_ADV_MAX_EVIDENCE) return;
     gp_adv_evidence *x = &a->ev[a->nev++];
@@ -170,6 +173,42 @@ static void ev_text(gp_advice *a, const char *name, uint64_t count, int64_t time
     x->count = count;
     x->time_ns = time;
     x->value = value;
+    x->unit = unit;
+}
+
+const char *gp_adv_unit_name(gp_adv_unit u)
+{
+    static const char *const names[] = {NULL, "ns", "ms", "bytes", "pct", "count"};
+    return (unsigned)u < sizeof names / sizeof names[0] ? names[u] : NULL;
+}
+
+const char *gp_adv_value_str(char *buf, size_t n, double value, gp_adv_unit u)
+{
+    if (isnan(value)) {
+        snprintf(buf, n, "N/A");
+        return buf;
+    }
+    switch (u) {
+    case GP_ADV_U_NS:
+        return gp_fmt_dur_auto(buf, n, value);
+    case GP_ADV_U_MS:
+        return gp_fmt_dur_auto(buf, n, value * 1e6);
+    case GP_ADV_U_BYTES:
+        return gp_fmt_bytes(buf, n, value);
+    case GP_ADV_U_PCT:
+        if (value != 0 && fabs(value) < 0.01)
+            snprintf(buf, n, "%s0.01 %%", value > 0 ? "< " : "> -");
+        else
+            snprintf(buf, n, "%.2f %%", value);
+        break;
+    case GP_ADV_U_COUNT:
+        snprintf(buf, n, "%.0f", value);
+        break;
+    default:
+        snprintf(buf, n, "%.6g", value);
+        break;
+    }
+    return buf;
 }
 
 /* ---- seed rules --------------------------------------------------------- */
@@ -186,7 +225,7 @@ static int r_small_gpu_op(gp_adv_ctx *c, const double *p, gp_advice *a)
     uint64_t n;
     int64_t tm;
     size_t nops = e.v.n;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
              "%zu kernels average under %.0f us per call (%llu calls)", nops, p[0],
              (unsigned long long)n);
@@ -241,7 +280,7 @@ static int r_large_cpu_op(gp_adv_ctx *c, const double *p, gp_advice *a)
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
              "%llu CPU operator calls over %.0f ms launch no GPU work", (unsigned long long)n,
              p[0]);
@@ -298,7 +337,7 @@ static int r_batch(gp_adv_ctx *c, const double *p, gp_advice *a)
         uint64_t n;
         int64_t tm;
         size_t names = e.v.n;
-        ev_fill(c, &e, a, &n, &tm);
+        ev_fill(c, &e, a, &n, &tm, GP_ADV_U_COUNT);
         snprintf(a->finding, sizeof a->finding,
                  "%zu GPU operations run >= %zu times back to back on one stream (%llu calls)",
                  names, minrun, (unsigned long long)n);
@@ -405,7 +444,8 @@ static int r_large_memory(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (size_t k = 0; k < nd; k++) {
         if ((double)d[k].peak <= limit) continue;
         char lab[32], b[32];
-        ev_text(a, dev_label(lab, sizeof lab, d[k].dtype, d[k].did), 1, GP_NONE, (double)d[k].peak);
+        ev_text(a, dev_label(lab, sizeof lab, d[k].dtype, d[k].did), 1, GP_NONE, (double)d[k].peak,
+                GP_ADV_U_BYTES);
         if (!fired)
             snprintf(a->finding, sizeof a->finding,
                      "peak allocated memory %s on %s exceeds %.0f MiB",
@@ -433,7 +473,7 @@ static int r_cache(gp_adv_ctx *c, const double *p, gp_advice *a)
     uint64_t n;
     int64_t tm;
     size_t names = e.v.n;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
              "%zu CPU operators are called >= %.0f times at under %.0f us each (%llu calls)", names,
              p[0], p[1], (unsigned long long)n);
@@ -451,7 +491,7 @@ static int r_low_util(gp_adv_ctx *c, const double *p, gp_advice *a)
              "the GPU is busy %.1f%% of the traced span (%s busy of %s)", util,
              gp_fmt_dur_auto(b, sizeof b, (double)c->gpu_busy_ns),
              gp_fmt_dur_auto(b + 32, 32, (double)c->span));
-    ev_text(a, "GPU busy time", c->ngpu, c->gpu_busy_ns, util);
+    ev_text(a, "GPU busy time", c->ngpu, c->gpu_busy_ns, util, GP_ADV_U_PCT);
     finish(c, a, c->span - c->gpu_busy_ns, GP_NONE, GP_PRIO_MEDIUM,
            "depends on how much CPU work can overlap; see gpu-gaps and low-utilization-spans");
     return 1;
@@ -507,7 +547,10 @@ static int monitor_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int kind)
             snprintf(f, sizeof f, what[kind], fig, p[0]);
             snprintf(a->finding, sizeof a->finding, "counter \"%.80s\": %s", nm, f);
         }
-        ev_text(a, nm, n, GP_NONE, fig);
+        ev_text(a, nm, n, GP_NONE, fig,
+                kind == 1   ? GP_ADV_U_PCT
+                : kind == 2 ? GP_ADV_U_MS
+                            : GP_ADV_U_NONE);
         fired = 1;
     }
     if (!fired) return 0;
@@ -553,7 +596,7 @@ static int r_sync_memcpy(gp_adv_ctx *c, const double *p, gp_advice *a)
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NONE);
     if ((double)n < p[0]) return 0;
     snprintf(a->finding, sizeof a->finding, "%llu synchronous memcpy/memset calls block the CPU",
              (unsigned long long)n);
@@ -580,7 +623,7 @@ static int r_pageable(gp_adv_ctx *c, const double *p, gp_advice *a)
     }
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
-    ev_fill(c, &e, a, &n, NULL);
+    ev_fill(c, &e, a, &n, NULL, GP_ADV_U_BYTES);
     if ((double)n < p[0]) return 0;
     snprintf(a->finding, sizeof a->finding,
              "%llu asynchronous copies use pageable host memory (they run synchronously)",
@@ -607,7 +650,7 @@ static int r_sync_loop(gp_adv_ctx *c, const double *p, gp_advice *a)
     double per_step = c->nsteps ? (double)n / (double)c->nsteps : NAN;
     if ((double)n < p[0] || (c->nsteps && per_step < p[1])) return ev_free(&e), 0;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NONE);
     if (c->nsteps)
         snprintf(a->finding, sizeof a->finding,
                  "%llu synchronize calls, %.1f per step: synchronization inside a loop",
@@ -644,7 +687,7 @@ static int r_gaps(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (int k = 0; k < GP_ADV_MAX_EVIDENCE && best[k][0]; k++) {
         char nm[64], d[32];
         snprintf(nm, sizeof nm, "gap at %s", gp_fmt_dur_auto(d, sizeof d, (double)best[k][1]));
-        ev_text(a, nm, 1, best[k][0], NAN);
+        ev_text(a, nm, 1, best[k][0], NAN, GP_ADV_U_NONE);
     }
     snprintf(a->finding, sizeof a->finding,
              "%llu GPU idle gaps of >= %.0f us add up to %.1f%% of the GPU's active span",
@@ -699,7 +742,8 @@ static int r_low_spans(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (int k = 0; k < GP_ADV_MAX_EVIDENCE && best[k][0]; k++) {
         char nm[64], d[32];
         snprintf(nm, sizeof nm, "span at %s", gp_fmt_dur_auto(d, sizeof d, (double)best[k][1]));
-        ev_text(a, nm, 1, best[k][0], 100.0 * (double)best[k][2] / (double)best[k][0]);
+        ev_text(a, nm, 1, best[k][0], 100.0 * (double)best[k][2] / (double)best[k][0],
+                GP_ADV_U_PCT);
     }
     char d[32];
     snprintf(
@@ -733,7 +777,7 @@ static int r_launch_bound(gp_adv_ctx *c, const double *p, gp_advice *a)
     if (!n || (double)n < p[0] || 100.0 * (double)n / (double)launches < p[1])
         return ev_free(&e), 0;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
              "%llu of %llu kernels (%.1f%%) run shorter than their launch call",
              (unsigned long long)n, (unsigned long long)launches,
@@ -770,7 +814,7 @@ static int r_launch_delay(gp_adv_ctx *c, const double *p, gp_advice *a)
     uint64_t n = 0;
     for (size_t i = 0; i < e.v.n; i++) n += e.v.v[i].count;
     if (!n || (double)n < p[1]) return ev_free(&e), 0;
-    ev_fill(c, &e, a, &n, NULL);
+    ev_fill(c, &e, a, &n, NULL, GP_ADV_U_NS);
     snprintf(
         a->finding, sizeof a->finding,
         "%llu GPU operations started more than %.0f us after their launch call ended, on an idle "
@@ -804,7 +848,7 @@ static int r_queue(gp_adv_ctx *c, const double *p, gp_advice *a)
         if ((double)rows[i].max < p[0]) continue;
         char nm[64];
         snprintf(nm, sizeof nm, "stream %lld", gp_stream_shown(rows[i].stream));
-        ev_text(a, nm, rows[i].launches, GP_NONE, (double)rows[i].max);
+        ev_text(a, nm, rows[i].launches, GP_NONE, (double)rows[i].max, GP_ADV_U_COUNT);
         if (!fired)
             snprintf(
                 a->finding, sizeof a->finding,
@@ -842,7 +886,7 @@ static int r_comm_overlap(gp_adv_ctx *c, const double *p, gp_advice *a)
         if (h->stream < 0 || h->ktype != GP_KT_COMMUNICATION) continue;
         if (ev_add(&e, h->name, 1, h->dur, NAN)) return ev_free(&e), GP_ENOMEM;
     }
-    ev_fill(c, &e, a, NULL, NULL);
+    ev_fill(c, &e, a, NULL, NULL, GP_ADV_U_NONE);
     char d[32];
     snprintf(a->finding, sizeof a->finding,
              "only %.1f%% of the communication time overlaps computation; %s of communication is "
@@ -890,7 +934,7 @@ static int kernel_shape_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int k
     if (!e.v.n || ktime <= 0 || 100.0 * (double)tm / (double)ktime < p[1]) return ev_free(&e), 0;
     uint64_t n;
     size_t names = e.v.n;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, kind == 0 ? GP_ADV_U_PCT : GP_ADV_U_COUNT);
     for (size_t i = 0; i < a->nev; i++) a->ev[i].value = -a->ev[i].value;
     if (kind == 0)
         snprintf(a->finding, sizeof a->finding,
@@ -978,7 +1022,8 @@ static int memory_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int kind)
             if ((double)d[k].not_freed_early < limit) continue;
             char lab[32], b[32];
             dev_label(lab, sizeof lab, d[k].dtype, d[k].did);
-            ev_text(a, lab, d[k].not_freed_n, GP_NONE, (double)d[k].not_freed_early);
+            ev_text(a, lab, d[k].not_freed_n, GP_NONE, (double)d[k].not_freed_early,
+                    GP_ADV_U_BYTES);
             if (rc == 0)
                 snprintf(a->finding, sizeof a->finding,
                          "%llu allocations (%s) on %s made before the %s are never freed",
@@ -1006,7 +1051,7 @@ static int memory_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int kind)
             for (size_t i = 0; i < nlev && a->nev < GP_ADV_MAX_EVIDENCE; i++) {
                 char nm[64];
                 snprintf(nm, sizeof nm, "after step %zu", i + 1);
-                ev_text(a, nm, 1, GP_NONE, (double)lev[i]);
+                ev_text(a, nm, 1, GP_NONE, (double)lev[i], GP_ADV_U_BYTES);
             }
             finish(c, a, GP_NONE, GP_NONE, GP_PRIO_HIGH,
                    "memory, not time: growth ends in out of memory");

@@ -70,8 +70,14 @@ typedef struct gp_hta_opts {
  * fractional (emulating the double arithmetic of HTA's JSON loader), and,
  * when at least two distinct ProfilerStep#N names exist across all ranks,
  * keeps only host events starting before the last ProfilerStep and GPU
- * events correlated to them. Returns 0 or GP_ENOMEM (err set). Free each
- * view with gp_hview_free. */
+ * events correlated to them; for MTIA traces (gp_hta_is_mtia of the first
+ * trace) HTA's MTIA filter instead: CPU events inside the ProfilerSteps
+ * (the last one kept), kernels correlated to them and memory kernels inside
+ * a step. Returns 0 or GP_ENOMEM (err set). Free each view with
+ * gp_hview_free. */
+/* HTA 0.6.1's device type test: the trace is an MTIA trace. */
+int gp_hta_is_mtia(const gp_trace *t);
+
 int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
                    gp_hview *views, gp_err *err);
 void gp_hview_free(gp_hview *v);

@@ -89,13 +89,8 @@ int gp_bench_store_baseline(const char *path, const char *name, int64_t before, 
 {
     memset(out, 0, sizeof *out);
     out->mean = NAN;
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        int rc = gp_err_set(err, GP_EIO, "%s: cannot open store: %s", path,
-                            db ? sqlite3_errmsg(db) : "?");
-        sqlite3_close(db);
-        return rc;
-    }
+    sqlite3 *db = gp_store_open_read_(path, 0); /* read-only media too */
+    if (!db) return gp_err_set(err, GP_EIO, "%s: cannot open store", path);
     sqlite3_busy_timeout(db, 10000);
     /* per-run means of the series, newest runs first */
     const char *sql = "SELECT p.run, avg(c.value) FROM counters c JOIN processes p ON p.id = "
@@ -110,13 +105,20 @@ int gp_bench_store_baseline(const char *path, const char *name, int64_t before, 
     sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, before);
     double sum = 0;
-    while (sqlite3_step(st) == SQLITE_ROW && (!last || out->runs < last)) {
+    int s = SQLITE_DONE;
+    while ((!last || out->runs < last) && (s = sqlite3_step(st)) == SQLITE_ROW) {
         if (!out->runs) out->last_run = sqlite3_column_int64(st, 0);
         sum += sqlite3_column_double(st, 1);
         out->runs++;
     }
+    int bad = (!last || out->runs < last) && s != SQLITE_DONE; /* a damaged store */
+    int rc = bad ? gp_err_set(err, GP_EPARSE, "%s: %s", path, sqlite3_errmsg(db)) : 0;
     sqlite3_finalize(st);
     sqlite3_close(db);
+    if (rc) {
+        out->runs = 0;
+        return rc;
+    }
     if (out->runs) {
         out->valid = 1;
         out->mean = sum / (double)out->runs;

@@ -206,7 +206,7 @@ int gp_cli_export(const char *path, int fmt, const char *out)
     gp_export_stats st;
     gp_err err = {0};
     rc = gp_export_write(traces[0], fmt, out, &st, &err);
-    if (rc)
+    if (rc && !(rc == GP_EIO && !strcmp(out, "-"))) /* stdout: main reports it, once */
         fprintf(stderr, "gpuprof: %s\n", err.msg);
     else if (strcmp(out, "-"))
         fprintf(stderr,

@@ -185,7 +185,7 @@ struct gp_profiler {
     /* (typedef for stream.c) */   /* GP_SINK_STREAM output (stream.c) */
     uint64_t streamed_ranges;      /* ranges written by the stream and dropped from tr */
     struct gp_profiler *next_live; /* registry of live profilers (fork handlers) */
-    int64_t kernel_ns_total;       /* sum of kernel durations resolved so far */
+    int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
     uint64_t kernel_count;
 
     /* memory tracker */
@@ -262,6 +262,12 @@ void gp_rec_free_threads(gp_profiler *p);
 
 /* Appends a finished slice with its ext record (caller holds p->mu).
  * Returns the slice index or -1 on out of memory. */
+/* Non-zero on a thread while gp_measure runs its warm-up calls: kernel
+ * timers started then are kept on the timeline, flagged GP_SLICE_WARMUP, and
+ * left out of gp_kernel_stats and the kernel totals (as the warm-up is left
+ * out of the measured ranges). */
+extern _Thread_local int gp_rec_warmup;
+
 long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
                       int64_t dur, const gp_slice_ext *ext);
 /* Returns (creating) the GPU track named `label` for key (stream/queue). */

@@ -325,10 +325,10 @@ static int advice_section(const gp_trace *t, gp_sbuf *b)
                     td_dur(b, (double)e->time_ns);
                 else
                     gp_sbuf_puts(b, "<td>N/A</td>");
-                if (isnan(e->value))
-                    gp_sbuf_puts(b, "<td>N/A</td>");
-                else
-                    gp_sbuf_printf(b, "<td>%g</td>", e->value);
+                char v[64];
+                gp_sbuf_puts(b, "<td>");
+                gp_html_escape(b, gp_adv_value_str(v, sizeof v, e->value, e->unit));
+                gp_sbuf_puts(b, "</td>");
                 gp_sbuf_puts(b, "</tr>");
             }
             gp_sbuf_puts(b, "</tbody></table>");

@@ -80,7 +80,7 @@ static int step_end(sqlite3 *db, sqlite3_stmt *st, int last, const char *path, g
  * store is another user's, security.md); read-only; read-only with
  * immutable=1 (read-only media, or a file owned by another user whose -shm
  * cannot be created: the file is then read as it is, without locking). */
-static sqlite3 *open_any(const char *path, int strict)
+sqlite3 *gp_store_open_read_(const char *path, int strict)
 {
     sqlite3 *db = NULL;
     if (gp_access_foreign(path)) strict = 1;
@@ -114,10 +114,10 @@ static sqlite3 *open_any(const char *path, int strict)
     return db;
 }
 
-/* Opens the store at path (see open_any) and checks its schema version. */
+/* Opens the store at path (see gp_store_open_read_) and checks its schema version. */
 static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
 {
-    sqlite3 *db = open_any(path, strict);
+    sqlite3 *db = gp_store_open_read_(path, strict);
     if (!db) return gp_err_set(err, GP_EIO, "%s: cannot open store", path);
     sqlite3_busy_timeout(db, 10000);
     sqlite3_stmt *st = NULL;
