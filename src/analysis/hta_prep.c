@@ -605,11 +605,21 @@ done:
 
 /* Work on the views of several ranks, one thread per core (stage 0: build,
  * stage 1: the step filter when asked, then the index). */
+/* The step filter of one view: HTA's MTIA filter for an MTIA trace, else
+ * the CUDA/ROCm last-ProfilerStep filter. HTA takes the device type of the
+ * first rank for every rank; here each rank's own type decides, which is
+ * the same for every job that runs on one kind of accelerator, and lets the
+ * worker pool decide it one rank at a time (docs/analyze.md). */
+static int apply_filter(gp_hview *v)
+{
+    return gp_hta_is_mtia(v->t) ? mtia_filter(v) : step_filter(v);
+}
+
 typedef struct prep_job {
     gp_trace *const *traces;
     gp_hview *views;
     size_t n, first, stride;
-    int stage, compat, filter, failed; /* filter: 0 none, 1 CUDA/ROCm, 2 MTIA */
+    int stage, compat, filter, failed;
 } prep_job;
 
 static void *prep_main(void *arg)
@@ -620,8 +630,7 @@ static void *prep_main(void *arg)
         if (j->stage == 0)
             j->failed |= build_one(j->traces[i], j->compat, v) != 0;
         else
-            j->failed |= (j->filter == 1 && step_filter(v)) || (j->filter == 2 && mtia_filter(v)) ||
-                         build_index(v);
+            j->failed |= (j->filter && apply_filter(v)) || build_index(v);
     }
     return NULL;
 }
@@ -677,7 +686,7 @@ size_t gp_hta_step_names(const gp_hview *v, const char **names, size_t max)
 
 int gp_hta_finish(gp_hview *v, int filter)
 {
-    if ((filter && step_filter(v)) || build_index(v)) {
+    if ((filter && apply_filter(v)) || build_index(v)) {
         gp_hview_free(v);
         return GP_ENOMEM;
     }
@@ -691,7 +700,6 @@ int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp
     for (size_t i = 0; i < n; i++) views[i].rank = ranks[i];
     if (prep_stage(traces, views, n, 0, o->compat, 0)) goto oom;
     int filter = o->compat && count_steps(views, n) >= 2;
-    if (filter && gp_hta_is_mtia(traces[0])) filter = 2;
     if (prep_stage(traces, views, n, 1, o->compat, filter)) goto oom;
     return 0;
 oom:

@@ -70,7 +70,7 @@ typedef struct gp_hta_opts {
  * fractional (emulating the double arithmetic of HTA's JSON loader), and,
  * when at least two distinct ProfilerStep#N names exist across all ranks,
  * keeps only host events starting before the last ProfilerStep and GPU
- * events correlated to them; for MTIA traces (gp_hta_is_mtia of the first
+ * events correlated to them; for an MTIA trace (gp_hta_is_mtia, decided per
  * trace) HTA's MTIA filter instead: CPU events inside the ProfilerSteps
  * (the last one kept), kernels correlated to them and memory kernels inside
  * a step. Returns 0 or GP_ENOMEM (err set). Free each view with
@@ -88,7 +88,8 @@ void gp_hview_free(gp_hview *v);
  * starting with "ProfilerStep" among its events (pointers into the trace;
  * gp_hta_prepare filters when all ranks together have two or more); then
  * gp_hta_finish applies the last-ProfilerStep filter when filter is set
- * (compat views only) and builds the index. Both return 0 or GP_ENOMEM (the
+ * (compat views only; HTA's MTIA filter for an MTIA trace, as
+ * gp_hta_prepare) and builds the index. Both return 0 or GP_ENOMEM (the
  * view is then freed). */
 int gp_hta_build(const gp_trace *t, int rank, const gp_hta_opts *o, gp_hview *v);
 size_t gp_hta_step_names(const gp_hview *v, const char **names, size_t max);
