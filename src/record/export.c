@@ -20,7 +20,11 @@ void gp_exp_us(gp_sbuf *b, int64_t ns)
         gp_sbuf_putc(b, '-');
         ns = -ns;
     }
-    gp_sbuf_printf(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+    /* no printf: the stream sink writes two of these per range */
+    gp_json_int(b, ns / 1000);
+    char f[4] = {(char)('.'), (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
+                 (char)('0' + ns % 10)};
+    gp_sbuf_add(b, f, 4);
 }
 
 static const char *dev_name(int d)
@@ -83,8 +87,11 @@ void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
     gp_json_str(b, gp_trace_s(t, t->cats.v[s->cat].name));
     gp_sbuf_puts(b, ",\"name\":");
     gp_json_str(b, gp_trace_s(t, s->name));
-    gp_sbuf_printf(b, ",\"pid\":%ld,\"tid\":%lld,\"ts\":", (long)getpid(),
-                   (long long)t->tracks.v[s->track].tid);
+    gp_sbuf_puts(b, ",\"pid\":");
+    gp_json_int(b, p->pid);
+    gp_sbuf_puts(b, ",\"tid\":");
+    gp_json_int(b, t->tracks.v[s->track].tid);
+    gp_sbuf_puts(b, ",\"ts\":");
     gp_exp_us(b, s->ts);
     gp_sbuf_puts(b, ",\"dur\":");
     gp_exp_us(b, s->dur);
