@@ -141,6 +141,27 @@ void gp_exp_counters(gp_profiler *p, gp_sbuf *b)
     }
 }
 
+/* The tracker's [memory] events (as chrome.c writes them for exports). */
+void gp_exp_mem_events(gp_profiler *p, gp_sbuf *b)
+{
+    const gp_trace *t = p->tr;
+    for (size_t i = 0; i < t->mem_events.n; i++) {
+        const gp_mem_event *m = &t->mem_events.v[i];
+        gp_sbuf_puts(b, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\","
+                        "\"name\":\"[memory]\",\"pid\":");
+        gp_json_int(b, p->pid);
+        gp_sbuf_puts(b, ",\"tid\":0,\"ts\":");
+        gp_exp_us(b, m->ts);
+        gp_sbuf_puts(b, ",\"args\":{\"Total Allocated\":");
+        gp_json_int(b, m->total_allocated);
+        gp_sbuf_puts(b, ",\"Bytes\":");
+        gp_json_int(b, m->bytes);
+        gp_sbuf_puts(b, ",\"Addr\":");
+        gp_json_int(b, (int64_t)m->addr);
+        gp_sbuf_puts(b, "}}");
+    }
+}
+
 /* Appends "rollover":[...]: the aggregated ranges of p->tr->aggs, read back
  * by the importer into trace->aggs (caller holds p->mu). */
 void gp_exp_rollover(gp_profiler *p, gp_sbuf *b)

@@ -975,7 +975,10 @@ void gp_observe(gp_profiler *p, const char *name, double value)
 long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
                       int64_t dur, const gp_slice_ext *ext)
 {
-    gp_slice s = {ts, dur, GP_NONE, GP_NONE, name, track, GP_NO_INDEX, cat, 0};
+    uint16_t fl = ext->device == GP_DEV_GPU   ? GP_SLICE_DEV_GPU
+                  : ext->device == GP_DEV_CPU ? GP_SLICE_DEV_CPU
+                                              : 0;
+    gp_slice s = {ts, dur, GP_NONE, GP_NONE, name, track, GP_NO_INDEX, cat, fl};
     if (GP_VEC_RESERVE(p->tr->slices, 1) || GP_VEC_RESERVE(p->ext, 1)) return -1;
     p->tr->slices.v[p->tr->slices.n++] = s;
     p->ext.v[p->ext.n++] = *ext;

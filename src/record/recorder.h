@@ -288,6 +288,7 @@ void gp_exp_us(struct gp_sbuf *b, int64_t ns);
 void gp_exp_meta(gp_profiler *p, struct gp_sbuf *b, int first);
 void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b);
+void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);
 /* Sets p->err (caller holds p->mu or owns p). */
 void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
