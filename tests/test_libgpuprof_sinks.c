@@ -424,6 +424,20 @@ TEST(session_result_and_compare)
     ASSERT_NEAR(c.speedup, (double)r.total_ns / (double)r2.total_ns, 1e-12);
     ASSERT_CMP_INT(c.speedup, >, 1.0);
     ASSERT_EQ_INT(c.gpu_valid, 0);
+    /* gp_export_json holds both results, in order, as the session JSON */
+    ASSERT_EQ_INT(gp_export_json(p, path), 0);
+    f = fopen(path, "r");
+    ASSERT(f);
+    static char big[1 << 16];
+    got = fread(big, 1, sizeof big - 1, f);
+    big[got] = 0;
+    fclose(f);
+    unlink(path);
+    const char *ss =
+        strstr(big, "\"sessions\":[{\"schema\":\"gpuprof-session-1\",\"name\":\"train\"");
+    ASSERT(ss);
+    ASSERT(strstr(ss, "\"mem_peak_bytes\":1052672"));
+    ASSERT(strstr(ss, "{\"schema\":\"gpuprof-session-1\",\"name\":\"faster\""));
     gp_session_result_free(&r);
     gp_session_result_free(&r2);
     gp_mem_untrack(p, buf_a);

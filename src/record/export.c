@@ -405,7 +405,12 @@ int gp_export_json(gp_profiler *p, const char *path)
         gp_json_str(&b, m->dtype);
         gp_sbuf_printf(&b, ",\"bytes\":%lld}", (long long)m->bytes);
     }
-    gp_sbuf_puts(&b, "]}},\n");
+    gp_sbuf_puts(&b, "]},\n\"sessions\":[");
+    for (size_t i = 0; i < p->sessions.n; i++) {
+        if (i) gp_sbuf_puts(&b, ",\n");
+        gp_sbuf_puts(&b, p->sessions.v[i]);
+    }
+    gp_sbuf_puts(&b, "]},\n");
     int rc = write_trace(p, path, gp_sbuf_cstr(&b));
     pthread_mutex_unlock(&p->mu);
     gp_summary_rows_free(rows, n);

@@ -216,6 +216,8 @@ void gp_profiler_destroy(gp_profiler *p)
         free(p->mem.v[i].shape);
     }
     GP_VEC_FREE(p->mem);
+    for (size_t i = 0; i < p->sessions.n; i++) free(p->sessions.v[i]);
+    GP_VEC_FREE(p->sessions);
     GP_VEC_FREE(p->ext);
     GP_VEC_FREE(p->attrs);
     gp_u64map_free(&p->obs_of);
@@ -1265,6 +1267,8 @@ int gp_profiler_reset(gp_profiler *p)
     p->attrs.n = 0;
     for (size_t i = 0; i < p->obs.n; i++) p->obs.v[i].v.n = 0;
     p->unmatched_end = 0;
+    for (size_t i = 0; i < p->sessions.n; i++) free(p->sessions.v[i]);
+    p->sessions.n = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
     p->mem_peak = p->mem_window_peak = p->mem_cur;

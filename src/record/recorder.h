@@ -194,6 +194,7 @@ struct gp_profiler {
     /* (typedef for stream.c) */   /* GP_SINK_STREAM output (stream.c) */
     uint64_t streamed_ranges;      /* ranges written by the stream and dropped from tr */
     struct gp_profiler *next_live; /* registry of live profilers (fork handlers) */
+    GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
     int64_t kernel_ns_total;       /* sum of kernel durations resolved so far */
     uint64_t kernel_count;
 

@@ -6,7 +6,6 @@
 #include <gpuprof/common.h>
 #include <stdlib.h>
 
-
 static const char *const group_titles[GP_G__COUNT] = {
     "GPU kernels", "GPU memory (memcpy/memset)", "CPU operators",       "Runtime/driver API calls",
     "Annotations", "Python functions",           "GPU synchronization", "Other events"};
@@ -79,7 +78,8 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
     for (int g = 0; g < GP_G__COUNT; g++)
         if (o->mask & (1u << g)) print_group(f, t, s, (gp_group)g, o);
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
-    size_t k = gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
+    size_t k =
+        gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
     if (k) {
         double mx = 0;
         for (size_t i = 0; i < k; i++)
@@ -198,7 +198,8 @@ void gp_report_summary_json(gp_sbuf *b, const gp_trace *t, const gp_summary *s,
     gp_json_key(b, "bottlenecks", 1);
     gp_sbuf_putc(b, '[');
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
-    size_t k = gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
+    size_t k =
+        gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
     for (size_t i = 0; i < k; i++) {
         if (i) gp_sbuf_putc(b, ',');
         json_row(b, t, &s->rows[idx[i]], 1);
