@@ -11,7 +11,9 @@
  * to the kernel. */
 #include "analysis/summary.h"
 #include "core/sketch.h"
+#include "core/sbuf.h"
 #include "core/stats.h"
+#include "report/summary.h"
 #include "test.h"
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
@@ -199,6 +201,16 @@ TEST(default_profiler_rollover_exact_export)
         ASSERT_EQ_INT(s.rows[i].self_ns, a->self_ns);
     }
     ASSERT(found);
+    /* `gpuprof summary --json` says how many calls of "a" rolled over */
+    gp_summary_view v;
+    gp_summary_view_default(&v, 1);
+    gp_sbuf jb = {0};
+    gp_report_summary_json(&jb, t, &s, &v);
+    char want[96];
+    snprintf(want, sizeof want, "\"aggregated\":%llu,\"percentiles_approx\":true",
+             (unsigned long long)a->aggregated);
+    ASSERT(strstr(gp_sbuf_cstr(&jb), want));
+    gp_sbuf_free(&jb);
     gp_summary_free(&s);
     gp_trace_destroy(t);
     check_row(a, d, n, b_total);

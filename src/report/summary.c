@@ -75,6 +75,19 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
                 (unsigned long long)t->meta.events_dropped_no_dur);
     if (t->meta.unterminated)
         fprintf(f, "note: the trace's event array was not closed (crashed writer?)\n");
+    uint64_t agg = 0;
+    size_t agg_ops = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->rows[i].agg_count) {
+            agg += s->rows[i].agg_count;
+            agg_ops++;
+        }
+    if (agg)
+        fprintf(f,
+                "note: %llu calls of %zu operations are known only as per-name statistics "
+                "(libgpuprof rollover): counts, totals, min, max and std are exact, their "
+                "percentiles come from a sketch (within 1.6 %%)\n",
+                (unsigned long long)agg, agg_ops);
     for (int g = 0; g < GP_G__COUNT; g++)
         if (o->mask & (1u << g)) print_group(f, t, s, (gp_group)g, o);
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
@@ -141,6 +154,12 @@ static void json_row(gp_sbuf *b, const gp_trace *t, const gp_op_row *r, int with
     gp_json_num(b, st->p95);
     gp_json_key(b, "p99_ns", 1);
     gp_json_num(b, st->p99);
+    if (r->agg_count) { /* libgpuprof rollover: calls known only as statistics */
+        gp_json_key(b, "aggregated", 1);
+        gp_json_int(b, (int64_t)r->agg_count);
+        gp_json_key(b, "percentiles_approx", 1);
+        gp_sbuf_puts(b, "true");
+    }
     gp_json_key(b, "span_pct", 1);
     gp_json_num(b, r->share_pct);
     gp_json_key(b, "self_ns", 1);
