@@ -211,24 +211,55 @@ const char *gp_adv_value_str(char *buf, size_t n, double value, gp_adv_unit u)
     return buf;
 }
 
+/* libgpuprof ranges that named their device (gp_range_begin_ex): per name,
+ * the calls, their total and the longest call, from the kept slices with
+ * flag (GP_SLICE_DEV_CPU/GPU) and the aggregated rows of device dev
+ * (GP_DEV_CPU/GPU, gpuprof.h's values 1/2). 0 or GP_ENOMEM. */
+static int lib_ops(const gp_trace *t, uint16_t flag, uint8_t dev, ev_acc *e)
+{
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(s->flags & flag) || gp_slice_kind(t, s) != GP_K_RANGE) continue;
+        if (ev_add(e, s->name, 1, s->dur, (double)s->dur)) return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        if (r->device != dev || !r->count || t->cats.v[r->cat].kind != GP_K_RANGE) continue;
+        if (ev_add(e, r->name, r->count, r->total_ns, (double)r->max_ns)) return GP_ENOMEM;
+    }
+    return 0;
+}
+
 /* ---- seed rules --------------------------------------------------------- */
 
 static int r_small_gpu_op(gp_adv_ctx *c, const double *p, gp_advice *a)
 {
-    ev_acc e = {0};
+    ev_acc e = {0}, g = {0};
     for (size_t i = 0; i < c->sum.n; i++) {
         const gp_op_row *r = &c->sum.rows[i];
         if (r->group != GP_G_KERNEL || r->st.mean >= p[0] * 1e3) continue;
         if (ev_add(&e, r->name, r->st.count, r->st.sum, r->st.mean)) return GP_ENOMEM;
     }
+    size_t nk = e.v.n;
+    /* libgpuprof ranges on the GPU (gp_range_begin_ex(..., GP_DEV_GPU, ...)) */
+    if (lib_ops(c->t, GP_SLICE_DEV_GPU, 2, &g)) return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    for (size_t i = 0; i < g.v.n; i++) {
+        const ev_item *x = &g.v.v[i];
+        double mean = (double)x->time / (double)x->count;
+        if (mean >= p[0] * 1e3) continue;
+        if (ev_add(&e, x->name, x->count, x->time, mean))
+            return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    }
+    ev_free(&g);
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
     size_t nops = e.v.n;
     ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
-             "%zu kernels average under %.0f us per call (%llu calls)", nops, p[0],
-             (unsigned long long)n);
+             "%zu GPU operations (%zu kernels, %zu GPU ranges) average under %.0f us per call "
+             "(%llu calls)",
+             nops, nk, nops - nk, p[0], (unsigned long long)n);
     finish(c, a, tm, GP_NONE, GP_PRIO_LOW, "depends on the data size; measure the op on the CPU");
     return 1;
 }
@@ -277,15 +308,77 @@ static int r_large_cpu_op(gp_adv_ctx *c, const double *p, gp_advice *a)
         }
     }
     free(lt);
+    /* libgpuprof ranges on the CPU (gp_range_begin_ex(..., GP_DEV_CPU, ...)):
+     * kept calls over the threshold; of aggregated ones only the longest is
+     * known, counted when it is over */
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(s->flags & GP_SLICE_DEV_CPU) || s->dur <= min || gp_slice_kind(t, s) != GP_K_RANGE)
+            continue;
+        if (ev_add(&e, s->name, 1, s->dur, (double)s->dur)) return ev_free(&e), GP_ENOMEM;
+    }
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        if (r->device != 1 || r->max_ns <= min || t->cats.v[r->cat].kind != GP_K_RANGE) continue;
+        if (ev_add(&e, r->name, 1, r->max_ns, (double)r->max_ns)) return ev_free(&e), GP_ENOMEM;
+    }
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
     ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
-             "%llu CPU operator calls over %.0f ms launch no GPU work", (unsigned long long)n,
-             p[0]);
+             "%llu CPU operation calls (operators, CPU ranges) over %.0f ms launch no GPU work",
+             (unsigned long long)n, p[0]);
     finish(c, a, tm, GP_NONE, GP_PRIO_MEDIUM, "up to the operators' time if the work suits a GPU");
     return 1;
+}
+
+/* Runs of >= minrun libgpuprof GPU ranges (gp_range_begin_ex(...,
+ * GP_DEV_GPU, ...)) of one name back to back on one thread (kept slices:
+ * the order of aggregated ranges is not known), into e; the idle gaps
+ * before the repeated calls, each capped at 5 us (an unknown launch), are
+ * added to *gaps. 0 or GP_ENOMEM. */
+static int lib_gpu_runs(const gp_trace *t, size_t minrun, ev_acc *e, int64_t *gaps)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->slices.n; i++)
+        if ((t->slices.v[i].flags & GP_SLICE_DEV_GPU) &&
+            gp_slice_kind(t, &t->slices.v[i]) == GP_K_RANGE)
+            n++;
+    if (n < minrun || n == 0) return 0;
+    int64_t *k = malloc(n * 3 * sizeof *k); /* (track, ts, index) */
+    if (!k) return GP_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(s->flags & GP_SLICE_DEV_GPU) || gp_slice_kind(t, s) != GP_K_RANGE) continue;
+        k[3 * m] = s->track;
+        k[3 * m + 1] = s->ts;
+        k[3 * m + 2] = (int64_t)i;
+        m++;
+    }
+    qsort(k, n, 3 * sizeof *k, cmp_i64pair);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc;) {
+        const gp_slice *s0 = &t->slices.v[k[3 * i + 2]];
+        size_t j = i + 1;
+        int64_t time = s0->dur, gap = 0;
+        while (j < n && k[3 * j] == k[3 * i]) {
+            const gp_slice *q = &t->slices.v[k[3 * (j - 1) + 2]], *s = &t->slices.v[k[3 * j + 2]];
+            if (s->name != s0->name) break;
+            int64_t g = s->ts - (q->ts + q->dur);
+            gap += g <= 0 ? 0 : g < 5000 ? g : 5000;
+            time += s->dur;
+            j++;
+        }
+        if (j - i >= minrun) {
+            rc = ev_add(e, s0->name, j - i, time, (double)(j - i));
+            *gaps += gap;
+        }
+        i = j;
+    }
+    free(k);
+    return rc;
 }
 
 static int r_batch(gp_adv_ctx *c, const double *p, gp_advice *a)
@@ -332,6 +425,7 @@ static int r_batch(gp_adv_ctx *c, const double *p, gp_advice *a)
         }
         last[s->track] = (uint32_t)i;
     }
+    if (lib_gpu_runs(t, minrun, &e, &gaps)) goto out;
     rc = 0;
     if (e.v.n) {
         uint64_t n;
@@ -339,7 +433,8 @@ static int r_batch(gp_adv_ctx *c, const double *p, gp_advice *a)
         size_t names = e.v.n;
         ev_fill(c, &e, a, &n, &tm, GP_ADV_U_COUNT);
         snprintf(a->finding, sizeof a->finding,
-                 "%zu GPU operations run >= %zu times back to back on one stream (%llu calls)",
+                 "%zu GPU operations run >= %zu times back to back on one stream or thread (%llu "
+                 "calls)",
                  names, minrun, (unsigned long long)n);
         finish(c, a, tm, gaps, GP_PRIO_MEDIUM,
                "per call the gap before it, at most its launch time");
@@ -415,7 +510,10 @@ static size_t mem_dev_of(mem_dev **d, size_t *n, const gp_mem_event *e)
 
 static const char *dev_label(char *buf, size_t n, int dtype, int did)
 {
-    snprintf(buf, n, "%s:%d", dtype == 0 ? "cpu" : dtype == 1 ? "cuda" : "device", did);
+    if (dtype == GP_NONE) /* libgpuprof's tracker: no device */
+        snprintf(buf, n, "tracked");
+    else
+        snprintf(buf, n, "%s:%d", dtype == 0 ? "cpu" : dtype == 1 ? "cuda" : "device", did);
     return buf;
 }
 
@@ -462,21 +560,32 @@ static int r_large_memory(gp_adv_ctx *c, const double *p, gp_advice *a)
 
 static int r_cache(gp_adv_ctx *c, const double *p, gp_advice *a)
 {
-    ev_acc e = {0};
+    ev_acc e = {0}, g = {0};
     for (size_t i = 0; i < c->sum.n; i++) {
         const gp_op_row *r = &c->sum.rows[i];
         if (r->group != GP_G_CPU_OP || (double)r->st.count < p[0] || r->st.mean >= p[1] * 1e3)
             continue;
         if (ev_add(&e, r->name, r->st.count, r->st.sum, r->st.mean)) return GP_ENOMEM;
     }
+    /* libgpuprof ranges on the CPU */
+    if (lib_ops(c->t, GP_SLICE_DEV_CPU, 1, &g)) return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    for (size_t i = 0; i < g.v.n; i++) {
+        const ev_item *x = &g.v.v[i];
+        double mean = (double)x->time / (double)x->count;
+        if ((double)x->count < p[0] || mean >= p[1] * 1e3) continue;
+        if (ev_add(&e, x->name, x->count, x->time, mean))
+            return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    }
+    ev_free(&g);
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
     size_t names = e.v.n;
     ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
-             "%zu CPU operators are called >= %.0f times at under %.0f us each (%llu calls)", names,
-             p[0], p[1], (unsigned long long)n);
+             "%zu CPU operations (operators, CPU ranges) are called >= %.0f times at under %.0f us "
+             "each (%llu calls)",
+             names, p[0], p[1], (unsigned long long)n);
     finish(c, a, tm, GP_NONE, GP_PRIO_LOW, "part of the calls' time when results can be reused");
     return 1;
 }

@@ -72,6 +72,11 @@ typedef enum gp_copy_kind {
 /* Slice flags */
 #define GP_SLICE_FROM_BE 0x1 /* built from B/E pair */
 #define GP_SLICE_WARMUP  0x2 /* libgpuprof: a kernel timed during gp_measure's warm-up */
+/* a libgpuprof range whose begin named its device (gp_range_begin_ex;
+ * "device":"cpu"/"gpu" in an export): the seed's advice rules treat it as a
+ * CPU operation or a GPU operation */
+#define GP_SLICE_DEV_CPU 0x4
+#define GP_SLICE_DEV_GPU 0x8
 
 /* A complete duration event ("X", or a matched B/E pair). 48 bytes. */
 typedef struct gp_slice {
