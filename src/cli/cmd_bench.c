@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "  --target-ci PCT     half-width of the 95%% CI as %% of the mean (default 2)\n"
             "  --time-cap S        seconds per figure (sweep: per size; default 2, quick 0.5)\n"
             "  --max-size BYTES    largest size of the host<->device sweep (default 268435456)\n"
+            "  --chains N          compute tests: independent FMA chains per work-item, 16, 32,\n"
+            "                      64, 128 or 256 (default: OpenCL measures each and keeps the\n"
+            "                      fastest; CUDA kernels have 32)\n"
             "Units: GB/s = 1e9 bytes/s; GFLOP/s, GIOP/s = 1e9 operations/s (an FMA or a\n"
             "multiply-add counts 2); us = microseconds. Device times come from device events\n"
             "(OpenCL profiling, CUDA events); latencies from the host clock. %% of peak: only\n"
@@ -99,7 +102,8 @@ enum {
     O_STORE,
     O_EXITCODE,
     O_BENCH,
-    O_SAVE
+    O_SAVE,
+    O_CHAINS
 };
 
 /* Shared option parser of both commands; health adds its own. Returns 0,
@@ -115,6 +119,7 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
                                        {"target-ci", required_argument, 0, O_CI},
                                        {"time-cap", required_argument, 0, O_CAP},
                                        {"max-size", required_argument, 0, O_MAXSZ},
+                                       {"chains", required_argument, 0, O_CHAINS},
                                        {"min-peak", required_argument, 0, O_MINPEAK},
                                        {"min-baseline", required_argument, 0, O_MINBASE},
                                        {"baseline-runs", required_argument, 0, O_BRUNS},
@@ -129,7 +134,7 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:vh", lo, NULL)) != -1) {
-        int for_bench = c == O_ONLY || c == O_NOSTORE || c == O_MAXSZ || c == 'o';
+        int for_bench = c == O_ONLY || c == O_NOSTORE || c == O_MAXSZ || c == O_CHAINS || c == 'o';
         int for_health = c == O_MINPEAK || c == O_MINBASE || c == O_BRUNS || c == O_STORE ||
                          c == O_EXITCODE || c == O_BENCH || c == O_SAVE;
         if ((health && for_bench) || (!health && for_health) || c == '?') {
@@ -175,6 +180,17 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
             if (gp_cli_parse_double("--max-size", optarg, 4096, 1ull << 34, &v)) return 2;
             o->bo.sweep_max = (int64_t)v;
             break;
+        case O_CHAINS: {
+            long n = gp_cli_parse_count("--chains", optarg);
+            if (n < 0) return 2;
+            if (!gp_bench_chains_valid((int)(n > 4096 ? 0 : n))) {
+                fprintf(stderr, "gpuprof: --chains must be 16, 32, 64, 128 or 256 (got %s)\n",
+                        optarg);
+                return 2;
+            }
+            o->bo.chains = (int)n;
+            break;
+        }
         case O_MINPEAK:
             if (gp_cli_parse_double("--min-peak", optarg, 0, 1, &o->ho.min_peak_share)) return 2;
             break;
