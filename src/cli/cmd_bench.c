@@ -242,14 +242,18 @@ static int run_bench(const bopts *o, gp_bench_result *res)
     return 0;
 }
 
-static int any_failed(const gp_bench_result *r)
+/* Tests that failed (not counting those the device cannot run); *first
+ * is the first of them. */
+static int any_failed(const gp_bench_result *r, const gp_bench_fig **first, size_t *first_dev)
 {
+    int n = 0;
     for (size_t d = 0; d < r->ndev; d++)
         for (int t = 0; t < GP_BT__COUNT; t++)
             if (r->devs[d].figs[t].selected && !r->devs[d].figs[t].valid &&
-                strncmp(r->devs[d].figs[t].why, "unsupported", 11))
-                return 1;
-    return 0;
+                strncmp(r->devs[d].figs[t].why, "unsupported", 11)) {
+                if (!n++) *first = &r->devs[d].figs[t], *first_dev = d;
+            }
+    return n;
 }
 
 /* Stores the run; prints the error and returns 2 on failure. */
@@ -299,8 +303,14 @@ int gp_cmd_bench(int argc, char **argv)
     }
     fflush(stdout);
     rc = save(&o, &res, argc, argv);
-    if (!rc && (!res.ndev || any_failed(&res))) rc = 1;
+    const gp_bench_fig *ff = NULL;
+    size_t fd = 0;
+    int nfail = any_failed(&res, &ff, &fd);
+    if (!rc && (!res.ndev || nfail)) rc = 1;
     if (!res.ndev) fprintf(stderr, "gpuprof: %s\n", res.none_why);
+    if (nfail)
+        fprintf(stderr, "gpuprof: bench: %d test(s) failed (first: %s on %s: %s)\n", nfail,
+                gp_bench_info_of(ff->test)->key, res.devs[fd].sel, ff->why);
     gp_bench_result_free(&res);
     return rc;
 }

@@ -92,14 +92,13 @@ void gp_bench_write_text(FILE *out, const gp_bench_result *r)
         for (int t = 0; t < GP_BT__COUNT; t++) {
             const gp_bench_fig *f = &dv->figs[t];
             if (!f->valid || !f->chains) continue;
-            fprintf(out, "%s %s %d", nchains++ ? "," : "  independent chains per work-item:",
-                    gp_bench_info_of(f->test)->key, f->chains);
+            fprintf(out, "%s %s %d (%s)", nchains++ ? "," : "  independent chains per work-item:",
+                    gp_bench_info_of(f->test)->key, f->chains,
+                    f->chains_how == GP_BENCH_CHAINS_FASTEST
+                        ? "the fastest of 16..256"
+                        : gp_bench_chains_how_name(f->chains_how));
         }
-        if (nchains)
-            fprintf(out, " (%s)\n",
-                    !strcmp(dv->backend, "opencl")
-                        ? "the fastest of 16, 32, 64, 128, 256 unless --chains"
-                        : "the kernels'");
+        if (nchains) fputc('\n', out);
         if (dv->peaks.mem_valid || dv->peaks.fp32_valid)
             fprintf(out, "  peaks: memory %s%s%s\n",
                     dv->peaks.mem_valid ? dv->peaks.mem_src : "unknown",
