@@ -151,6 +151,11 @@ p = run(["compare", "--correction", "none", "--fail-on-regression", db + ":1", d
         ok=(1,))
 if "Bench figures" not in p.stdout:
     fail("compare text:\n" + p.stdout)
+# bench runs have figures, not operations: comparing a run with itself
+# passes the regression gate and says nothing about missing operations
+p = run(["compare", "--fail-on-regression", db + ":1", db + ":1"])
+if p.stderr.strip():
+    fail("compare of a bench run with itself: %r" % p.stderr)
 
 # health --bench: a baseline 100x above what the device does must be flagged
 con = sqlite3.connect(db)
