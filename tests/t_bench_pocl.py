@@ -108,6 +108,15 @@ p = run(["bench", "--device", "opencl", "--only", "h2d_pinned,launch_latency", "
 if "peak unknown" not in p.stdout or "stored as run 2" not in p.stdout:
     fail("text output:\n" + p.stdout)
 
+# the stored run: command, host, gpuprof version, device with its driver
+con = sqlite3.connect(db)
+row = con.execute("SELECT command, host, version, devices FROM runs WHERE id = 1").fetchone()
+con.close()
+if not (row[0].startswith("gpuprof bench") and row[1] == out["host"]
+        and row[2] == out["gpuprof_version"] and dev["name"] in row[3]
+        and ("driver " + dev["driver"]) in row[3]):
+    fail("stored run: %r" % (row,))
+
 # history and compare of the stored runs
 p = run(["history", "--op", "bench:h2d_pinned_GBps", db])
 if "higher is better" not in p.stdout or "GB/s" not in p.stdout:
@@ -163,7 +172,7 @@ con.execute("UPDATE counters SET value = value * 100")
 con.commit()
 con.close()
 p = run(["health", "--bench", "--device", "opencl", "--store", db, "--json", "--exit-code",
-         "--time-cap", "0.2"], ok=(1,))
+         "--max-size", "1048576", "--time-cap", "0.2"], ok=(1,))
 hj = json.loads(p.stdout)
 verd = {f["figure"]: f["verdict"] for f in hj["figures"]}
 print("health --bench verdicts: %s" % verd)
@@ -171,6 +180,13 @@ if verd.get("h2d_pinned_GBps") != "below_baseline" or hj["flagged"] < 1:
     fail("health did not flag h2d_pinned_GBps: %s" % verd)
 if verd.get("launch_latency_us") != "ok":
     fail("a latency far below its baseline is ok: %s" % verd)
+# a sweep figure's baseline is the same size's: at a size no stored run
+# measured (2 MiB) there is none
+p = run(["health", "--bench", "--device", "opencl", "--store", db, "--json", "--max-size",
+         "2097152", "--time-cap", "0.2"], ok=(0, 1))
+h2 = {f["figure"]: f for f in json.loads(p.stdout)["figures"]}["h2d_pinned_GBps"]
+if h2["verdict"] != "no_reference" or h2["baseline"] is not None:
+    fail("h2d_pinned at 2 MiB has a baseline: %s" % h2)
 # the share is configurable: with the baseline at 10x the device's figures,
 # a share of 1 % flags nothing below the baseline (the default 80 % would)
 con = sqlite3.connect(db)
@@ -178,7 +194,7 @@ con.execute("UPDATE counters SET value = value / 10")
 con.commit()
 con.close()
 p = run(["health", "--bench", "--device", "opencl", "--store", db, "--json", "--exit-code",
-         "--min-baseline", "0.01", "--time-cap", "0.2"], ok=(0, 1))
+         "--min-baseline", "0.01", "--max-size", "1048576", "--time-cap", "0.2"], ok=(0, 1))
 hj = json.loads(p.stdout)
 verd = {f["figure"]: f["verdict"] for f in hj["figures"]}
 print("health --bench --min-baseline 0.01 verdicts: %s" % verd)

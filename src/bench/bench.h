@@ -217,7 +217,7 @@ size_t gp_bench_open_devices(const char *sel, gp_bench_dev *devs, size_t max, ch
 void gp_bench_series_name(char *buf, size_t n, const gp_bench_result *r, size_t dev,
                           gp_bench_test t);
 /* Writes r as a run of the store at path (runs row, one process "bench",
- * the devices, one counter track per device and every sample as a counter
+ * the devices with their drivers, one counter track per device and every sample as a counter
  * value named by gp_bench_series_name; sweep points as "...@BYTES").
  * Returns the run id (> 0) or a GP_E* code with err set. */
 int64_t gp_bench_store_save(const char *path, const gp_bench_result *r, const char *command,

@@ -134,7 +134,7 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:vh", lo, NULL)) != -1) {
-        int for_bench = c == O_ONLY || c == O_NOSTORE || c == O_MAXSZ || c == O_CHAINS || c == 'o';
+        int for_bench = c == O_ONLY || c == O_NOSTORE || c == O_CHAINS || c == 'o';
         int for_health = c == O_MINPEAK || c == O_MINBASE || c == O_BRUNS || c == O_STORE ||
                          c == O_EXITCODE || c == O_BENCH || c == O_SAVE;
         if ((health && for_bench) || (!health && for_health) || c == '?') {
@@ -327,6 +327,8 @@ static void health_usage(FILE *f)
             "  --min-peak SHARE      flag below this share of the peak (default 0.6)\n"
             "  --min-baseline SHARE  flag below this share of the baseline (default 0.8)\n"
             "  --baseline-runs N     latest runs in the baseline (default 5, 0 = all)\n"
+            "  --max-size BYTES      largest size of the host<->device sweep (default\n"
+            "                        268435456; the baseline is the same size's)\n"
             "  --save                also store this run in the store (becomes baseline)\n"
             "  --time-cap S          seconds per figure (default 0.5)\n"
             "  --json                machine-readable output\n"
