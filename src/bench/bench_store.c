@@ -58,7 +58,10 @@ int64_t gp_bench_store_save(const char *path, const gp_bench_result *r, const ch
         const gp_bench_dev_result *dv = &r->devs[d];
         char label[192];
         snprintf(label, sizeof label, "%s %s", dv->sel, dv->name);
-        gp_store_writer_device(w, dv->backend, dv->name);
+        /* the driver goes with the device (runs.devices shows both) */
+        char devname[256];
+        snprintf(devname, sizeof devname, "%s (driver %s)", dv->name, dv->driver);
+        gp_store_writer_device(w, dv->backend, devname);
         uint32_t track =
             gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, (int64_t)d, (int32_t)d, label);
         for (int t = 0; t < GP_BT__COUNT; t++) {
