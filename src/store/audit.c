@@ -2,6 +2,7 @@
  * optional append-only JSONL file (see audit.h). SHA-256 from GnuTLS. */
 #include "store/audit.h"
 #include "store/access.h"
+#include "store/store.h"
 #include "core/jdom.h"
 #include "core/vec.h"
 #include "core/redact.h"
@@ -225,8 +226,8 @@ static int read_store(const char *path, recvec *v, gp_err *err)
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rc = gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+    if (!(db = gp_store_open_reader(path))) {
+        rc = gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
         goto done;
     }
     sqlite3_busy_timeout(db, 10000);

@@ -75,27 +75,48 @@ static int step_end(sqlite3 *db, sqlite3_stmt *st, int last, const char *path, g
     return rc;
 }
 
+/* 1 when both the -wal and the -shm file of the store at path exist (a
+ * writer has it open, or was killed). */
+static int wal_present(const char *path)
+{
+    gp_sbuf w = {0};
+    struct stat st;
+    gp_sbuf_printf(&w, "%s-wal", path);
+    int ok = stat(gp_sbuf_cstr(&w), &st) == 0;
+    gp_sbuf_reset(&w);
+    gp_sbuf_printf(&w, "%s-shm", path);
+    ok = ok && stat(gp_sbuf_cstr(&w), &st) == 0;
+    gp_sbuf_free(&w);
+    return ok;
+}
+
 /* Opens a store for reading. In order: read-write without create (lets
  * SQLite recover the WAL of a killed writer; skipped when strict or the
  * store is another user's, security.md); read-only; read-only with
  * immutable=1 (read-only media, or a file owned by another user whose -shm
- * cannot be created: the file is then read as it is, without locking). */
+ * cannot be created: the file is then read as it is, without locking).
+ * Another user's store without -wal/-shm files is opened immutable at once:
+ * a plain read-only open would create them, owned by the reader, and the
+ * owner could no longer write its own store. */
 static sqlite3 *open_any(const char *path, int strict)
 {
     sqlite3 *db = NULL;
-    if (gp_access_foreign(path)) strict = 1;
+    int foreign = gp_access_foreign(path);
+    if (foreign) strict = 1;
     if (!strict && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
         sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
         return db;
     sqlite3_close(db);
     db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
-        return db;
-    int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
-    if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB) return db; /* reported by the caller */
-    sqlite3_close(db);
-    db = NULL;
+    if (!(foreign && !wal_present(path))) {
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
+            return db;
+        int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
+        if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB) return db; /* reported by the caller */
+        sqlite3_close(db);
+        db = NULL;
+    }
     gp_sbuf u = {0};
     gp_sbuf_puts(&u, "file:");
     for (const char *c = path; *c; c++) {
@@ -158,6 +179,11 @@ static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
 static int open_ro(const char *path, sqlite3 **out, gp_err *err)
 {
     return open_store(path, 0, out, err);
+}
+
+struct sqlite3 *gp_store_open_reader(const char *path)
+{
+    return open_any(path, 1);
 }
 
 /* Per-process mapping of the store's local ids to the trace's. */
