@@ -171,7 +171,7 @@ static void redact_word(gp_sbuf *out, const char *w)
 
 /* The state carried from word to word (and from argument to argument). */
 typedef struct rstate {
-    int next;     /* the next word is a secret */
+    int next;     /* the next word is a secret (2: when it has >= 8 characters) */
     int userpass; /* the next word is user:password */
 } rstate;
 
@@ -220,9 +220,9 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
                 gp_sbuf_puts(out, word);
                 continue;
             }
-            int up = st->userpass;
+            int up = st->userpass, weak = st->next == 2;
             st->next = st->userpass = 0;
-            if (!up || strchr(word, ':')) {
+            if (weak ? strlen(word) >= 8 : !up || strchr(word, ':')) {
                 gp_sbuf_puts(out, GP_REDACTED);
                 continue;
             }
@@ -237,8 +237,10 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
             continue;
         }
         if (IN_LIST(word, auth_schemes, 1)) {
+            /* "Bearer X": X is a credential; in another case ("a bearer
+             * token is required") only a word of 8 characters or more is */
             gp_sbuf_puts(out, word);
-            st->next = 1;
+            st->next = IN_LIST(word, auth_schemes, 0) ? 1 : 2;
             continue;
         }
         const char *eq = strchr(word, '=');
