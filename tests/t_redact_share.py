@@ -54,6 +54,43 @@ def figures(summary_json):
     return t["span_ns"], t["slices"], cats, ops
 
 
+def serve_redact(tmp, path, env):
+    """gpuprof serve --redact: the trace list, the API bodies and the pages
+    carry nothing sensitive and the same figures as without --redact; the
+    runs of a store lose the user's paths in their command line."""
+    if subprocess.run([BIN, "serve", "--help"], capture_output=True).returncode:
+        print("note: this build has no serve; serve --redact is not checked")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from serve_util import Server
+    db = os.path.join(tmp, "runs.db")
+    gp(["run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/echo",
+        "/home/%s/data/set1.bin" % USER, "HF_TOKEN=" + SECRET], env)
+    bodies = {}
+    for red in (False, True):
+        s = Server(["--quiet", "--store", db, path] + (["--redact"] if red else []), env=env)
+        try:
+            st, _, b = s.get("/api/traces")
+            traces = json.loads(b)["traces"]
+            tid = [t["id"] for t in traces if t["kind"] == "file"][0]
+            got = {"traces": b.decode()}
+            for u in ("/api/runs", "/api/summary?trace=%s" % tid, "/api/profiler/timeline?trace=%s" % tid,
+                      "/view/report?trace=%s" % tid, "/view/flame?trace=%s" % tid,
+                      "/view/timeline?trace=%s" % tid, "/view/memory?trace=%s" % tid):
+                st, _, b = s.get(u)
+                check(st == 200, "serve%s %s: status %d" % (" --redact" if red else "", u, st))
+                got[u.split("?")[0]] = b.decode("utf-8", "replace")
+        finally:
+            s.stop()
+        bodies[red] = got
+    check(leaks(bodies[False]["/api/profiler/timeline"]), "plain serve shows the sensitive strings (meaningful)")
+    for u, text in bodies[True].items():
+        check(not leaks(text), "serve --redact %s still shows %s" % (u, leaks(text)))
+    a = figures(bodies[False]["/api/summary"])
+    b = figures(bodies[True]["/api/summary"])
+    check(a == b, "serve --redact: other figures\n%r\n%r" % (a, b))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gp_redact_")
     home = "/home/%s/projx" % USER
@@ -67,6 +104,10 @@ def main():
             e["args"]["name"] = "worker of %s at %s" % (USER, HOST)
         if e.get("cat") == "user_annotation":
             e["name"] = "save %s/ckpt/epoch7.pt DB_PASSWORD=s3cretvalue" % home
+        if e.get("cat") == "cpu_op":  # args: shapes stay, free text is sanitized
+            e["args"]["Input Dims"] = [[4, 128, 7], [], [1024]]
+            e["args"]["Input type"] = ["float", "", "c10::BFloat16"]
+            e["args"]["Call stack"] = "%s/train.py(12): forward;/home/%s/x.py(3): f" % (home, USER)
     path = os.path.join(tmp, "%s_%s_trace.json" % (USER, HOST))
     with open(path, "w") as f:
         json.dump(tr, f)
@@ -98,6 +139,17 @@ def main():
     check("<path:" in outs["export"] and "<user>" in outs["export"] and "<host>" in outs["export"],
           "replacements visible in the export")
     check("DB_PASSWORD=<redacted>" in outs["export"], "env value redacted")
+    # args: shapes and types stay byte for byte, paths in them go
+    def cpu_args(doc):
+        return [e["args"] for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
+    pa, ra = cpu_args(json.loads(open(plain).read())), cpu_args(json.loads(outs["export"]))
+    check(len(pa) == len(ra) and len(pa) > 0 and all(
+        a.get("Input Dims") == b.get("Input Dims") == [[4, 128, 7], [], [1024]] and a.get("Input type") == b.get("Input type")
+        and a.get("External id") == b.get("External id") for a, b in zip(pa, ra)),
+          "--redact keeps the args' shapes, types and ids")
+    check(ra and all("Call stack" in b and "<path:" in b["Call stack"] for b in ra),
+          "--redact sanitizes the args' free text: %r" % (ra[:1],))
+    serve_redact(tmp, path, env)
     # same figures
     a = figures(gp(["summary", "--json", plain], env).stdout)
     b = figures(gp(["summary", "--json", red], env).stdout)

@@ -514,6 +514,9 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     s->ctx.self_exe = self_exe;
     s->ctx.config = o->config;
     s->ctx.tls = cert != NULL;
+    s->ctx.redact = o->redact;
+    s->ctx.redact_keep = o->redact_keep;
+    if (s->ctx.cache && o->redact) gp_tcache_set_redact(s->ctx.cache, 1, o->redact_keep);
     if (!s->ctx.cache) {
         gp_err_set(&err, GP_ENOMEM, "out of memory");
         goto fail;
