@@ -15,7 +15,7 @@ and on* attributes. The payloads must reach the page as text (checked: they
 show up in tooltips and the page text), so the test cannot pass by losing
 the names. A deliberately vulnerable control page must be detected.
 Exit 77 when Chromium or node is missing."""
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
@@ -151,6 +151,36 @@ def main():
             pages.append("%s/view/%s?trace=%s" % (base, v, ids[0]))
     else:
         print("note: this build has no serve; the dashboard is not checked")
+    # statically: trace data sits only in JSON data blocks, which cannot be
+    # left early (no "</", "<!--"), carry no raw U+2028/U+2029 and parse
+    for pg in pages:
+        if pg.startswith("http"):
+            continue
+        with open(pg.split("#")[0], encoding="utf-8") as f:
+            html = f.read()
+        # script elements as an HTML parser splits them: from a start tag to
+        # the first "</script" (a payload ending one early leaves a JSON
+        # block that does not parse, or markup in a code block)
+        blocks, code, pos = [], [], 0
+        low = html.lower()
+        while True:
+            i = low.find("<script", pos)
+            if i < 0:
+                break
+            gt = html.index(">", i)
+            end = low.find("</script", gt)
+            (blocks if 'type="application/json"' in html[i:gt] else code).append(html[gt + 1:end])
+            pos = end + 8
+        name = os.path.basename(pg)
+        check(blocks and all("<!--" not in b and "</" not in b and "\u2028" not in b and "\u2029" not in b
+                             for b in blocks), "%s: JSON blocks escape </, <!-- and U+2028/2029" % name)
+        for b in blocks:
+            try:
+                json.loads(b)
+            except ValueError as e:
+                check(False, "%s: a JSON block does not parse: %s" % (name, e))
+        check(not any("__xss" in c for c in code), "%s: no payload inside a code <script>" % name)
+        check("\\u2028" in html or name.startswith(("compile", "memory")), "%s: the U+2028 payload is in the page (escaped)" % name)
     # the control: a page that puts a hovered element's data-t into innerHTML
     ctl = os.path.join(tmp, "control.html")
     with open(ctl, "w") as f:
