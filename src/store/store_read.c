@@ -781,6 +781,35 @@ static int starts_with_kw(const char *sql, const char *kw)
     return !sqlite3_strnicmp(sql, kw, (int)n) && !(isalnum((unsigned char)sql[n]) || sql[n] == '_');
 }
 
+/* Checks every statement of sql (VACUUM, the authorizer at prepare time,
+ * sqlite3_stmt_readonly) before any runs, so that input with several
+ * statements is refused as a whole, with no partial output. 0 or the error. */
+static int sql_check_all(sqlite3 *db, const char *path, const char *sql, sql_guard *guard,
+                         gp_err *err)
+{
+    const char *tail = sql;
+    while (tail && *tail) {
+        sqlite3_stmt *st = NULL;
+        guard->why[0] = 0;
+        if (starts_with_kw(tail, "VACUUM"))
+            return gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: VACUUM is not allowed",
+                              path);
+        if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
+            if (guard->why[0])
+                return gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: %s", path,
+                                  guard->why);
+            return gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
+        }
+        if (!st) break; /* trailing whitespace or comment */
+        int ro = sqlite3_stmt_readonly(st);
+        sqlite3_finalize(st);
+        if (!ro)
+            return gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: the statement writes",
+                              path);
+    }
+    return 0;
+}
+
 int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *err)
 {
     FILE *f = fp;
@@ -793,6 +822,10 @@ int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *
         sqlite3_set_authorizer(db, sql_authorizer, &guard) != SQLITE_OK) {
         sqlite3_close(db);
         return gp_err_set(err, GP_EIO, "%s: cannot make the connection read-only", path);
+    }
+    if ((rc = sql_check_all(db, path, sql, &guard, err))) {
+        sqlite3_close(db);
+        return rc;
     }
     const char *tail = sql;
     gp_sbuf b = {0};
