@@ -17,8 +17,9 @@ static const char *const secret_words[] = {
 /* Header names whose value is a secret besides those containing a word above. */
 static const char *const secret_headers[] = {"x-amz-security-token", "x-csrf-token",
                                              "x-goog-api-key", "proxy-authorization"};
-/* Short options whose next argument is a secret (mysql/sshpass -p). */
-static const char *const secret_short_options[] = {"-p", "-P"};
+/* Options whose next argument is a secret besides those containing a word
+ * above (mysql/sshpass -p, --pw). */
+static const char *const secret_short_options[] = {"-p", "-P", "--pw", "-pw"};
 /* Options whose next argument is "user:password" (curl -u, --proxy-user). */
 static const char *const userpass_options[] = {"-u", "--user", "-U", "--proxy-user"};
 /* Scheme words after which the next word is a credential. */
@@ -134,6 +135,15 @@ static void redact_word(gp_sbuf *out, const char *w)
             if (*p == ':' && !colon) colon = p;
         }
         if (!(at && colon && colon < at)) at = colon = NULL;
+    } else {
+        /* user:password@host (no scheme): a ':' before the '@', neither
+         * after a '/' */
+        const char *a = strchr(w, '@'), *c = strchr(w, ':');
+        if (a && c && c > w && c < a && a[1] && !memchr(w, '/', (size_t)(a - w)) &&
+            !memchr(w, '=', (size_t)(a - w))) {
+            at = a;
+            colon = c;
+        }
     }
     size_t i = 0;
     while (i < n) {
@@ -209,7 +219,7 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
             i++;
             continue;
         }
-        size_t j = i;
+        size_t j = i, wstart = i;
         while (j < n && !is_sep((unsigned char)s[j]) && strncmp(s + j, "-----BEGIN ", 11)) j++;
         gp_sbuf_reset(&w);
         gp_sbuf_add(&w, s + i, j - i);
@@ -230,11 +240,45 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
         /* a header: NAME: value, the value up to the end of the quoted
          * string, the line or the text */
         const char *hc = strchr(word, ':');
-        if (hc && hc > word && secret_header(word, (size_t)(hc - word)) && strncmp(hc, "://", 3)) {
+        const char *hn = word; /* the header name starts after an '=' (--header=NAME:) */
+        for (const char *q = word; hc && q < hc; q++)
+            if (*q == '=') hn = q + 1;
+        if (hc && hc > hn && secret_header(hn, (size_t)(hc - hn)) && strncmp(hc, "://", 3)) {
+            /* the value ends with the quoted string, with the argument when
+             * the header is the whole argument, else (a word in a script)
+             * at the end of the shell command */
             gp_sbuf_add(out, word, (size_t)(hc - word) + 1);
             gp_sbuf_puts(out, " " GP_REDACTED);
-            while (i < n && s[i] != '\n' && !(quote && s[i] == quote)) i++;
+            if (quote)
+                while (i < n && s[i] != '\n' && s[i] != quote) i++;
+            else if (wstart == 0)
+                while (i < n && s[i] != '\n') i++;
+            else
+                while (i < n && !strchr("\n;&|", s[i])) i++;
             continue;
+        }
+        /* NAME=Bearer X with a secret NAME: the credential is the next word */
+        const char *e1 = strchr(word, '=');
+        if (e1 && e1 > word && IN_LIST(e1 + 1, auth_schemes, 1)) {
+            const char *nm = word;
+            while (*nm == '-') nm++;
+            if (nm < e1 && gp_redact_secret_name(nm, (size_t)(e1 - nm))) {
+                gp_sbuf_add(out, word, (size_t)(e1 - word) + 1);
+                gp_sbuf_puts(out, e1 + 1);
+                st->next = 1;
+                continue;
+            }
+        }
+        /* mysql -pSECRET: a value glued to -p, unless it is a plain
+         * lower-case word (-pthread, -pedantic, -pipe) */
+        if (word[0] == '-' && word[1] == 'p' && word[2] && !strchr(word, '=')) {
+            int plain = 1;
+            for (const char *q = word + 2; *q; q++)
+                if (!islower((unsigned char)*q)) plain = 0;
+            if (!plain) {
+                gp_sbuf_puts(out, "-p" GP_REDACTED);
+                continue;
+            }
         }
         if (IN_LIST(word, auth_schemes, 1)) {
             /* "Bearer X": X is a credential; in another case ("a bearer
