@@ -49,6 +49,44 @@ def verify(path, env, want_bad=None):
     return j
 
 
+def session_bench_audit(tmp, env):
+    """session start/snapshot/stop (against the fake NVML) land in the
+    configured store_path and the audit file; bench is recorded with and
+    without --no-store."""
+    build = os.environ.get("GPUPROF_BUILD_DIR", "build")
+    src = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+    fake = os.path.join(build, "tests", "libfake_nvml.so")
+    afile = os.path.join(tmp, "sb_audit.jsonl")
+    store = os.path.join(tmp, "sessions.db")
+    e = dict(env, GPUPROF_AUDIT_FILE=afile)
+    if os.path.exists(fake):
+        e.update({"GPUPROF_NVML_LIB": fake, "GPUPROF_NVIDIA_SMI": "/nonexistent/nvidia-smi",
+                  "FAKE_NVML_SCENARIO": os.path.join(src, "tests", "data", "monitor", "nvml_basic.scn"),
+                  "GPUPROF_OUTPUT_DIR": os.path.join(tmp, "sess"), "GPUPROF_STORE_PATH": store})
+        gp(["session", "start", "aud1", "--interval", "0.05"], e)
+        gp(["session", "snapshot", "aud1"], e)
+        gp(["session", "stop", "aud1"], e)
+        con = sqlite3.connect(store)
+        rows = con.execute("SELECT action, target, result FROM audit ORDER BY rowid").fetchall()
+        con.close()
+        check([r[0] for r in rows] == ["session start", "session snapshot", "session stop"]
+              and all(r[1] == "aud1" for r in rows), "session records in the store: %r" % rows)
+        check(mode(os.path.join(tmp, "sess")) == 0o700, "session folder 0700 (%o)" % mode(os.path.join(tmp, "sess")))
+        reports = [os.path.join(tmp, "sess", f) for f in os.listdir(os.path.join(tmp, "sess"))
+                   if f.endswith(".json")]
+        check(reports and all(mode(f) == 0o600 for f in reports), "session reports 0600")
+    else:
+        print("note: %s not built; session records are not checked" % fake)
+    gp(["bench", "--only", "launch_latency", "--quick", "--time-cap", "0.05", "--no-store"], e, rc=None)
+    gp(["bench", "--only", "launch_latency", "--quick", "--time-cap", "0.05", "-o",
+        os.path.join(tmp, "bench.db")], e, rc=None)
+    lines = [json.loads(l) for l in open(afile)] if os.path.exists(afile) else []
+    b = [l for l in lines if l["action"] == "bench"]
+    check(len(b) == 2 and "--no-store" in b[0]["target"] and b[0]["result"],
+          "bench recorded with and without --no-store: %r" % [(l["target"], l["result"]) for l in b])
+    verify(afile, e)
+
+
 def serve_audit(tmp, env):
     """gpuprof serve records its start and stop and every request that
     controls something (POST), answered or refused, with the id of the token
@@ -209,6 +247,7 @@ def main():
     else:
         print("note: not root, the foreign-store check is skipped (needs chown)")
     serve_audit(tmp, env)
+    session_bench_audit(tmp, env)
     shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         sys.exit(1)
