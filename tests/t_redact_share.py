@@ -67,8 +67,9 @@ def serve_redact(tmp, path, env):
     gp(["run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/echo",
         "/home/%s/data/set1.bin" % USER, "HF_TOKEN=" + SECRET], env)
     bodies = {}
-    for red in (False, True):
-        s = Server(["--quiet", "--store", db, path] + (["--redact"] if red else []), env=env)
+    for red in (False, True, "config"):  # plain, --redact, the configuration's default
+        s = Server(["--quiet", "--store", db, path] + (["--redact"] if red is True else []),
+                   env=dict(env, GPUPROF_REDACT="true") if red == "config" else env)
         try:
             st, _, b = s.get("/api/traces")
             traces = json.loads(b)["traces"]
@@ -84,8 +85,9 @@ def serve_redact(tmp, path, env):
             s.stop()
         bodies[red] = got
     check(leaks(bodies[False]["/api/profiler/timeline"]), "plain serve shows the sensitive strings (meaningful)")
-    for u, text in bodies[True].items():
-        check(not leaks(text), "serve --redact %s still shows %s" % (u, leaks(text)))
+    for red in (True, "config"):
+        for u, text in bodies[red].items():
+            check(not leaks(text), "serve (redact: %s) %s still shows %s" % (red, u, leaks(text)))
     a = figures(bodies[False]["/api/summary"])
     b = figures(bodies[True]["/api/summary"])
     check(a == b, "serve --redact: other figures\n%r\n%r" % (a, b))

@@ -509,6 +509,9 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     if (o->tls_cert && (!(cert = slurp(o->tls_cert, &err)) || !(key = slurp(o->tls_key, &err))))
         goto fail;
     if (load_mon_config(&s->ctx.moncfg, o->config, &err)) goto fail;
+    /* the audit file of --config (GPUPROF_AUDIT_FILE still wins) */
+    if (!getenv("GPUPROF_AUDIT_FILE") && s->ctx.moncfg.audit_file[0])
+        s->audit_file = s->ctx.moncfg.audit_file;
     s->ctx.cache = gp_tcache_create((o->cache_mb ? o->cache_mb : 1024) << 20);
     s->ctx.store = o->store;
     s->ctx.self_exe = self_exe;
