@@ -10,7 +10,7 @@ same figures as the plain export (`gpuprof summary --json`: every number of
 every category and operator, `gpuprof memory --json` peaks). --redact-keep
 keeps what it names; the config default (GPUPROF_REDACT) applies and
 --no-redact overrides it; an unknown category is an error (exit 2)."""
-import json, os, re, socket, subprocess, sys, tempfile
+import json, os, re, socket, subprocess, sys, tempfile, time
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
@@ -88,6 +88,24 @@ def serve_redact(tmp, path, env):
     for red in (True, "config"):
         for u, text in bodies[red].items():
             check(not leaks(text), "serve (redact: %s) %s still shows %s" % (red, u, leaks(text)))
+    # the Prometheus exposition of serve --monitor --redact names no host
+    fake = os.path.join(os.environ.get("GPUPROF_BUILD_DIR", "build"), "tests", "libfake_nvml.so")
+    if os.path.exists(fake):
+        menv = dict(env, GPUPROF_NVML_LIB=fake, GPUPROF_NVIDIA_SMI="/nonexistent/nvidia-smi",
+                    FAKE_NVML_SCENARIO=os.path.join(SRC, "tests", "data", "monitor", "nvml_basic.scn"))
+        s = Server(["--quiet", "--monitor", "--redact"], env=menv)
+        try:
+            text = ""
+            for _ in range(100):
+                st, _, b = s.get("/metrics")
+                text = b.decode()
+                if st == 200 and "hostname=" in text:
+                    break
+                time.sleep(0.1)
+            check('hostname="<host>"' in text and not leaks(text), "serve --monitor --redact: /metrics "
+                  "hostname label redacted (%s)" % leaks(text))
+        finally:
+            s.stop()
     a = figures(bodies[False]["/api/summary"])
     b = figures(bodies[True]["/api/summary"])
     check(a == b, "serve --redact: other figures\n%r\n%r" % (a, b))

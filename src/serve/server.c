@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/sbuf.h"
 #include "store/audit.h"
+#include "trace/sanitize.h"
 #include "store/store.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -555,6 +556,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         gp_metrics_opts mo;
         memset(&mo, 0, sizeof mo);
         mo.dcgm = o->metric_dcgm;
+        if (o->redact && !(o->redact_keep & GP_KEEP_HOST)) /* --redact: no host name */
+            snprintf(mo.hostname, sizeof mo.hostname, "<host>");
         if (!(s->ctx.metrics = gp_metrics_create(s->ctx.mon, &mo))) {
             gp_err_set(&err, GP_ENOMEM, "--monitor: out of memory");
             rc = 1;
