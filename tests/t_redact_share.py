@@ -40,7 +40,8 @@ def leaks(text):
     for w in (USER, HOST):
         if re.search(r"(?<![A-Za-z0-9_.-])%s(?![A-Za-z0-9_.-])" % re.escape(w), text):
             found.append(w)
-    for s in ("/home/", "/Users/", "set1.bin", "epoch7.pt", SECRET, "s3cretvalue", "projx/train.py"):
+    for s in ("/home/", "/Users/", "set1.bin", "epoch7.pt", SECRET, "s3cretvalue", "projx/train.py", "Users\\",
+              "win.py"):
         if s in text:
             found.append(s)
     return found
@@ -121,7 +122,7 @@ def main():
             e["args"]["name"] = "python3 %s/train.py --data /home/%s/data/set1.bin HF_TOKEN=%s on %s" % (
                 home, USER, SECRET, HOST)
         if e.get("ph") == "M" and e.get("name") == "thread_name":
-            e["args"]["name"] = "worker of %s at %s" % (USER, HOST)
+            e["args"]["name"] = "worker of %s at %s, C:\\Users\\%s\\projx\\win.py" % (USER, HOST, USER)
         if e.get("cat") == "user_annotation":
             e["name"] = "save %s/ckpt/epoch7.pt DB_PASSWORD=s3cretvalue" % home
         if e.get("cat") == "cpu_op":  # args: shapes stay, free text is sanitized

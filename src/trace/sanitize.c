@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 int gp_sanitize_keep_parse(const char *list, char *bad, size_t nbad)
@@ -74,12 +75,23 @@ static void replace_word(gp_sbuf *b, const char *w, const char *rep)
     gp_sbuf_free(&out);
 }
 
-/* The name after /home/ or /Users/ at p (length in *n), or NULL. */
+/* 1 when p starts a Windows drive path: a letter, ':', '\\' or '/'. */
+static int drive_path(const char *p)
+{
+    return isalpha((unsigned char)p[0]) && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+           (isalnum((unsigned char)p[3]) || p[3] == '.' || p[3] == '_');
+}
+
+/* The name after /home/, /Users/ or X:\Users\ at p (length in *n), or NULL. */
 static const char *home_user(const char *p, size_t *n)
 {
-    const char *q = !strncmp(p, "/home/", 6) ? p + 6 : !strncmp(p, "/Users/", 7) ? p + 7 : NULL;
+    const char *q =
+        !strncmp(p, "/home/", 6)                                                            ? p + 6
+        : !strncmp(p, "/Users/", 7)                                                         ? p + 7
+        : drive_path(p) && !strncasecmp(p + 3, "Users", 5) && (p[8] == '\\' || p[8] == '/') ? p + 9
+                                                                                            : NULL;
     if (!q) return NULL;
-    *n = strcspn(q, "/ \t\n'\",;)]}>");
+    *n = strcspn(q, "/\\ \t\n'\",;)]}>");
     return *n ? q : NULL;
 }
 
@@ -87,6 +99,7 @@ static int path_start(const char *s, size_t i)
 {
     if (i && !strchr(" \t\n'\"=:(,;[{", s[i - 1])) return 0;
     if (s[i] == '~' && s[i + 1] == '/') return 1;
+    if (drive_path(s + i)) return 1;
     return s[i] == '/' && (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.' || s[i + 1] == '_');
 }
 
