@@ -225,6 +225,10 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
         gp_sbuf_add(&w, s + i, j - i);
         const char *word = gp_sbuf_cstr(&w);
         i = j;
+        if (st->next == 1 && strspn(word, ":") == strlen(word)) { /* "password": value */
+            gp_sbuf_puts(out, word);
+            continue;
+        }
         if (st->next || st->userpass) {
             if (IN_LIST(word, auth_schemes, 1)) {
                 gp_sbuf_puts(out, word);
@@ -302,6 +306,15 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
                 }
             }
         }
+        if (word[0] == '-' && eq && !eq[1]) { /* --token= VALUE */
+            const char *nm = word;
+            while (*nm == '-') nm++;
+            if (nm < eq && gp_redact_secret_name(nm, (size_t)(eq - nm))) {
+                gp_sbuf_puts(out, word);
+                st->next = 1;
+                continue;
+            }
+        }
         if (word[0] == '-' && !eq) {
             const char *nm = word;
             while (*nm == '-') nm++;
@@ -318,6 +331,13 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
             }
         }
         redact_word(out, word);
+        /* a quoted key with a secret name before ':' (JSON, YAML flow):
+         * its value is the next word */
+        if (i < n && (s[i] == '"' || s[i] == '\'')) {
+            size_t k = i + 1;
+            while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
+            if (k < n && s[k] == ':' && gp_redact_secret_name(word, strlen(word))) st->next = 1;
+        }
     }
     gp_sbuf_free(&w);
 }

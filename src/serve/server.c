@@ -601,12 +601,6 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)&ss)->sin_addr, host, sizeof host);
     else
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)&ss)->sin6_addr, host, sizeof host);
-    fprintf(stderr, "gpuprof serve: listening on %s://%s%s%s:%u/ (%d traces%s%s%s)\n",
-            cert ? "https" : "http", ss.ss_family == AF_INET6 ? "[" : "", host,
-            ss.ss_family == AF_INET6 ? "]" : "", di ? di->port : 0, o->npaths,
-            o->store ? ", store " : "", o->store ? o->store : "",
-            s->tokens ? ", tokens required" : "");
-    fflush(stderr);
     gp_sbuf where = {0};
     gp_sbuf_printf(&where, "%s://%s%s%s:%u/ (%d traces%s%s; %s)", cert ? "https" : "http",
                    ss.ss_family == AF_INET6 ? "[" : "", host, ss.ss_family == AF_INET6 ? "]" : "",
@@ -616,6 +610,12 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
                    : o->no_auth ? "--no-auth"
                                 : "loopback, no tokens");
     serve_audit(s, "serve start", gp_sbuf_cstr(&where), "listening");
+    fprintf(stderr, "gpuprof serve: listening on %s://%s%s%s:%u/ (%d traces%s%s%s)\n",
+            cert ? "https" : "http", ss.ss_family == AF_INET6 ? "[" : "", host,
+            ss.ss_family == AF_INET6 ? "]" : "", di ? di->port : 0, o->npaths,
+            o->store ? ", store " : "", o->store ? o->store : "",
+            s->tokens ? ", tokens required" : "");
+    fflush(stderr);
     int sig;
     sigwait(&set, &sig);
     fprintf(stderr, "gpuprof serve: stopping\n");
