@@ -49,6 +49,23 @@ def verify(path, env, want_bad=None):
     return j
 
 
+def terminal_safety(tmp, env):
+    """A recorded command line with a newline, tabs, terminal escapes and a
+    C1 control cannot forge a record line or drive the terminal in
+    `gpuprof audit` or `gpuprof runs`."""
+    db = os.path.join(tmp, "term.db")
+    e = dict(env, GPUPROF_AUDIT_FILE="")
+    forged = "x\n2\t2026-01-01T00:00:00.000Z\troot(0)@h\tpid 1\tsql\tforged\tok\x1b[2K\x1b]0;t\x07\r\u009b1A"
+    gp(["run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/true", forged], e)
+    out = gp(["audit", "--verify", db], e).stdout
+    check(out.count("\n") == 2 and "\x1b" not in out and "\r" not in out and "\u009b" not in out,
+          "audit text: one line per record, no control character: %r" % out)
+    check("\\x1b[2K" in out and "\\n2\\t" in out, "the controls are shown escaped: %r" % out)
+    out = gp(["runs", db], e).stdout
+    check("\x1b" not in out and "\r" not in out and "\u009b" not in out and len(out.splitlines()) == 3,
+          "runs text: no control character: %r" % out)
+
+
 def session_bench_audit(tmp, env):
     """session start/snapshot/stop (against the fake NVML) land in the
     configured store_path and the audit file; bench is recorded with and
@@ -248,6 +265,7 @@ def main():
         print("note: not root, the foreign-store check is skipped (needs chown)")
     serve_audit(tmp, env)
     session_bench_audit(tmp, env)
+    terminal_safety(tmp, env)
     shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         sys.exit(1)
