@@ -92,8 +92,9 @@ int gp_bench_store_baseline(const char *path, const char *name, int64_t before, 
 {
     memset(out, 0, sizeof *out);
     out->mean = NAN;
-    sqlite3 *db = gp_store_open_read_(path, 0); /* read-only media too */
-    if (!db) return gp_err_set(err, GP_EIO, "%s: cannot open store", path);
+    sqlite3 *db = NULL;
+    if (!(db = gp_store_open_reader(path)))
+        return gp_err_set(err, GP_EIO, "%s: cannot open store", path);
     sqlite3_busy_timeout(db, 10000);
     /* per-run means of the series, newest runs first */
     const char *sql = "SELECT p.run, avg(c.value) FROM counters c JOIN processes p ON p.id = "

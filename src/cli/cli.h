@@ -113,6 +113,11 @@ int gp_cli_redact_opt(int c, const char *arg);
 void gp_cli_redact_allow(void);
 /* Sanitizes a string table when this command redacts; 0 or 3 (OOM). */
 int gp_cli_redact_strtab(gp_strtab *st);
+/* The same for a trace: its strings and its args. */
+int gp_cli_redact_trace(gp_trace *t);
+/* Whether this command redacts (option or configuration); *keep (may be
+ * NULL) receives the GP_KEEP_* bits then. */
+int gp_cli_redact_state(unsigned *keep);
 
 /* The store a RUN argument names ("db", "db:ID") copied into buf, or NULL
  * when it names a trace file, not a store. */

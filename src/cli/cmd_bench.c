@@ -259,13 +259,22 @@ static int any_failed(const gp_bench_result *r, const gp_bench_fig **first, size
 /* Stores the run; prints the error and returns 2 on failure. */
 static int save(const bopts *o, const gp_bench_result *res, int argc, char **argv)
 {
-    if (o->no_store || !res->ndev) return 0;
     char **av = calloc((size_t)argc + 2, sizeof *av);
     if (!av) return 3;
     av[0] = "gpuprof";
     for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
     char *cmd = gp_redact_argv(av, argc + 1);
     free(av);
+    if (o->no_store || !res->ndev) { /* audited all the same (the audit file) */
+        char result[600];
+        if (!res->ndev)
+            snprintf(result, sizeof result, "no usable device: %.500s", res->none_why);
+        else
+            snprintf(result, sizeof result, "%zu device(s), not stored", res->ndev);
+        gp_cli_audit(NULL, "bench", cmd, result);
+        free(cmd);
+        return 0;
+    }
     gp_err err = {0};
     int64_t run = gp_bench_store_save(o->store, res, cmd, &err);
     char result[600];

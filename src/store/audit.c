@@ -226,8 +226,8 @@ static int read_store(const char *path, recvec *v, gp_err *err)
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    if (!(db = gp_store_open_read_(path, 0))) { /* read-only media too (issue 15 item 10) */
-        rc = gp_err_set(err, GP_EIO, "%s: cannot open the store", path);
+    if (!(db = gp_store_open_reader(path))) {
+        rc = gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
         goto done;
     }
     sqlite3_busy_timeout(db, 10000);
