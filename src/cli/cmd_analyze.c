@@ -51,16 +51,11 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
 }
 
 /* Writes b to path (atomically: a temporary file renamed), or stdout for
- * NULL. Returns 0 or 1 with the message printed. */
+ * NULL. Returns 0 or 1, with the message printed for a file; a failed
+ * stdout is reported once, by main (close_stdout). */
 static int write_out(const gp_sbuf *b, const char *path)
 {
-    if (!path) {
-        if (gp_sbuf_write(b, stdout) || fflush(stdout)) {
-            fprintf(stderr, "gpuprof: cannot write the output: %s\n", strerror(errno));
-            return 1;
-        }
-        return 0;
-    }
+    if (!path) return gp_sbuf_write(b, stdout) || fflush(stdout) ? 1 : 0;
     size_t n = strlen(path) + 16;
     char *tmp = gp_xmalloc(n);
     snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
@@ -95,8 +90,8 @@ static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, 
     gp_report_analyze_text(f, res, o);
     int bad = ferror(f) != 0;
     if (out ? fclose(f) != 0 : fflush(f) != 0) bad = 1;
-    if (bad) fprintf(stderr, "gpuprof: cannot write the output\n");
-    return bad;
+    if (bad && out) fprintf(stderr, "gpuprof: %s: cannot write: %s\n", out, strerror(errno));
+    return bad; /* stdout: reported by main */
 }
 
 /* a file named on the command line must be a trace holding events */
