@@ -166,6 +166,25 @@ def main():
             for i, inp in enumerate(inputs):
                 check_advice(dom, "r%d" % i, inp, need=("small-gpu-op",) if i == 0 else ("comm-not-overlapped",))
         print("%s: ok (%d bytes)" % (name, os.path.getsize(path)))
+
+    # A search that comes from a link matches its text literally: a crafted
+    # pattern (catastrophic backtracking on a long frame name) must not
+    # freeze the page, and a malformed %-escape must not stop its script.
+    hostile = os.path.join(tmp, "hostile.folded")
+    with open(hostile, "w") as f:
+        f.write("main;" + "a" * 40 + "! 100\nmain;(a+)+$ 7\nmain;other 50\n")
+    hpage = os.path.join(tmp, "hostile_flame.html")
+    gp("flame", hostile, "-o", hpage)
+    for frag, want in (("#search=(a%2B)%2B%24", "Matched 1 frames"),
+                       ("#search=%E0%A4%A", "Matched 0 frames")):
+        try:
+            dom, con = browse(chrome, hpage, frag)
+        except subprocess.TimeoutExpired:
+            dom, con = "", ["page did not finish (frozen)"]
+        check(not con, "flame %s: console output %r" % (frag, con[:3]))
+        check('data-ready="1"' in dom, "flame %s: page script did not finish" % frag)
+        m = text_of(dom, "fg-matched") or ""
+        check(m.startswith(want), "flame %s: %r, want %r (literal match)" % (frag, m, want))
     if failures:
         sys.exit(1)
     print("ok")

@@ -79,11 +79,15 @@
   });
 
   var q = document.getElementById('fg-search'), msg = document.getElementById('fg-matched');
-  function search() {
+  /* literal: match the text as typed, never as a regular expression (a
+   * search that comes from a link: a crafted pattern could freeze the page) */
+  function search(literal) {
     var s = q.value;
     if (!s) { hit = null; msg.textContent = ''; render(); return; }
     var re = null;
-    try { re = new RegExp(s, 'i'); } catch (e) { re = null; }
+    if (literal !== true) {
+      try { re = new RegExp(s, 'i'); } catch (e) { re = null; }
+    }
     var ls = s.toLowerCase(), under = new Uint8Array(n), sum = 0, cnt = 0;
     hit = new Uint8Array(n);
     for (var i = 1; i < n; i++) {
@@ -107,7 +111,12 @@
   window.addEventListener('resize', render);
   render();
   var hs = location.hash.match(/search=([^&]*)/);
-  if (hs) { q.value = decodeURIComponent(hs[1]); search(); }
+  if (hs) {
+    var text = hs[1];
+    try { text = decodeURIComponent(text); } catch (e) { /* malformed escape: as written */ }
+    q.value = text;
+    search(true);
+  }
   var hz = location.hash.match(/zoom=(\d+)/);
   if (hz && +hz[1] < n) { zoom = +hz[1]; render(); }
   document.body.setAttribute('data-ready', '1');
