@@ -105,7 +105,7 @@ typedef struct P {
     uint32_t last_cat_id;
     span last_cat;
     int progress;
-    int keep_args; /* keep each event's args text (gp_import_opts.keep_args) */
+    int keep_args;                 /* keep each event's args text (gp_import_opts.keep_args) */
     _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
     uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
@@ -1350,6 +1350,54 @@ static void meta_distributed(P *p, const char *s)
     }
 }
 
+/* The members of distributedInfo other than the three read above
+ * (pg_count, pg_config, nccl_version, ...), kept as their JSON text so that
+ * the Chrome export writes them back unchanged. s..e was validated. */
+static void meta_distributed_extra(P *p, const char *s, const char *e)
+{
+    s = ws(p, s);
+    if (*s != '{') return;
+    const gp_trace_meta *m = &p->t->meta;
+    size_t cap = 2 * (size_t)(e - s) + 16, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) oom(p);
+    const char *q = ws(p, s + 1);
+    while (*q == '"') {
+        span k;
+        q = parse_string(p, q, &k);
+        q = ws(p, expect(p, q, ':', "':' after key"));
+        const char *v0 = q;
+        q = parse_value_any(p, q, 1);
+        int known = (KEY(k, "rank") && m->rank != GP_NONE) ||
+                    (KEY(k, "world_size") && m->world_size != GP_NONE) ||
+                    (KEY(k, "backend") && m->backend);
+        if (!known && n + k.n + (size_t)(q - v0) + 8 <= cap) {
+            if (n) {
+                buf[n++] = ',';
+                buf[n++] = ' ';
+            }
+            buf[n++] = '"';
+            memcpy(buf + n, k.s, k.n);
+            n += k.n;
+            memcpy(buf + n, "\": ", 3);
+            n += 3;
+            memcpy(buf + n, v0, (size_t)(q - v0));
+            n += (size_t)(q - v0);
+        }
+        q = ws(p, q);
+        if (*q != ',') break;
+        q = ws(p, q + 1);
+    }
+    if (n) {
+        uint32_t id = gp_trace_str(p->t, buf, n);
+        free(buf);
+        if (id == GP_NO_INDEX) oom(p);
+        p->t->meta.dist_extra = id;
+    } else {
+        free(buf);
+    }
+}
+
 static const char *meta_devices(P *p, const char *s)
 {
     s = ws(p, s);
@@ -1486,16 +1534,26 @@ static const char *meta_rollover(P *p, const char *s)
                 r.m2 = strtod(a[i].val.s, NULL);
                 if (!(r.m2 >= 0) || r.m2 > 1e300) r.m2 = 0;
             } else if (arg_i64(&a[i], &v) == 0) {
-                if (KEY(k, "count") && v > 0) r.count = (uint64_t)v;
-                else if (KEY(k, "total_ns")) r.total_ns = v;
-                else if (KEY(k, "self_ns")) r.self_ns = v;
-                else if (KEY(k, "min_ns")) r.min_ns = v;
-                else if (KEY(k, "max_ns")) r.max_ns = v;
-                else if (KEY(k, "bytes")) r.bytes = v;
-                else if (KEY(k, "pid")) pid = v;
-                else if (KEY(k, "tid")) tid = v;
-                else if (KEY(k, "device") && v >= 0 && v < 256) r.device = (uint8_t)v;
-                else if (KEY(k, "backend") && v >= 0 && v < 256) r.backend = (uint8_t)v;
+                if (KEY(k, "count") && v > 0)
+                    r.count = (uint64_t)v;
+                else if (KEY(k, "total_ns"))
+                    r.total_ns = v;
+                else if (KEY(k, "self_ns"))
+                    r.self_ns = v;
+                else if (KEY(k, "min_ns"))
+                    r.min_ns = v;
+                else if (KEY(k, "max_ns"))
+                    r.max_ns = v;
+                else if (KEY(k, "bytes"))
+                    r.bytes = v;
+                else if (KEY(k, "pid"))
+                    pid = v;
+                else if (KEY(k, "tid"))
+                    tid = v;
+                else if (KEY(k, "device") && v >= 0 && v < 256)
+                    r.device = (uint8_t)v;
+                else if (KEY(k, "backend") && v >= 0 && v < 256)
+                    r.backend = (uint8_t)v;
             }
         }
         if (!has_name || r.count == 0 || !has_first || !has_last || r.min_ns > r.max_ns) {
@@ -1613,6 +1671,7 @@ static const char *top_key(P *p, const char *s, int *events)
     if (KEY(k, "distributedInfo")) {
         const char *e = parse_value_any(p, s, 1); /* validate first, then read */
         meta_distributed(p, s);
+        meta_distributed_extra(p, s, e);
         return e;
     }
     if (KEY(k, "deviceProperties")) return meta_devices(p, s);
