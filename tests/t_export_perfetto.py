@@ -17,8 +17,8 @@ BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
 PROTO = os.environ.get("GPUPROF_PERFETTO_PROTO") or os.path.join(SRC, "..", "shared", "perfetto")
-SET = os.environ.get("GPUPROF_PERFETTO_TRACES",
-                     "alexnet,amd_mi250,triton_example,legacy_inference,cpu_only,sampled_2rank")
+# every shared trace (about 40 s); GPUPROF_PERFETTO_TRACES=a,b for a subset
+SET = os.environ.get("GPUPROF_PERFETTO_TRACES", "all")
 failures = []
 
 
@@ -84,11 +84,12 @@ def check_trace(src, out, label):
     check(snap is not None, "%s: first packet has no clock snapshot" % label)
     clocks = {one(c, "clock_id"): one(c, "timestamp") for c in snap.get("clocks", [])} if snap else {}
     t0 = clocks.get(1, 0) - base  # REALTIME of trace time 0, in the source's ns
-    names, cats = {}, {}
+    names, cats, ann = {}, {}, {}
     begins, ends, inst = [], 0, 0
     per_track = collections.defaultdict(list)
     flow_out, flow_term = collections.Counter(), collections.Counter()
     counters = 0
+    ctr_tracks = collections.Counter()
     tracks = {}
     undefined = 0
     for p in packets:
@@ -97,6 +98,8 @@ def check_trace(src, out, label):
                 names[one(n, "iid")] = one(n, "name")
             for n in i.get("event_categories", []):
                 cats[one(n, "iid")] = one(n, "name")
+            for n in i.get("debug_annotation_names", []):
+                ann[one(n, "iid")] = one(n, "name")
         for td in p.get("track_descriptor", []):
             tracks[one(td, "uuid")] = td
         te = one(p, "track_event")
@@ -111,7 +114,9 @@ def check_trace(src, out, label):
                 undefined += 1
             if typ == "TYPE_SLICE_BEGIN":
                 begins.append((nm, ts))
-                per_track[uuid].append(("B", ts))
+                dur_ns = [one(a, "int_value") for a in te.get("debug_annotations", [])
+                          if ann.get(one(a, "name_iid")) == "dur_ns"]
+                per_track[uuid].append(("B", ts, nm, dur_ns[0] if dur_ns else None))
                 for fid in te.get("flow_ids", []):
                     flow_out[fid] += 1
                 for fid in te.get("terminating_flow_ids", []):
@@ -120,9 +125,10 @@ def check_trace(src, out, label):
                 inst += 1
         elif typ == "TYPE_SLICE_END":
             ends += 1
-            per_track[uuid].append(("E", ts))
+            per_track[uuid].append(("E", ts, None, None))
         elif typ == "TYPE_COUNTER":
             counters += 1
+            ctr_tracks[uuid] += 1
     check(undefined == 0, "%s: %d events use names/categories not interned before" % (label, undefined))
     xs = [e for e in ev if e.get("ph") == "X" and "dur" in e]
     want = sorted((e.get("name", ""), int(Decimal(e["ts"]) * 1000) - t0) for e in xs)
@@ -130,20 +136,31 @@ def check_trace(src, out, label):
           "%s: %d begins / %d ends for %d slices" % (label, len(begins), ends, len(xs)))
     check(sorted(begins) == want, "%s: slice names/timestamps differ from the source" % label)
     bad = 0
+    spans = []  # (name, begin, original duration) from the BEGIN/END pairs
     for uuid, seq in per_track.items():  # written in nesting order: a stack per track
         stack, last = [], None
-        for kind, ts in seq:
+        for kind, ts, nm, dur_ns in seq:
             if kind == "B":
                 if last is not None and ts < last:
                     bad += 1
-                stack.append(ts)
+                stack.append((ts, nm, dur_ns))
             else:
-                if not stack or ts < stack.pop():
+                if not stack:
                     bad += 1
+                else:
+                    b, bnm, dur_ns = stack.pop()
+                    if ts < b or (dur_ns is not None and ts > b + dur_ns):
+                        bad += 1
+                    # clipped to its parent: the original duration is dur_ns
+                    spans.append((bnm, b, dur_ns if dur_ns is not None else ts - b))
             last = ts
         bad += len(stack)
         check(uuid in tracks, "%s: track %s has no descriptor" % (label, uuid))
     check(bad == 0, "%s: %d nesting violations" % (label, bad))
+    want_spans = sorted((e.get("name", ""), int(Decimal(e["ts"]) * 1000) - t0, int(Decimal(e["dur"]) * 1000))
+                        for e in xs)
+    check(sorted(spans) == want_spans, "%s: slice ends / original durations differ from the source, e.g. %r" %
+          (label, next(((a, b) for a, b in zip(sorted(spans), want_spans) if a != b), None)))
     fsrc = collections.Counter(e.get("ph") for e in ev if e.get("ph") in ("s", "f", "t"))
     if fsrc:  # the source's own flows, each end on its slice
         check(sum(flow_term.values()) == fsrc["f"], "%s: %d flow ends written, %d in the source" %
@@ -163,7 +180,19 @@ def check_trace(src, out, label):
     ninst = sum(1 for e in ev if e.get("ph") in ("i", "I") and e.get("name") != "[memory]")
     check(inst == ninst, "%s: %d instants for %d" % (label, inst, ninst))
     nmem = sum(1 for e in ev if e.get("ph") in ("i", "I") and e.get("name") == "[memory]")
-    check(counters >= nmem, "%s: %d counter samples for %d [memory] events" % (label, counters, nmem))
+    # allocated and reserved per [memory] event, one sample per numeric arg of a C event
+    ncs = sum(1 for e in ev if e.get("ph") == "C" for v in (e.get("args") or {}).values()
+              if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool))
+    tname = lambda u: one(tracks.get(u, {}), "name", "")
+    alloc = sum(n for u, n in ctr_tracks.items() if tname(u).startswith("memory ") and tname(u).endswith(" allocated"))
+    resv = sum(n for u, n in ctr_tracks.items() if tname(u).startswith("memory ") and tname(u).endswith(" reserved"))
+    if label != "generated":
+        # allocated for every [memory] event, reserved where the device reports it
+        check(alloc == nmem and resv <= nmem and counters - alloc - resv == ncs,
+              "%s: %d counter samples (%d allocated, %d reserved) for %d [memory] events and %d counter values" %
+              (label, counters, alloc, resv, nmem, ncs))
+    else:
+        check(counters >= nmem, "%s: %d counter samples for %d [memory] events" % (label, counters, nmem))
     named = sum(1 for td in tracks.values() for th in td.get("thread", []) if "thread_name" in th)
     check(not any(e.get("name") == "thread_name" for e in ev) or named > 0,
           "%s: no thread names" % label)
@@ -191,6 +220,17 @@ def main():
                        capture_output=True, text=True)
     check(r.returncode == 0 and open(os.path.join(tmp, "tl.pftrace"), "rb").read() ==
           open(os.path.join(tmp, "gen.pftrace"), "rb").read(), "timeline -o .pftrace differs")
+    # the crafted trace of t_export_roundtrip.py: fwd/bwd flows, NVTX marks,
+    # a global instant, [memory], a counter, string pid/tid, distributedInfo
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    import t_export_roundtrip
+    crafted = os.path.join(tmp, "crafted.json")
+    doc = t_export_roundtrip.crafted_trace()
+    doc["traceEvents"].append({"ph": "C", "name": "power", "pid": 0, "tid": 7, "ts": 50,
+                               "args": {"watts": 120.5, "volts": 12}})
+    with open(crafted, "w") as f:
+        json.dump(doc, f)
+    check_trace(crafted, os.path.join(tmp, "crafted.pftrace"), "crafted")
     for f in sorted(glob.glob(os.path.join(TRACES, "*", "*.json.gz"))):
         folder = os.path.basename(os.path.dirname(f))
         if SET != "all" and folder not in SET.split(","):
