@@ -94,6 +94,52 @@ if command -v man >/dev/null; then
   MANWIDTH=200 man -l "$T/stage_local/usr/local/share/man/man1/gpuprof-export.1" 2>/dev/null |
     tr -s ' ' | grep -qF "${want# }" || bad "gpuprof-export.1 does not hold 'gpuprof export --help'"
 fi
+# every subcommand of `gpuprof --help` has its man page holding its whole
+# --help text, and the completions offer it and every option its --help lists
+CMDS=$("$BUILD/gpuprof" --help | awk '/^commands:/{f=1;next} f && /^  [a-z]/{print $1}')
+[ "$(echo "$CMDS" | wc -w)" -ge 10 ] || bad "gpuprof --help lists $(echo "$CMDS" | wc -w) commands"
+MAN1="$T/stage_local/usr/local/share/man/man1"
+if command -v man >/dev/null; then
+  for c in "" $CMDS; do
+    page="$MAN1/gpuprof${c:+-$c}.1"
+    [ -f "$page" ] || { bad "no man page $page"; continue; }
+    "$BUILD/gpuprof" $c --help >"$T/help.txt" 2>&1 || true
+    MANWIDTH=250 man -l "$page" >"$T/man.txt" 2>/dev/null
+    python3 - "$T/help.txt" "$T/man.txt" <<'PY' || bad "man page of 'gpuprof $c' lacks lines of its --help"
+import sys
+help_lines = [" ".join(l.split()) for l in open(sys.argv[1]) if l.strip()]
+man = "\n".join(" ".join(l.split()) for l in open(sys.argv[2]))
+missing = [l for l in help_lines if l not in man]
+if missing or not help_lines:
+    print("missing:", missing[:3])
+    sys.exit(1)
+PY
+  done
+fi
+BASHC="$T/stage_local/usr/local/share/bash-completion/completions/gpuprof"
+ZSHC="$T/stage_local/usr/local/share/zsh/site-functions/_gpuprof"
+for c in $CMDS; do
+  opts=$("$BUILD/gpuprof" $c --help 2>&1 | { grep -oE '(^|[][ ,|])--[a-z][a-z0-9-]*' || true; } | sed 's/^[][ ,|]*//' | sort -u | tr '\n' ' ')
+  got=$(bash -c "source '$BASHC'; COMP_WORDS=(gpuprof $c --); COMP_CWORD=2; _gpuprof; echo \"\${COMPREPLY[*]}\"")
+  for o in $opts; do
+    case " $got " in *" $o "*) ;; *) bad "bash completion of 'gpuprof $c --' lacks $o" ;; esac
+  done
+  if command -v zsh >/dev/null; then
+    zgot=$(zsh -f -c "_arguments() { print -l -- \"\$@\" }; _files() { :; }; _describe() { :; };
+      source '$ZSHC'; words=(gpuprof $c --); CURRENT=3; _gpuprof" 2>&1 | tr '\n' ' ')
+    for o in $opts; do
+      case " $zgot " in *" $o "*) ;; *) bad "zsh completion of 'gpuprof $c' lacks $o" ;; esac
+    done
+  fi
+done
+if command -v zsh >/dev/null; then
+  zsh -n "$ZSHC" || bad "zsh completion: syntax"
+  zcmds=$(zsh -f -c "_describe() { print -l -- \"\${(@P)2}\" }; _arguments() { :; };
+    source '$ZSHC'; words=(gpuprof ''); CURRENT=2; _gpuprof" | cut -d: -f1 | tr '\n' ' ')
+  [ "$zcmds" = "$(echo $CMDS) " ] || bad "zsh completion offers '$zcmds', --help lists '$(echo $CMDS)'"
+else
+  echo "note: zsh not installed: zsh completion only checked for presence"
+fi
 bash -c "source '$T/stage_local/usr/local/share/bash-completion/completions/gpuprof';
   COMP_WORDS=(gpuprof exp); COMP_CWORD=1; _gpuprof; [ \"\${COMPREPLY[*]}\" = export ] &&
   COMP_WORDS=(gpuprof export --for); COMP_CWORD=2; _gpuprof; [ \"\${COMPREPLY[*]}\" = --format ]" ||
