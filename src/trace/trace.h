@@ -208,7 +208,7 @@ typedef struct gp_trace_meta {
     uint32_t backend;   /* distributed backend string id ("nccl") */
     /* the other distributedInfo members as JSON text, string id (0: none) */
     uint32_t dist_extra;
-    uint32_t source;    /* file the trace came from */
+    uint32_t source; /* file the trace came from */
     uint32_t trace_name;
     uint32_t display_time_unit;
     int32_t schema_version; /* GP_NONE when absent */
