@@ -14,7 +14,7 @@ the same inputs, written from the definitions of issue 13 / docs/compile.md
 - ranks, divergence and advice on the multi-rank logs; --timeline;
 - bad input (truncated log, binary file, empty folder, text that is not a
   log): one-line errors, exit 2."""
-import glob, gzip, json, os, re, subprocess, sys, tempfile
+import glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
@@ -453,6 +453,10 @@ def main():
         c = json.loads(out)["logs"][0]["compiles"] if rc == 0 else []
         check(rc == 0 and len(c) == 1 and c[0]["fail_reason"] == reason, "a 5 MB envelope line is read whole")
 
+    # gpuprof serve --torch-trace: /api/profiler/compile answers the bytes of
+    # `gpuprof compile --json` of the same logs (read at each request)
+    serve_check()
+
     # bad input: one-line errors, exit 2
     with tempfile.TemporaryDirectory() as d:
         simple = open(os.path.join(TT, "simple.log"), "rb").read()
@@ -481,6 +485,50 @@ def main():
             check(rc == 2 and len(lines) == 1 and lines[0].startswith("gpuprof: ") and out == "",
                   "bad input, %s: one-line error, exit 2 (rc %d: %r)" % (what, rc, err.strip()[:160]))
     return finish()
+
+
+def serve_check():
+    h = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True)
+    if h.returncode != 0 or "--torch-trace" not in h.stdout:
+        print("note: gpuprof serve not built: /api/profiler/compile of logs skipped")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    os.environ["GPUPROF_BIN"] = BIN
+    import serve_util
+    mr = os.path.join(TT, "multi_rank_logs")
+    simple = os.path.join(TT, "simple.log")
+    with tempfile.TemporaryDirectory() as d:
+        grow = os.path.join(d, "rank_7.log")
+        shutil.copy(FIXTURE, grow)
+        s = serve_util.Server(["--quiet", "--torch-trace", mr, "--torch-trace", simple, "--torch-trace", grow])
+        try:
+            st, hd, body = s.get("/api/profiler/compile")
+            rc, out, _ = run("--json", mr, simple, grow)
+            check(st == 200 and rc == 0 and body.decode() == out and hd.get("content-type", "").startswith(
+                "application/json"), "serve: /api/profiler/compile = gpuprof compile --json of the logs (%d)" % st)
+            doc = json.loads(body)
+            check([l["rank"] for l in doc["logs"]] == [0, 1, 2, 3, None, 7] and doc.get("divergence"),
+                  "serve: six logs, ranks and divergence")
+            with open(grow, "a") as f:  # a log being written: the next request sees the new record
+                f.write('\nV1120 10:00:09.000000 4242 torch/_dynamo/x.py:1] {"compilation_metrics": '
+                        '{"co_name": "late", "entire_frame_compile_time_s": 1.0, "fail_type": null, '
+                        '"restart_reasons": []}, "frame_id": 7, "frame_compile_id": 0, "attempt": 0}\n')
+            st, _, body = s.get("/api/profiler/compile")
+            rc, out, _ = run("--json", mr, simple, grow)
+            check(st == 200 and body.decode() == out and json.loads(body)["logs"][5]["totals"]["compiles"] ==
+                  totals(grow)["compiles"], "serve: a grown log is read again")
+            st, _, body = s.get("/api/profiler/compile?x=1")
+            check(st == 400, "serve: unknown parameter refused (%d)" % st)
+            os.remove(grow)
+            st, _, body = s.get("/api/profiler/compile")
+            check(st == 422 and b"rank_7.log" in body, "serve: a log gone: 422 naming it (%d %r)" % (st, body[:120]))
+        finally:
+            s.stop()
+    p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--torch-trace", os.path.join(TT, "nope")],
+                       capture_output=True, text=True, timeout=60)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and "nope" in lines[0],
+          "serve: a missing --torch-trace path: one line, exit 2 (%d %r)" % (p.returncode, p.stderr[:200]))
 
 
 def _parses(line):
