@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lossless-export verification over EVERY shared trace (issue 17): runs
-# tests/t_export_roundtrip.py with HTA on all folders (CI runs a time-bounded
-# subset) and writes its output to bench/results/export_hta.txt.
+# tests/t_export_roundtrip.py with HTA on all folders (as the test does by
+# default) and writes its output to bench/results/export_hta.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}

@@ -19,7 +19,9 @@ PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev libsqlite3-dev
       # HTA 0.6.1 (../shared/hta) as the oracle of tests/t_export_roundtrip.py;
       # protoc decodes .pftrace exports in tests/t_export_perfetto.py
       python3-pandas python3-numpy python3-plotly python3-networkx python3-psutil
-      protobuf-compiler)
+      protobuf-compiler
+      zsh man-db  # tests/t_package.sh: the zsh completion run in zsh, man pages rendered
+      )
 if [ "${GPUPROF_EXTRA_PKGS:-}" != "" ]; then
   # shellcheck disable=SC2206
   PKGS+=(${GPUPROF_EXTRA_PKGS})

@@ -14,7 +14,7 @@ the same inputs, written from the definitions of issue 13 / docs/compile.md
 - ranks, divergence and advice on the multi-rank logs; --timeline;
 - bad input (truncated log, binary file, empty folder, text that is not a
   log): one-line errors, exit 2."""
-import glob, gzip, json, os, re, subprocess, sys, tempfile
+import glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
@@ -128,6 +128,123 @@ def kernels(path):
     return out
 
 
+def generate_log(seed):
+    """A TORCH_TRACE log like newer PyTorch writes: several frames, recompiles
+    (recompile_reasons artifacts), restarted attempts (_attempt), failures,
+    FX graph and AOT autograd cache artifacts, Inductor output code, metrics
+    with entire_frame_compile_time_s, with it null and the
+    *_cumulative_compile_time_us, or only the latter, a compiled autograd
+    record, V/I/W glog levels."""
+    import random
+    rnd = random.Random(seed)
+    out = []
+
+    def env(d, payload=None):
+        if payload is not None:
+            d["has_payload"] = "0123abcd"
+        out.append("%s1206 15:18:%02d.%06d 4242 torch/_dynamo/utils.py:1288] %s" % (
+            rnd.choice("VIW"), rnd.randint(0, 59), rnd.randint(0, 999999), json.dumps(d)))
+        if payload is not None:
+            out.extend("\t" + l for l in payload.split("\n"))
+    env({"str": ["/home/u/train.py", 0]})
+    env({"str": ["/home/u/model.py", 1]})
+    ts = 1700000000000000
+    ops_pool = ["aten.add", "aten.mul", "aten.sin", "aten.cos", "aten.relu", "aten.native_layer_norm",
+                "aten._to_copy"]
+    for fid in range(rnd.randint(2, 5)):
+        for cid in range(rnd.randint(1, 5)):
+            nattempt = rnd.randint(0, 2)
+            for att in range(nattempt + 1):
+                base = {"frame_id": fid, "frame_compile_id": cid, "attempt": att}
+                if att == 0:
+                    env(dict(base, dynamo_start={"stack": [{"line": 10 + fid, "name": "f%d" % fid,
+                                                             "filename": rnd.randint(0, 1)}]}))
+                ph = {"name": "dynamo", "ts": ts, "args": {"compile_id": "%d/%d" % (fid, cid)}, "ph": "B",
+                      "cat": "dynamo_timed", "tid": 0, "pid": 0}
+                env(dict(base, chromium_event={}), json.dumps(ph, indent=1))
+                ts += 1000
+                if cid > 0 and att == 0:
+                    env(dict(base, artifact={"name": "recompile_reasons", "encoding": "json"}),
+                        json.dumps(["%d/0: tensor 'x' size mismatch at index 0. expected %d, actual %d" %
+                                    (fid, cid, cid + 1)], indent=1))
+                if att < nattempt:  # restarted at a graph break: its reason, no metrics
+                    env(dict(base, artifact={"name": "dynamo_graph_break_reason", "encoding": "string"}),
+                        "Graph Break Reason: generic_jump TensorVariable()")
+                    env(dict(base, chromium_event={}), json.dumps(dict(ph, ph="E", ts=ts)))
+                    continue
+                for k in range(rnd.randint(0, 2)):
+                    env(dict(base, artifact={"name": "fx_graph_cache_" + rnd.choice(["hit", "miss", "bypass"]),
+                                             "encoding": "json"}), json.dumps({"key": "k"}))
+                for k in range(rnd.randint(0, 2)):
+                    env(dict(base, artifact={"name": "aotautograd_cache_" + rnd.choice(["hit", "miss", "bypass"]),
+                                             "encoding": "json"}), json.dumps({"key": "k"}))
+                code = []
+                for k in range(rnd.randint(0, 3)):
+                    ops = rnd.sample(ops_pool, rnd.randint(1, 4))
+                    code.append("# Topologically Sorted Source Nodes: [a], Original ATen: [%s]" % ", ".join(ops))
+                    name = "triton_poi_fused_%s_%d" % ("_".join(o.split(".")[1] for o in ops), k)
+                    q3 = "'" * 3
+                    code += ["%s = async_compile.triton('%s', %s" % (name, name, q3), "@triton.jit",
+                             "def %s(in_ptr0, xnumel):" % name, "    pass", q3 + ", device_str='cuda')"]
+                if code:
+                    env(dict(base, inductor_output_code={"filename": "/tmp/x.py"}), "\n".join(code))
+                m = {"co_name": "f%d" % fid, "co_filename": "/home/u/train.py", "co_firstlineno": 5,
+                     "guard_count": rnd.randint(1, 9), "fail_type": None, "fail_reason": None,
+                     "restart_reasons": ["Graph break due to unsupported builtin math.floor"] * rnd.randint(0, 2)}
+                style = rnd.randint(0, 2)
+                if style == 0:
+                    m["entire_frame_compile_time_s"] = rnd.random() * 3
+                elif style == 1:
+                    m.update(entire_frame_compile_time_s=None, dynamo_cumulative_compile_time_us=rnd.randint(1, 10**7),
+                             aot_autograd_cumulative_compile_time_us=5,
+                             inductor_code_gen_cumulative_compile_time_us=3)
+                else:
+                    m["dynamo_cumulative_compile_time_us"] = rnd.randint(1, 10**7)
+                if rnd.random() < 0.2:
+                    m.update(fail_type="torch._dynamo.exc.Unsupported", fail_reason="data dependent operator")
+                env(dict(base, compilation_metrics=m))
+                env(dict(base, chromium_event={}), json.dumps(dict(ph, ph="E", ts=ts)))
+                ts += 5000
+    env({"compiled_autograd_id": 0, "frame_id": 9, "frame_compile_id": 0, "attempt": 0,
+         "compilation_metrics": {"co_name": "bwd", "entire_frame_compile_time_s": 0.25, "restart_reasons": [],
+                                 "fail_type": None}})
+    return "\n".join(out)
+
+
+def attempts(path):
+    """{compile id: status} from the definitions: a record with metrics is ok
+    or failed; an attempt without metrics of a frame/compile that has a later
+    attempt was restarted."""
+    seen, metrics, fail = {}, set(), {}
+    for _, env, _ in envelopes(path):
+        if "frame_id" not in env or "compiled_autograd_id" in env or "chromium_event" in env:
+            continue  # (phases are joined to their compile id through args.compile_id)
+        key = (env["frame_id"], env.get("frame_compile_id"), env.get("attempt") or 0)
+        seen[key] = 1
+        if "compilation_metrics" in env:
+            metrics.add(key)
+            fail[key] = env["compilation_metrics"].get("fail_type") is not None
+    st = {}
+    for k in seen:
+        cid = "%d/%d" % (k[0], k[1]) + ("_%d" % k[2] if k[2] else "")
+        if k in metrics:
+            st[cid] = "failed" if fail[k] else "ok"
+        elif any(j[:2] == k[:2] and j[2] > k[2] for j in seen):
+            st[cid] = "restarted"
+    return st
+
+
+def aot_cache(path):
+    c = {"hit": 0, "miss": 0, "bypass": 0}
+    for _, env, _ in envelopes(path):
+        a = env.get("artifact")
+        if isinstance(a, dict) and str(a.get("name", "")).startswith("aotautograd_cache_"):
+            k = a["name"][len("aotautograd_cache_"):]
+            if k in c:
+                c[k] += 1
+    return c
+
+
 def same_totals(got, want):
     for k in ("compiles", "frames", "recompiles", "graph_breaks", "failures"):
         if got.get(k) != want[k]:
@@ -146,6 +263,14 @@ def main():
         print("skip: GPUPROF_BIN not set")
         return 77
     logs = [FIXTURE]
+    gen_dir = tempfile.mkdtemp(prefix="gp_tt_gen_")
+    import atexit, shutil
+    atexit.register(shutil.rmtree, gen_dir, True)
+    for seed in range(1, 6):  # generated logs: newer and older metric names mixed
+        p = os.path.join(gen_dir, "gen_%d.log" % seed)
+        with open(p, "w") as f:
+            f.write(generate_log(seed))
+        logs.append(p)
     have_shared = os.path.isdir(TT)
     if have_shared:
         logs += sorted(glob.glob(os.path.join(TT, "*.log")) + glob.glob(os.path.join(TT, "multi_rank_logs", "*.log")))
@@ -172,6 +297,12 @@ def main():
             if c["kernels"]:
                 got_k.setdefault(c["id"], []).extend((k["name"], k["fused_ops"]) for k in c["kernels"])
         check(got_k == want_k, "%s: Inductor kernels and their fused ATen op counts (%d ids)" % (name, len(want_k)))
+        check(lg.get("aotautograd_cache") == aot_cache(path), "%s: AOT autograd cache counts" % name)
+        got_st = {c["id"]: c["status"] for c in lg["compiles"] if not c["id"].startswith("!")}
+        want_st = attempts(path)
+        check(all(got_st.get(k) == v for k, v in want_st.items()),
+              "%s: status of each compile id (restarted attempts, failures): %r" %
+              (name, {k: (v, got_st.get(k)) for k, v in want_st.items() if got_st.get(k) != v}))
 
     # the fixture: restarts, recompile reasons, failure, corrupt envelope, advice
     rc, out, err = run("--json", FIXTURE)
@@ -322,6 +453,10 @@ def main():
         c = json.loads(out)["logs"][0]["compiles"] if rc == 0 else []
         check(rc == 0 and len(c) == 1 and c[0]["fail_reason"] == reason, "a 5 MB envelope line is read whole")
 
+    # gpuprof serve --torch-trace: /api/profiler/compile answers the bytes of
+    # `gpuprof compile --json` of the same logs (read at each request)
+    serve_check()
+
     # bad input: one-line errors, exit 2
     with tempfile.TemporaryDirectory() as d:
         simple = open(os.path.join(TT, "simple.log"), "rb").read()
@@ -350,6 +485,50 @@ def main():
             check(rc == 2 and len(lines) == 1 and lines[0].startswith("gpuprof: ") and out == "",
                   "bad input, %s: one-line error, exit 2 (rc %d: %r)" % (what, rc, err.strip()[:160]))
     return finish()
+
+
+def serve_check():
+    h = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True)
+    if h.returncode != 0 or "--torch-trace" not in h.stdout:
+        print("note: gpuprof serve not built: /api/profiler/compile of logs skipped")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    os.environ["GPUPROF_BIN"] = BIN
+    import serve_util
+    mr = os.path.join(TT, "multi_rank_logs")
+    simple = os.path.join(TT, "simple.log")
+    with tempfile.TemporaryDirectory() as d:
+        grow = os.path.join(d, "rank_7.log")
+        shutil.copy(FIXTURE, grow)
+        s = serve_util.Server(["--quiet", "--torch-trace", mr, "--torch-trace", simple, "--torch-trace", grow])
+        try:
+            st, hd, body = s.get("/api/profiler/compile")
+            rc, out, _ = run("--json", mr, simple, grow)
+            check(st == 200 and rc == 0 and body.decode() == out and hd.get("content-type", "").startswith(
+                "application/json"), "serve: /api/profiler/compile = gpuprof compile --json of the logs (%d)" % st)
+            doc = json.loads(body)
+            check([l["rank"] for l in doc["logs"]] == [0, 1, 2, 3, None, 7] and doc.get("divergence"),
+                  "serve: six logs, ranks and divergence")
+            with open(grow, "a") as f:  # a log being written: the next request sees the new record
+                f.write('\nV1120 10:00:09.000000 4242 torch/_dynamo/x.py:1] {"compilation_metrics": '
+                        '{"co_name": "late", "entire_frame_compile_time_s": 1.0, "fail_type": null, '
+                        '"restart_reasons": []}, "frame_id": 7, "frame_compile_id": 0, "attempt": 0}\n')
+            st, _, body = s.get("/api/profiler/compile")
+            rc, out, _ = run("--json", mr, simple, grow)
+            check(st == 200 and body.decode() == out and json.loads(body)["logs"][5]["totals"]["compiles"] ==
+                  totals(grow)["compiles"], "serve: a grown log is read again")
+            st, _, body = s.get("/api/profiler/compile?x=1")
+            check(st == 400, "serve: unknown parameter refused (%d)" % st)
+            os.remove(grow)
+            st, _, body = s.get("/api/profiler/compile")
+            check(st == 422 and b"rank_7.log" in body, "serve: a log gone: 422 naming it (%d %r)" % (st, body[:120]))
+        finally:
+            s.stop()
+    p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--torch-trace", os.path.join(TT, "nope")],
+                       capture_output=True, text=True, timeout=60)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and "nope" in lines[0],
+          "serve: a missing --torch-trace path: one line, exit 2 (%d %r)" % (p.returncode, p.stderr[:200]))
 
 
 def _parses(line):

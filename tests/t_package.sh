@@ -94,28 +94,81 @@ if command -v man >/dev/null; then
   MANWIDTH=200 man -l "$T/stage_local/usr/local/share/man/man1/gpuprof-export.1" 2>/dev/null |
     tr -s ' ' | grep -qF "${want# }" || bad "gpuprof-export.1 does not hold 'gpuprof export --help'"
 fi
+# every subcommand of `gpuprof --help` has its man page holding its whole
+# --help text, and the completions offer it and every option its --help lists
+CMDS=$("$BUILD/gpuprof" --help | awk '/^commands:/{f=1;next} f && /^  [a-z]/{print $1}')
+[ "$(echo "$CMDS" | wc -w)" -ge 10 ] || bad "gpuprof --help lists $(echo "$CMDS" | wc -w) commands"
+MAN1="$T/stage_local/usr/local/share/man/man1"
+if command -v man >/dev/null; then
+  for c in "" $CMDS; do
+    page="$MAN1/gpuprof${c:+-$c}.1"
+    [ -f "$page" ] || { bad "no man page $page"; continue; }
+    "$BUILD/gpuprof" $c --help >"$T/help.txt" 2>&1 || true
+    MANWIDTH=250 man -l "$page" >"$T/man.txt" 2>/dev/null
+    python3 - "$T/help.txt" "$T/man.txt" <<'PY' || bad "man page of 'gpuprof $c' lacks lines of its --help"
+import sys
+help_lines = [" ".join(l.split()) for l in open(sys.argv[1]) if l.strip()]
+man = "\n".join(" ".join(l.split()) for l in open(sys.argv[2]))
+missing = [l for l in help_lines if l not in man]
+if missing or not help_lines:
+    print("missing:", missing[:3])
+    sys.exit(1)
+PY
+  done
+fi
+BASHC="$T/stage_local/usr/local/share/bash-completion/completions/gpuprof"
+ZSHC="$T/stage_local/usr/local/share/zsh/site-functions/_gpuprof"
+for c in $CMDS; do
+  opts=$("$BUILD/gpuprof" $c --help 2>&1 | { grep -oE '(^|[][ ,|])--[a-z][a-z0-9-]*' || true; } | sed 's/^[][ ,|]*//' | sort -u | tr '\n' ' ')
+  got=$(bash -c "source '$BASHC'; COMP_WORDS=(gpuprof $c --); COMP_CWORD=2; _gpuprof; echo \"\${COMPREPLY[*]}\"")
+  for o in $opts; do
+    case " $got " in *" $o "*) ;; *) bad "bash completion of 'gpuprof $c --' lacks $o" ;; esac
+  done
+  if command -v zsh >/dev/null; then
+    zgot=$(zsh -f -c "_arguments() { print -l -- \"\$@\" }; _files() { :; }; _describe() { :; };
+      source '$ZSHC'; words=(gpuprof $c --); CURRENT=3; _gpuprof" 2>&1 | tr '\n' ' ')
+    for o in $opts; do
+      case " $zgot " in *" $o "*) ;; *) bad "zsh completion of 'gpuprof $c' lacks $o" ;; esac
+    done
+  fi
+done
+if command -v zsh >/dev/null; then
+  zsh -n "$ZSHC" || bad "zsh completion: syntax"
+  zcmds=$(zsh -f -c "_describe() { print -l -- \"\${(@P)2}\" }; _arguments() { :; };
+    source '$ZSHC'; words=(gpuprof ''); CURRENT=2; _gpuprof" | cut -d: -f1 | tr '\n' ' ')
+  [ "$zcmds" = "$(echo $CMDS) " ] || bad "zsh completion offers '$zcmds', --help lists '$(echo $CMDS)'"
+else
+  echo "note: zsh not installed: zsh completion only checked for presence"
+fi
 bash -c "source '$T/stage_local/usr/local/share/bash-completion/completions/gpuprof';
   COMP_WORDS=(gpuprof exp); COMP_CWORD=1; _gpuprof; [ \"\${COMPREPLY[*]}\" = export ] &&
   COMP_WORDS=(gpuprof export --for); COMP_CWORD=2; _gpuprof; [ \"\${COMPREPLY[*]}\" = --format ]" ||
   bad "bash completion of 'gpuprof exp' / 'export --for'"
 
-# 2. /usr as on Debian: a tree configured with prefix /usr gives the multiarch
-# libdir and the package files; the library and headers are the build's
-cmake -S "$SRC" -B "$T/usrcfg" -G Ninja -DCMAKE_INSTALL_PREFIX=/usr >/dev/null 2>&1 ||
+# 2. /usr as on Debian: `cmake --install` of a tree configured with prefix
+# /usr (multiarch libdir, its own install rules and package files), holding
+# the build's binaries (no second build; RPATH handling off in that tree, as
+# the build's binaries carry the build's RPATH)
+cmake -S "$SRC" -B "$T/usrcfg" -G Ninja -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_RPATH=ON >/dev/null 2>&1 ||
   bad "configure with prefix /usr"
 LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$T/usrcfg/CMakeCache.txt")
 echo "/usr: libdir $LIBDIR"
 S="$T/stage_usr"
-mkdir -p "$S/usr/$LIBDIR/pkgconfig" "$S/usr/$LIBDIR/cmake/gpuprof" "$S/usr/include"
-cp -P "$BUILD"/libgpuprof.so* "$S/usr/$LIBDIR/"
-cp -r "$SRC/include/gpuprof" "$S/usr/include/"
-cp "$T/usrcfg/gpuprof.pc" "$S/usr/$LIBDIR/pkgconfig/"
-cp "$T/usrcfg/gpuprofConfig.cmake" "$T/usrcfg/gpuprofConfigVersion.cmake" "$S/usr/$LIBDIR/cmake/gpuprof/"
+cp -P "$BUILD"/*.so* "$BUILD/gpuprof" "$T/usrcfg/"
+cp -r "$BUILD/gen-docs" "$T/usrcfg/"
+DESTDIR="$S" cmake --install "$T/usrcfg" >"$T/install_usr.log" 2>&1 ||
+  bad "cmake --install of the /usr tree: $(tail -3 "$T/install_usr.log")"
+for f in bin/gpuprof "$LIBDIR/libgpuprof.so" "$LIBDIR/pkgconfig/gpuprof.pc" \
+  "$LIBDIR/cmake/gpuprof/gpuprofConfig.cmake" include/gpuprof/gpuprof.h share/man/man1/gpuprof.1 \
+  share/bash-completion/completions/gpuprof share/zsh/vendor-completions/_gpuprof; do
+  [ -e "$S/usr/$f" ] || bad "/usr: $f not installed"
+done
 consume "/usr" "$S" /usr "$LIBDIR"
 
 # 3. the Debian package
 if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
-  (cd "$BUILD" && cpack -G DEB -B "$T/deb" -D CPACK_PACKAGING_INSTALL_PREFIX=/usr >"$T/cpack.log" 2>&1) ||
+  # as `make deb` does: CPack's DEB generator on the tree configured with prefix /usr
+  (cd "$T/usrcfg" && cpack -G DEB -B "$T/deb" >"$T/cpack.log" 2>&1) ||
     bad "cpack -G DEB: $(tail -3 "$T/cpack.log")"
   DEB=$(ls "$T"/deb/packages/*.deb "$T"/deb/*.deb 2>/dev/null | head -1 || true)
   [ -n "$DEB" ] || bad "cpack made no .deb: $(tail -3 "$T/cpack.log")"
@@ -123,6 +176,8 @@ if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
     dpkg-deb -c "$DEB" >"$T/contents"
     grep -q "usr/bin/gpuprof$" "$T/contents" || bad "package lacks usr/bin/gpuprof"
     grep -q "usr/share/man/man1/gpuprof.1" "$T/contents" || bad "package lacks the man page"
+    grep -q "usr/$LIBDIR/libgpuprof.so" "$T/contents" || bad "package lacks usr/$LIBDIR/libgpuprof.so (multiarch)"
+    grep -q "usr/$LIBDIR/pkgconfig/gpuprof.pc" "$T/contents" || bad "package lacks usr/$LIBDIR/pkgconfig/gpuprof.pc"
     dpkg-deb -f "$DEB" Depends | grep -q libc6 || bad "package Depends lacks libc6"
     if [ "${GPUPROF_DEB_REAL_INSTALL:-0}" = 1 ] && [ "$(id -u)" = 0 ]; then
       dpkg -i "$DEB" >/dev/null && REAL_INSTALLED=1 || bad "dpkg -i $DEB"
@@ -138,8 +193,9 @@ if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
       grep -q "^Package: gpuprof" "$R/var/lib/dpkg/status" || bad "dpkg database lacks gpuprof"
     fi
     "$R/usr/bin/gpuprof" --version | grep -q "gpuprof" || bad "installed gpuprof --version"
-    PLIB=$(cd "$R/usr" && ls -d lib/*/pkgconfig lib/pkgconfig 2>/dev/null | head -1 || true)
-    consume "deb" "$R" /usr "${PLIB%/pkgconfig}"
+    # the package's libdir: where its gpuprof.pc is (not whatever /usr holds)
+    PLIB=$(sed -n 's|.* \./usr/\(.*\)/pkgconfig/gpuprof\.pc$|\1|p' "$T/contents" | head -1)
+    consume "deb" "$R" /usr "$PLIB"
     if [ "${REAL_INSTALLED:-0}" = 1 ]; then
       dpkg -P gpuprof >/dev/null && REAL_INSTALLED=0 || bad "dpkg -P gpuprof"
       [ ! -e /usr/bin/gpuprof ] || bad "/usr/bin/gpuprof left after dpkg -P"

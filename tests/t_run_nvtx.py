@@ -81,6 +81,32 @@ r = subprocess.run([BIN, "run", "-o", db2, "--no-opencl", "--no-cuda", "-q", "--
 check(r.returncode == 0, "run without --nvtx")
 n = sqlite3.connect(db2).execute("SELECT count(*) FROM slices").fetchone()[0]
 check(n == 0, "no NVTX ranges without --nvtx: %d" % n)
+# the Chrome export keeps the marks as instants and the ranges as slices, at
+# the store's times (epoch ns = start_wall_ns - start_mono_ns + ts)
+import json
+from decimal import Decimal
+exp = os.path.join(tmp, "n.json")
+r = subprocess.run([BIN, "export", db, "-o", exp], capture_output=True, text=True)
+check(r.returncode == 0, "export: %s" % r.stderr)
+if r.returncode == 0:
+    con = sqlite3.connect(db)
+    off = con.execute("SELECT start_wall_ns - start_mono_ns FROM runs").fetchone()[0]
+    want_marks = sorted(off + t for (t,) in con.execute(
+        "SELECT i.ts FROM instants i JOIN strings s ON s.proc = i.proc AND s.id = i.name "
+        "WHERE s.s = 'checkpoint'"))
+    want_ranges = sorted((n, off + t, d) for n, t, d, _, _ in rows)
+    con.close()
+    doc = json.load(open(exp), parse_float=Decimal)
+    base = int(doc.get("baseTimeNanoseconds", 0))
+    ns = lambda v: base + int(Decimal(v) * 1000)
+    got_marks = sorted(ns(e["ts"]) for e in doc["traceEvents"] if e.get("ph") in ("i", "I")
+                       and e.get("name") == "checkpoint")
+    got_ranges = sorted((e["name"], ns(e["ts"]), int(Decimal(e["dur"]) * 1000)) for e in doc["traceEvents"]
+                        if e.get("ph") == "X" and e.get("cat") == "nvtx")
+    check(got_marks == want_marks, "export: NVTX marks as instants at the store's times (%d of %d)" %
+          (len(got_marks), len(want_marks)))
+    check(got_ranges == want_ranges, "export: NVTX ranges as slices at the store's times (%d of %d)" %
+          (len(got_ranges), len(want_ranges)))
 
 NAMES = "SELECT s.s, x.ts, x.dur, x.track, x.proc FROM slices x JOIN strings s ON s.proc = " \
         "x.proc AND s.id = x.name"

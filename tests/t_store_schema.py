@@ -89,6 +89,26 @@ def main():
                            "v_counters", "v_memory") for c in q(db, "PRAGMA table_info(%s)" % v)]
     timecols = [c for c in cols if c in ("ts", "dur", "start", "end", "queued", "submit")]
     check(not timecols, "every view time column ends in _ns: %s" % timecols)
+    # docs/store.md documents every table and view of the (migrated) store,
+    # column by column: each column is named near the table's first mention
+    import re
+    doc = open(os.path.join(SRC, "docs", "store.md")).read()
+    for name, typ in q(db, "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                       "AND name NOT LIKE 'sqlite_%' AND name != 'other_tool'"):
+        at = doc.find("`" + name)
+        cols = [c[1] for c in q(db, "PRAGMA table_info(%s)" % name)]
+        near = doc[at:at + 2500] if at >= 0 else ""
+        m = re.match(r"`%s` \| `(\w+)` where" % name, near)
+        if m:  # "v_nvtx_ranges | `v_ranges` where ...": the columns of that view
+            near = doc[doc.find("`" + m.group(1)):][:2500]
+        if name.startswith("v_") and "All have `run`, `proc`, `pid`" in doc:
+            cols = [c for c in cols if c not in ("run", "proc", "pid")]
+
+        def named(c):
+            g = re.match(r"(grid|block)_[xyz]$", c)
+            return re.search(r"\b%s\b" % c, near) or (g and (g.group(1) + "_x..z") in near)
+        undoc = [c for c in cols if not named(c)]
+        check(at >= 0 and not undoc, "docs/store.md: %s %s undocumented columns %s" % (typ, name, undoc))
     # per-run queries use the indexes
     for table in ("kernels", "copies", "api_calls", "slices", "instants", "counters", "memory"):
         plan = " | ".join(r[-1] for r in q(

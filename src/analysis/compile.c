@@ -3,10 +3,13 @@
 #include "analysis/compile.h"
 #include "core/hash.h"
 #include "core/stats.h"
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- logs ---------------------------------------------------------------- */
 
@@ -634,4 +637,83 @@ void gp_compile_speedup_free(gp_compile_speedup *s)
 {
     gp_comparison_free(&s->cmp);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- the logs of one `gpuprof compile` ---------------------------------------- */
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && !strcmp(s + n - k, suf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_file(gp_compile_logs *c, const char *path)
+{
+    c->files = gp_xrealloc(c->files, (c->nfiles + 1) * sizeof *c->files);
+    c->files[c->nfiles++] = gp_xstrdup(path);
+}
+
+int gp_compile_logs_add(gp_compile_logs *c, const char *path, gp_err *err)
+{
+    struct stat st;
+    if (stat(path, &st)) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        add_file(c, path);
+        return 0;
+    }
+    DIR *d = opendir(path);
+    if (!d) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    size_t first = c->nfiles;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!has_suffix(e->d_name, ".log") && !has_suffix(e->d_name, ".log.gz")) continue;
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        char *p = gp_xmalloc(len);
+        snprintf(p, len, "%s/%s", path, e->d_name);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) add_file(c, p);
+        free(p);
+    }
+    closedir(d);
+    if (c->nfiles == first)
+        return gp_err_set(err, GP_EINVAL,
+                          "%s: no TORCH_TRACE logs (*.log, *.log.gz) in this folder", path);
+    qsort(c->files + first, c->nfiles - first, sizeof *c->files, cmp_str);
+    return 0;
+}
+
+int gp_compile_logs_read(gp_compile_logs *c, const gp_tt_opts *o, gp_err *err)
+{
+    c->logs = gp_xcalloc(c->nfiles ? c->nfiles : 1, sizeof *c->logs);
+    for (size_t i = 0; i < c->nfiles; i++) {
+        int rc = gp_tlog_read_file(c->files[i], o, &c->logs[i], err);
+        if (rc) return rc;
+        c->nlogs++;
+    }
+    if (c->nlogs) {
+        if (gp_advise_compile((const gp_tlog *const *)c->logs, c->nlogs, NULL, &c->adv))
+            return gp_err_set(err, GP_ENOMEM, "out of memory");
+        c->have_adv = 1;
+    }
+    if (c->nlogs >= 2) {
+        if (gp_rank_divergence_of((const gp_tlog *const *)c->logs, c->nlogs, &c->div))
+            return gp_err_set(err, GP_ENOMEM, "out of memory");
+        c->have_div = 1;
+    }
+    return 0;
+}
+
+void gp_compile_logs_free(gp_compile_logs *c)
+{
+    if (c->have_adv) gp_advice_list_free(&c->adv);
+    if (c->have_div) gp_rank_divergence_free(&c->div);
+    for (size_t i = 0; i < c->nlogs; i++) gp_tlog_destroy(c->logs[i]);
+    free(c->logs);
+    for (size_t i = 0; i < c->nfiles; i++) free(c->files[i]);
+    free(c->files);
+    memset(c, 0, sizeof *c);
 }

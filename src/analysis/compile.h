@@ -8,6 +8,7 @@
  * Definitions: docs/compile.md. */
 #ifndef GP_ANALYSIS_COMPILE_H
 #define GP_ANALYSIS_COMPILE_H
+#include "analysis/advise.h"
 #include "analysis/compare.h"
 #include "trace/torch_trace.h"
 #include "trace/trace.h"
@@ -152,5 +153,30 @@ typedef struct gp_compile_speedup {
  * with gp_compile_speedup_free. */
 int gp_compile_speedup_of(gp_trace *eager, gp_trace *compiled, gp_compile_speedup *out);
 void gp_compile_speedup_free(gp_compile_speedup *s);
+
+/* ---- the logs of one `gpuprof compile` (CLI and serve) --------------------- */
+
+/* TORCH_TRACE logs read together, with their advice and (two or more logs)
+ * their divergence: what `gpuprof compile LOGS --json` and the dashboard's
+ * /api/profiler/compile show. Zero-initialise; free with gp_compile_logs_free. */
+typedef struct gp_compile_logs {
+    char **files; /* the log files, in the order given (folders expanded) */
+    size_t nfiles;
+    gp_tlog **logs; /* after gp_compile_logs_read: one per file */
+    size_t nlogs;
+    gp_advice_list adv; /* the torch-compile advice rules over all logs */
+    int have_adv;
+    gp_rank_divergence div;
+    int have_div;
+} gp_compile_logs;
+
+/* Adds a log file, or a folder's *.log / *.log.gz regular files in name
+ * order. Returns 0, or GP_EIO / GP_EINVAL ("DIR: no TORCH_TRACE logs ...")
+ * with err set. */
+int gp_compile_logs_add(gp_compile_logs *c, const char *path, gp_err *err);
+/* Reads the files added, then the advice and the divergence. Returns 0, a
+ * reader's error (err set) or GP_ENOMEM. */
+int gp_compile_logs_read(gp_compile_logs *c, const gp_tt_opts *o, gp_err *err);
+void gp_compile_logs_free(gp_compile_logs *c);
 
 #endif

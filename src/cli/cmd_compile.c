@@ -39,46 +39,6 @@ static int is_trace_path(const char *p)
     return gp_path_has_suffix(p, ".json") || gp_path_has_suffix(p, ".json.gz");
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Appends the TORCH_TRACE logs of folder dir (*.log, *.log.gz, name order).
- * Returns 0, or 2 with the error printed. */
-static int add_dir(const char *dir, char ***files, size_t *n)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "gpuprof: %s: %s\n", dir, strerror(errno));
-        return 2;
-    }
-    size_t first = *n;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        if (!gp_path_has_suffix(e->d_name, ".log") && !gp_path_has_suffix(e->d_name, ".log.gz"))
-            continue;
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = gp_xmalloc(len);
-        snprintf(p, len, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(p, &st) || !S_ISREG(st.st_mode)) {
-            free(p);
-            continue;
-        }
-        *files = gp_xrealloc(*files, (*n + 1) * sizeof **files);
-        (*files)[(*n)++] = p;
-    }
-    closedir(d);
-    if (*n == first) {
-        fprintf(stderr, "gpuprof: %s: no TORCH_TRACE logs (*.log, *.log.gz) in this folder\n", dir);
-        return 2;
-    }
-    qsort(*files + first, *n - first, sizeof **files, cmp_str);
-    return 0;
-}
-
 static int load_trace(const char *path, gp_trace **out)
 {
     gp_err err = {0};
@@ -138,67 +98,56 @@ int gp_cmd_compile(int argc, char **argv)
         return 2;
     }
     int rc = 2;
-    char **files = NULL;
-    size_t nfiles = 0;
     const char *trace_path = NULL;
-    gp_tlog **logs = NULL;
-    size_t nlogs = 0;
+    gp_compile_logs cl = {0};
     gp_trace *trace = NULL, *etrace = NULL;
     gp_compiled_trace ct = {0};
     gp_compile_speedup sp = {0};
-    gp_advice_list adv = {0};
-    gp_rank_divergence div = {0};
-    int have_ct = 0, have_sp = 0, have_adv = 0, have_div = 0;
+    int have_ct = 0, have_sp = 0;
     gp_sbuf b = {0};
+    gp_err err = {0};
     for (int i = optind; i < argc; i++) {
-        struct stat st;
-        if (stat(argv[i], &st)) {
-            fprintf(stderr, "gpuprof: %s: %s\n", argv[i], strerror(errno));
-            goto out;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            if (add_dir(argv[i], &files, &nfiles)) goto out;
-        } else if (is_trace_path(argv[i])) {
-            if (trace_path) {
-                fprintf(stderr,
-                        "gpuprof: one Kineto trace of the compiled model at a time (%s, "
-                        "%s)\n",
-                        trace_path, argv[i]);
+        if (is_trace_path(argv[i])) {
+            struct stat st;
+            if (stat(argv[i], &st)) {
+                fprintf(stderr, "gpuprof: %s: %s\n", argv[i], strerror(errno));
                 goto out;
             }
-            trace_path = argv[i];
-        } else {
-            files = gp_xrealloc(files, (nfiles + 1) * sizeof *files);
-            files[nfiles++] = gp_xstrdup(argv[i]);
+            if (!S_ISDIR(st.st_mode)) {
+                if (trace_path) {
+                    fprintf(stderr,
+                            "gpuprof: one Kineto trace of the compiled model at a time (%s, "
+                            "%s)\n",
+                            trace_path, argv[i]);
+                    goto out;
+                }
+                trace_path = argv[i];
+                continue;
+            }
+        }
+        if (gp_compile_logs_add(&cl, argv[i], &err)) {
+            fprintf(stderr, "gpuprof: %s\n", err.msg);
+            goto out;
         }
     }
     if (eager && !trace_path) {
         fprintf(stderr, "gpuprof: --eager needs a Kineto trace of the compiled model beside it\n");
         goto out;
     }
-    logs = gp_xcalloc(nfiles ? nfiles : 1, sizeof *logs);
     gp_tt_opts to = {payloads};
-    for (size_t i = 0; i < nfiles; i++) {
-        gp_err err = {0};
-        if (gp_tlog_read_file(files[i], &to, &logs[i], &err)) {
-            fprintf(stderr, "gpuprof: %s\n", err.msg);
-            goto out;
-        }
-        nlogs++;
-        for (size_t k = 0; k < logs[i]->bad.n && k < 20; k++)
-            fprintf(stderr, "gpuprof: %s:%llu: skipped: %s\n", files[i],
-                    (unsigned long long)logs[i]->bad.v[k].line, logs[i]->bad.v[k].what);
-        if (logs[i]->corrupt > 20)
-            fprintf(stderr, "gpuprof: %s: %llu corrupt lines skipped in all\n", files[i],
-                    (unsigned long long)logs[i]->corrupt);
+    int e = gp_compile_logs_read(&cl, &to, &err);
+    if (e) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        rc = e == GP_ENOMEM ? 3 : 2;
+        goto out;
     }
-    if (nlogs) {
-        if (gp_advise_compile((const gp_tlog *const *)logs, nlogs, NULL, &adv)) goto oom;
-        have_adv = 1;
-    }
-    if (nlogs >= 2) {
-        if (gp_rank_divergence_of((const gp_tlog *const *)logs, nlogs, &div)) goto oom;
-        have_div = 1;
+    for (size_t i = 0; i < cl.nlogs; i++) {
+        for (size_t k = 0; k < cl.logs[i]->bad.n && k < 20; k++)
+            fprintf(stderr, "gpuprof: %s:%llu: skipped: %s\n", cl.files[i],
+                    (unsigned long long)cl.logs[i]->bad.v[k].line, cl.logs[i]->bad.v[k].what);
+        if (cl.logs[i]->corrupt > 20)
+            fprintf(stderr, "gpuprof: %s: %llu corrupt lines skipped in all\n", cl.files[i],
+                    (unsigned long long)cl.logs[i]->corrupt);
     }
     if (trace_path) {
         if (load_trace(trace_path, &trace)) goto out;
@@ -206,7 +155,7 @@ int gp_cmd_compile(int argc, char **argv)
         have_ct = 1;
         if (eager) {
             if (load_trace(eager, &etrace)) goto out;
-            int e = gp_compile_speedup_of(etrace, trace, &sp);
+            e = gp_compile_speedup_of(etrace, trace, &sp);
             if (e) {
                 fprintf(stderr, "gpuprof: comparing %s with %s: %s\n", eager, trace_path,
                         gp_strerror(e));
@@ -215,16 +164,21 @@ int gp_cmd_compile(int argc, char **argv)
             have_sp = 1;
         }
     }
-    gp_compile_result res = {(const gp_tlog *const *)logs, nlogs, have_adv ? &adv : NULL,
-                             have_div ? &div : NULL,       trace, have_ct ? &ct : NULL,
-                             have_sp ? &sp : NULL,         eager};
+    gp_compile_result res = {(const gp_tlog *const *)cl.logs,
+                             cl.nlogs,
+                             cl.have_adv ? &cl.adv : NULL,
+                             cl.have_div ? &cl.div : NULL,
+                             trace,
+                             have_ct ? &ct : NULL,
+                             have_sp ? &sp : NULL,
+                             eager};
     if (timeline) {
         FILE *f = strcmp(timeline, "-") ? fopen(timeline, "w") : stdout;
         if (!f) {
             fprintf(stderr, "gpuprof: %s: %s\n", timeline, strerror(errno));
             goto out;
         }
-        int e = gp_compile_timeline(res.logs, nlogs, f);
+        e = gp_compile_timeline(res.logs, cl.nlogs, f);
         if (f != stdout && fclose(f)) e = e ? e : GP_EIO;
         if (e) {
             fprintf(stderr, "gpuprof: %s: %s\n", timeline, gp_strerror(e));
@@ -232,7 +186,7 @@ int gp_cmd_compile(int argc, char **argv)
         }
     }
     if (html) {
-        gp_err err = {0};
+        err = (gp_err){0};
         gp_compile_page(&res, &b);
         if (gp_write_file(html, &b, &err)) {
             fprintf(stderr, "gpuprof: %s\n", err.msg);
@@ -253,15 +207,10 @@ oom:
     rc = 3;
 out:
     gp_sbuf_free(&b);
-    if (have_adv) gp_advice_list_free(&adv);
-    if (have_div) gp_rank_divergence_free(&div);
+    gp_compile_logs_free(&cl);
     if (have_ct) gp_compiled_trace_free(&ct);
     if (have_sp) gp_compile_speedup_free(&sp);
     gp_trace_destroy(trace);
     gp_trace_destroy(etrace);
-    for (size_t i = 0; i < nlogs; i++) gp_tlog_destroy(logs[i]);
-    free(logs);
-    for (size_t i = 0; i < nfiles; i++) free(files[i]);
-    free(files);
     return rc;
 }

@@ -18,6 +18,8 @@ static void usage(FILE *f)
         "  PATH: a trace (.json/.json.gz), a folder of rank files, or a run of a store\n"
         "        (gpuprof.db:ID); each is served under a short id (GET /api/traces)\n"
         "  --store FILE         serve the runs of a store (/api/runs; each run is a trace)\n"
+        "  --torch-trace PATH   TORCH_TRACE logs (a log or a folder; repeatable): GET\n"
+        "                       /api/profiler/compile answers 'gpuprof compile --json PATH...'\n"
         "  --listen ADDR:PORT   address to listen on (default 127.0.0.1:6970; [ADDR]:PORT\n"
         "                       for IPv6; port 0 picks a free one, printed at start)\n"
         "  --token-file F       bearer tokens, one 'TOKEN [read|control]' per line (chmod 600);\n"
@@ -42,6 +44,7 @@ int gp_cmd_serve(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.cache_mb = 1024;
     static const struct option lo[] = {{"store", required_argument, 0, 's'},
+                                       {"torch-trace", required_argument, 0, 'L'},
                                        {"listen", required_argument, 0, 'l'},
                                        {"token-file", required_argument, 0, 'k'},
                                        {"no-auth", no_argument, 0, 'N'},
@@ -60,11 +63,21 @@ int gp_cmd_serve(int argc, char **argv)
                                        {0, 0, 0, 0}};
     int c;
     long v;
+    static char *tt[64]; /* --torch-trace paths (pointers into argv) */
+    size_t ntt = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
         switch (c) {
         case 's':
             o.store = optarg;
+            break;
+        case 'L':
+            if (ntt == sizeof tt / sizeof *tt) {
+                fprintf(stderr, "gpuprof serve: --torch-trace: at most %zu\n",
+                        sizeof tt / sizeof *tt);
+                return 2;
+            }
+            tt[ntt++] = optarg;
             break;
         case 'l':
             o.listen = optarg;
@@ -127,7 +140,9 @@ int gp_cmd_serve(int argc, char **argv)
     o.redact = gp_cli_redact_state(&o.redact_keep);
     o.paths = argv + optind;
     o.npaths = argc - optind;
-    if (!o.npaths && !o.store && !o.monitor)
+    o.torch_trace = tt;
+    o.ntorch_trace = (int)ntt;
+    if (!o.npaths && !o.store && !o.monitor && !o.ntorch_trace)
         fprintf(stderr, "gpuprof serve: note: no trace given; the dashboard lists none\n");
     /* sessions are controlled by running this very program */
     static char self[PATH_MAX];

@@ -158,7 +158,7 @@ static void header(W *w, const char *extra)
     gp_sbuf_putc(b, '{');
     /* distributedInfo first, "rank": N with a space: HTA finds a file's rank
      * with the regex "rank":\s+(\d+) on the first lines */
-    if (m->rank != GP_NONE || m->world_size != GP_NONE || m->backend) {
+    if (m->rank != GP_NONE || m->world_size != GP_NONE || m->backend || m->dist_extra) {
         gp_sbuf_puts(b, "\"distributedInfo\": {");
         int c = 0;
         if (m->backend) {
@@ -169,6 +169,10 @@ static void header(W *w, const char *extra)
         if (m->rank != GP_NONE) gp_sbuf_printf(b, "%s\"rank\": %d", c++ ? ", " : "", m->rank);
         if (m->world_size != GP_NONE)
             gp_sbuf_printf(b, "%s\"world_size\": %d", c++ ? ", " : "", m->world_size);
+        if (m->dist_extra) {
+            if (c) gp_sbuf_puts(b, ", ");
+            gp_sbuf_puts(b, gp_trace_s(t, m->dist_extra));
+        }
         gp_sbuf_puts(b, "},\n");
     }
     if (m->schema_version != GP_NONE)

@@ -49,8 +49,23 @@ static const char *const da_names[DA__N] = {"",       "correlation", "External i
 #define UUID_SERIES(s) ((3ull << 40) | (uint64_t)(s))
 #define UUID_MEM(d, r) ((4ull << 40) | ((uint64_t)(d) << 1) | (uint64_t)(r))
 
-static void pb_varint(gp_sbuf *b, uint64_t v)
+static inline void pb_varint(gp_sbuf *b, uint64_t v)
 {
+    /* in place when there is room (the common case: no call per field) */
+    if (b->n + 11 <= b->cap) {
+        if (v < 0x80) { /* tags and small values: one byte */
+            b->s[b->n++] = (char)v;
+            return;
+        }
+        char *d = b->s + b->n;
+        while (v >= 0x80) {
+            *d++ = (char)((v & 0x7f) | 0x80);
+            v >>= 7;
+        }
+        *d++ = (char)v;
+        b->n = (size_t)(d - b->s);
+        return;
+    }
     char tmp[10];
     size_t n = 0;
     while (v >= 0x80) {

@@ -757,6 +757,36 @@ static int c_compile(gp_trace *const *t, size_t n, const char *name, const void 
     return 0;
 }
 
+/* Without trace=: the TORCH_TRACE logs given with --torch-trace, read at
+ * each request (a log being written grows), the bytes of `gpuprof compile
+ * --json PATH...`. */
+static void compile_logs(gp_serve_ctx *ctx, gp_resp *out)
+{
+    gp_compile_logs cl = {0};
+    gp_err err = {0};
+    gp_tt_opts to = {1};
+    int rc = 0;
+    for (int i = 0; i < ctx->ntorch_trace && !rc; i++)
+        rc = gp_compile_logs_add(&cl, ctx->torch_trace[i], &err);
+    if (!rc) rc = gp_compile_logs_read(&cl, &to, &err);
+    if (rc) {
+        gp_api_error(out, rc == GP_ENOMEM ? 500 : 422, err.msg);
+    } else {
+        gp_compile_result res = {(const gp_tlog *const *)cl.logs,
+                                 cl.nlogs,
+                                 cl.have_adv ? &cl.adv : NULL,
+                                 cl.have_div ? &cl.div : NULL,
+                                 NULL,
+                                 NULL,
+                                 NULL,
+                                 NULL};
+        gp_compile_json(&res, &out->body);
+        out->ctype = JSON;
+        out->status = 200;
+    }
+    gp_compile_logs_free(&cl);
+}
+
 static void h_compile(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 {
     static const char *const ok[] = {"trace", NULL};
@@ -764,6 +794,10 @@ static void h_compile(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
     int rc = gp_query_only(&t->q, ok, &err);
     if (rc) {
         fail(out, rc, &err);
+        return;
+    }
+    if (!gp_query_get(&t->q, "trace") && ctx->ntorch_trace) {
+        compile_logs(ctx, out);
         return;
     }
     with_trace(ctx, t, c_compile, NULL, JSON, out);

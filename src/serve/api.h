@@ -15,7 +15,9 @@
 
 typedef struct gp_serve_ctx {
     gp_tcache *cache;
-    const char *store;          /* --store, or NULL */
+    const char *store;        /* --store, or NULL */
+    char *const *torch_trace; /* --torch-trace paths (/api/profiler/compile) */
+    int ntorch_trace;
     gp_monitor *mon;            /* the running sampler with --monitor, else NULL */
     struct gp_metrics *metrics; /* its Prometheus exposition (serve/metrics.h) */
     gp_mon_config moncfg;       /* for one-shot device samples and sessions */

@@ -7,6 +7,7 @@
  * it when the response is ready, so that loading a large trace never stalls
  * the other connections. */
 #include "serve/server.h"
+#include "analysis/compile.h"
 #include "serve/metrics.h"
 #include "serve/api.h"
 #include "serve/auth.h"
@@ -515,6 +516,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         s->audit_file = s->ctx.moncfg.audit_file;
     s->ctx.cache = gp_tcache_create((o->cache_mb ? o->cache_mb : 1024) << 20);
     s->ctx.store = o->store;
+    s->ctx.torch_trace = o->torch_trace;
+    s->ctx.ntorch_trace = o->ntorch_trace;
     s->ctx.self_exe = self_exe;
     s->ctx.config = o->config;
     s->ctx.tls = cert != NULL;
@@ -527,6 +530,12 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     }
     for (int i = 0; i < o->npaths; i++)
         if (gp_tcache_add(s->ctx.cache, o->paths[i], NULL, &err)) goto fail;
+    for (int i = 0; i < o->ntorch_trace; i++) { /* a log or a folder of logs, now */
+        gp_compile_logs cl = {0};
+        int bad = gp_compile_logs_add(&cl, o->torch_trace[i], &err);
+        gp_compile_logs_free(&cl);
+        if (bad) goto fail;
+    }
     if (o->store) {
         gp_store_run_row *rows;
         size_t n;

@@ -18,7 +18,9 @@
 typedef struct gp_serve_opts {
     char *const *paths; /* traces: files, folders of ranks, store runs */
     int npaths;
-    const char *store;      /* --store: /api/runs and every run as a trace */
+    const char *store;        /* --store: /api/runs and every run as a trace */
+    char *const *torch_trace; /* --torch-trace: TORCH_TRACE logs or folders */
+    int ntorch_trace;
     const char *listen;     /* "ADDR:PORT" ("[ADDR]:PORT" for IPv6); default 127.0.0.1:6970 */
     const char *token_file; /* --token-file */
     int no_auth;            /* --no-auth: a non-loopback address without tokens */

@@ -1355,6 +1355,54 @@ static void meta_distributed(P *p, const char *s)
     }
 }
 
+/* The members of distributedInfo other than the three read above
+ * (pg_count, pg_config, nccl_version, ...), kept as their JSON text so that
+ * the Chrome export writes them back unchanged. s..e was validated. */
+static void meta_distributed_extra(P *p, const char *s, const char *e)
+{
+    s = ws(p, s);
+    if (*s != '{') return;
+    const gp_trace_meta *m = &p->t->meta;
+    size_t cap = 2 * (size_t)(e - s) + 16, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) oom(p);
+    const char *q = ws(p, s + 1);
+    while (*q == '"') {
+        span k;
+        q = parse_string(p, q, &k);
+        q = ws(p, expect(p, q, ':', "':' after key"));
+        const char *v0 = q;
+        q = parse_value_any(p, q, 1);
+        int known = (KEY(k, "rank") && m->rank != GP_NONE) ||
+                    (KEY(k, "world_size") && m->world_size != GP_NONE) ||
+                    (KEY(k, "backend") && m->backend);
+        if (!known && n + k.n + (size_t)(q - v0) + 8 <= cap) {
+            if (n) {
+                buf[n++] = ',';
+                buf[n++] = ' ';
+            }
+            buf[n++] = '"';
+            memcpy(buf + n, k.s, k.n);
+            n += k.n;
+            memcpy(buf + n, "\": ", 3);
+            n += 3;
+            memcpy(buf + n, v0, (size_t)(q - v0));
+            n += (size_t)(q - v0);
+        }
+        q = ws(p, q);
+        if (*q != ',') break;
+        q = ws(p, q + 1);
+    }
+    if (n) {
+        uint32_t id = gp_trace_str(p->t, buf, n);
+        free(buf);
+        if (id == GP_NO_INDEX) oom(p);
+        p->t->meta.dist_extra = id;
+    } else {
+        free(buf);
+    }
+}
+
 static const char *meta_devices(P *p, const char *s)
 {
     s = ws(p, s);
@@ -1618,6 +1666,7 @@ static const char *top_key(P *p, const char *s, int *events)
     if (KEY(k, "distributedInfo")) {
         const char *e = parse_value_any(p, s, 1); /* validate first, then read */
         meta_distributed(p, s);
+        meta_distributed_extra(p, s, e);
         return e;
     }
     if (KEY(k, "deviceProperties")) return meta_devices(p, s);

@@ -212,7 +212,9 @@ typedef struct gp_trace_meta {
     int32_t rank;       /* GP_NONE when unknown */
     int32_t world_size; /* GP_NONE when unknown */
     uint32_t backend;   /* distributed backend string id ("nccl") */
-    uint32_t source;    /* file the trace came from */
+    /* the other distributedInfo members as JSON text, string id (0: none) */
+    uint32_t dist_extra;
+    uint32_t source; /* file the trace came from */
     uint32_t trace_name;
     uint32_t display_time_unit;
     int32_t schema_version; /* GP_NONE when absent */
