@@ -130,7 +130,8 @@ static void with_trace(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, con
         gp_trace *const *tr = gp_tentry_traces(e, &n);
         rc = fn(tr, n, gp_tentry_name(e), opts, &out->body, &err);
         if (!rc)
-            gp_tentry_body_put(ctx->cache, e, key.s, &out->body);
+            gp_tentry_body_put(ctx->cache, e, key.s, &out->body,
+                               ctype == HTML ? GP_API_KEPT_HTML : GP_API_KEPT_JSON);
         else
             gp_tentry_body_abandon(ctx->cache, e, key.s);
     }
@@ -872,8 +873,9 @@ static void r_report(gp_serve_ctx *c, unsigned m, const gp_target *t, const char
     h_view_report(c, t, o);
 }
 
-/* kept: 0 = computed every time; 1 = a JSON result of trace=ID kept in the
- * cache; 2 = the same for an HTML page (gp_api_cached answers both) */
+/* kept: 0 = computed every time; GP_API_KEPT_JSON = a JSON result of
+ * trace=ID kept in the cache; GP_API_KEPT_HTML = the same for an HTML page
+ * (gp_api_cached answers both) */
 static const struct {
     gp_route r;
     handler_fn fn;
@@ -924,24 +926,27 @@ const gp_route *gp_api_routes(size_t *n)
     return routes;
 }
 
-int gp_api_fast(const gp_route *r)
+int gp_api_fast(const gp_serve_ctx *ctx, const gp_route *r)
 {
+    /* the devices and health of the running sampler: its latest sample */
+    if (table[r->id].fn == r_devices && ctx->mon) return 1;
     return table[r->id].fast;
 }
 
-int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out)
+int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out,
+                  void **aux)
 {
     int kept = table[r->id].kept;
     const char *id = gp_query_get(&t->q, "trace");
     if (!kept || !id) return 0;
     gp_sbuf key = {0};
     cache_key(&key, t);
-    int hit = gp_tcache_peek(ctx->cache, id, gp_sbuf_cstr(&key), &out->body);
+    int hit = gp_tcache_peek(ctx->cache, id, gp_sbuf_cstr(&key), &out->body, aux);
     gp_sbuf_free(&key);
     if (!hit) return 0;
     out->status = 200;
-    out->ctype = kept == 2 ? HTML : JSON;
-    out->html = kept == 2;
+    out->ctype = kept == GP_API_KEPT_HTML ? HTML : JSON;
+    out->html = kept == GP_API_KEPT_HTML;
     return 1;
 }
 

@@ -83,26 +83,60 @@ static int addr_key(struct MHD_Connection *c, unsigned char key[16])
     return 0;
 }
 
+/* The slot of key: open addressing from the key's hash; a slot keeps its
+ * address while its count is 0 (no tombstones) until the table fills up,
+ * when the slots of idle addresses are cleared. Called locked; -1 when the
+ * table is full of busy addresses. */
+static int ip_slot(server *s, const unsigned char key[16], int add)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 16; i++) h = (h ^ key[i]) * 1099511628211ULL;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned k = 0; k < IP_SLOTS; k++) {
+            unsigned i = (unsigned)(h + k) % IP_SLOTS;
+            if (s->ip[i].used && !memcmp(s->ip[i].addr, key, 16)) return (int)i;
+            if (!s->ip[i].used) {
+                if (!add) return -1;
+                s->ip[i].used = 1;
+                memcpy(s->ip[i].addr, key, 16);
+                s->ip[i].count = 0;
+                return (int)i;
+            }
+        }
+        if (!add) return -1;
+        /* full: keep the busy addresses only, placed again */
+        int busy = 0;
+        for (unsigned i = 0; i < IP_SLOTS; i++) busy += s->ip[i].used && s->ip[i].count > 0;
+        if (busy >= IP_SLOTS) return -1;
+        static __thread struct {
+            unsigned char addr[16];
+            int count;
+        } keep[IP_SLOTS];
+        int nk = 0;
+        for (unsigned i = 0; i < IP_SLOTS; i++)
+            if (s->ip[i].used && s->ip[i].count > 0) {
+                memcpy(keep[nk].addr, s->ip[i].addr, 16);
+                keep[nk++].count = s->ip[i].count;
+            }
+        memset(s->ip, 0, sizeof s->ip);
+        for (int j = 0; j < nk; j++) {
+            int at = ip_slot(s, keep[j].addr, 1);
+            if (at >= 0) s->ip[at].count = keep[j].count;
+        }
+    }
+    return -1;
+}
+
 /* Counts a request of this address in (+1) or out (-1); returns the count
- * after. A full table counts nothing (no limit then). */
+ * after. A table full of busy addresses counts nothing (no limit then). */
 static int ip_count(server *s, const unsigned char key[16], int delta)
 {
     pthread_mutex_lock(&s->ip_mu);
-    int count = 0, found = 0, free_slot = -1;
-    for (int i = 0; i < IP_SLOTS && !found; i++) {
-        if (s->ip[i].used && !memcmp(s->ip[i].addr, key, 16)) {
-            s->ip[i].count += delta;
-            count = s->ip[i].count;
-            if (count <= 0) s->ip[i].used = 0;
-            found = 1;
-        } else if (!s->ip[i].used && free_slot < 0) {
-            free_slot = i;
-        }
-    }
-    if (!found && delta > 0 && free_slot >= 0) {
-        s->ip[free_slot].used = 1;
-        memcpy(s->ip[free_slot].addr, key, 16);
-        s->ip[free_slot].count = count = 1;
+    int count = 0, i = ip_slot(s, key, delta > 0);
+    if (i >= 0) {
+        s->ip[i].count += delta;
+        if (s->ip[i].count < 0) s->ip[i].count = 0;
+        count = s->ip[i].count;
     }
     pthread_mutex_unlock(&s->ip_mu);
     return count;
@@ -151,40 +185,94 @@ static void csp_html(gp_sbuf *csp, const char *html, size_t n)
                       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
 }
 
-static enum MHD_Result respond(struct MHD_Connection *c, server *s, req *q, gp_resp *r)
+/* The headers of every answer (and the CSP of an HTML page). */
+static void add_headers(struct MHD_Response *res, const server *s, int status, const char *ctype,
+                        int html, const char *body, size_t n)
 {
-    struct MHD_Response *res =
-        MHD_create_response_from_buffer(r->body.n, r->body.s, MHD_RESPMEM_MUST_COPY);
-    if (!res) return MHD_NO;
-    MHD_add_response_header(res, "Content-Type", r->ctype ? r->ctype : "application/json");
+    MHD_add_response_header(res, "Content-Type", ctype ? ctype : "application/json");
     MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(res, "Cache-Control", "no-store");
     MHD_add_response_header(res, "Referrer-Policy", "no-referrer");
     MHD_add_response_header(res, "X-Frame-Options", "DENY");
     gp_sbuf csp = {0};
-    if (r->html)
-        csp_html(&csp, r->body.s ? r->body.s : "", r->body.n);
+    if (html)
+        csp_html(&csp, body ? body : "", n);
     else
         gp_sbuf_puts(&csp, "default-src 'none'; frame-ancestors 'none'");
     MHD_add_response_header(res, "Content-Security-Policy", gp_sbuf_cstr(&csp));
     gp_sbuf_free(&csp);
-    if (r->status == 401)
-        MHD_add_response_header(res, "WWW-Authenticate", "Bearer realm=\"gpuprof\"");
-    if (r->status == 405) MHD_add_response_header(res, "Allow", "GET, HEAD, POST");
-    if (r->status == 429 || r->status == 413 || r->status == 414 || r->status == 400)
+    if (status == 401) MHD_add_response_header(res, "WWW-Authenticate", "Bearer realm=\"gpuprof\"");
+    if (status == 405) MHD_add_response_header(res, "Allow", "GET, HEAD, POST");
+    if (status == 429 || status == 413 || status == 414 || status == 400)
         MHD_add_response_header(res, "Connection", "close");
     if (s->ctx.tls) MHD_add_response_header(res, "Strict-Transport-Security", "max-age=31536000");
+}
+
+/* The access log line: the path only (no query values, never a header:
+ * tokens). */
+static void access_log(const server *s, const req *q, int status)
+{
+    if (s->quiet || !q) return;
+    fprintf(stderr, "gpuprof serve: %s %s %d %.1f ms\n",
+            q->method == GP_M_POST   ? "POST"
+            : q->method == GP_M_HEAD ? "HEAD"
+                                     : "GET",
+            q->t.path ? q->t.path : "-", status, (double)(gp_clock_mono_ns() - q->t0) / 1e6);
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, server *s, req *q, gp_resp *r)
+{
+    struct MHD_Response *res =
+        MHD_create_response_from_buffer(r->body.n, r->body.s, MHD_RESPMEM_MUST_COPY);
+    if (!res) return MHD_NO;
+    add_headers(res, s, r->status, r->ctype, r->html, r->body.s, r->body.n);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, res);
     MHD_destroy_response(res);
-    if (!s->quiet && q) {
-        /* the path only: no query values, never a header (tokens) */
-        fprintf(stderr, "gpuprof serve: %s %s %d %.1f ms\n",
-                q->method == GP_M_POST   ? "POST"
-                : q->method == GP_M_HEAD ? "HEAD"
-                                         : "GET",
-                q->t.path ? q->t.path : "-", r->status, (double)(gp_clock_mono_ns() - q->t0) / 1e6);
-    }
+    access_log(s, q, r->status);
     return ok;
+}
+
+/* ---- kept answers --------------------------------------------------------------------------- */
+
+/* The ready answer of a kept body (gp_tcache_aux_ops): one libmicrohttpd
+ * response with every header (an HTML page's CSP hashed once), queued on
+ * every connection that asks for that body; libmicrohttpd counts the
+ * connections sending it, this counts the cache and the requests holding
+ * it. The body's bytes are freed with the response. */
+typedef struct kept_resp {
+    atomic_int refs;
+    struct MHD_Response *r;
+} kept_resp;
+
+static void *kept_make(void *user, char *data, size_t n, int kind)
+{
+    server *s = user;
+    kept_resp *k = malloc(sizeof *k);
+    if (!k) return NULL;
+    k->r = MHD_create_response_from_buffer_with_free_callback(n, data, free);
+    if (!k->r) {
+        free(k);
+        return NULL;
+    }
+    int html = kind == GP_API_KEPT_HTML;
+    add_headers(k->r, s, 200, html ? "text/html; charset=utf-8" : "application/json", html, data,
+                n);
+    atomic_init(&k->refs, 1);
+    return k;
+}
+
+static void kept_ref(void *aux)
+{
+    atomic_fetch_add(&((kept_resp *)aux)->refs, 1);
+}
+
+static void kept_unref(void *aux)
+{
+    kept_resp *k = aux;
+    if (atomic_fetch_sub(&k->refs, 1) == 1) {
+        MHD_destroy_response(k->r); /* freed when the last connection sent it */
+        free(k);
+    }
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, server *s, req *q, int status,
@@ -319,8 +407,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!ct || strncmp(ct, "application/json", 16))
             return send_error(c, s, q, 415, "POST bodies must be application/json");
     }
-    if (gp_api_cached(&s->ctx, q->route, &q->t, &q->resp)) return respond(c, s, q, &q->resp);
-    if (gp_api_fast(q->route)) {
+    void *aux = NULL;
+    if (gp_api_cached(&s->ctx, q->route, &q->t, &q->resp, &aux)) {
+        if (!aux) return respond(c, s, q, &q->resp);
+        enum MHD_Result ok = MHD_queue_response(c, 200, ((kept_resp *)aux)->r);
+        kept_unref(aux);
+        access_log(s, q, 200);
+        return ok;
+    }
+    if (gp_api_fast(&s->ctx, q->route)) {
         gp_api_handle(&s->ctx, q->route, q->method, &q->t, q->body.s, q->body.n, &q->resp);
         return respond(c, s, q, &q->resp);
     }
@@ -467,6 +562,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         gp_err_set(&err, GP_ENOMEM, "out of memory");
         goto fail;
     }
+    gp_tcache_aux_ops ops = {kept_make, kept_ref, kept_unref, s};
+    gp_tcache_set_aux(s->ctx.cache, &ops);
     for (int i = 0; i < o->npaths; i++)
         if (gp_tcache_add(s->ctx.cache, o->paths[i], NULL, &err)) goto fail;
     if (o->store) {
