@@ -11,6 +11,7 @@
 #include "analysis/memory.h"
 #include "analysis/summary.h"
 #include "core/jdom.h"
+#include "monitor/monitor.h"
 #include "monitor/session_dir.h"
 #include "report/compile.h"
 #include "serve/metrics.h"
@@ -677,9 +678,44 @@ static int run_session(gp_serve_ctx *ctx, const char *action, const char *name, 
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* GET /api/sessions?name=NAME: the report of one session, the bytes of
+ * `gpuprof session show NAME --json`. */
+static void h_session_show(gp_serve_ctx *ctx, const char *name, gp_resp *out)
+{
+    if (!gp_session_valid_name(name)) {
+        gp_api_error(out, 400, "name: letters, digits, '.', '_', '-' (1..63, not starting '.')");
+        return;
+    }
+    char path[1200], msg[1400];
+    int running;
+    char *text = gp_session_report_read(ctx->moncfg.output_dir, name, path, sizeof path, &running);
+    if (!text) {
+        snprintf(msg, sizeof msg,
+                 running ? "session '%s' is still running; its report is written when it stops"
+                         : "no report of session '%s'",
+                 name);
+        gp_api_error(out, running ? 409 : 404, msg);
+        return;
+    }
+    gp_sbuf_puts(&out->body, text);
+    free(text);
+    out->status = 200;
+    out->ctype = JSON;
+}
+
 static void h_sessions(gp_serve_ctx *ctx, unsigned method, const gp_target *t, const char *body,
                        size_t bn, gp_resp *out)
 {
+    static const char *const show[] = {"name", NULL};
+    const char *qname = gp_query_get(&t->q, "name");
+    if (method != GP_M_POST && qname) {
+        gp_err qerr = {0};
+        if (gp_query_only(&t->q, show, &qerr))
+            fail(out, GP_EINVAL, &qerr);
+        else
+            h_session_show(ctx, qname, out);
+        return;
+    }
     if (no_params(t, out)) return;
     if (method != GP_M_POST) {
         gp_session_entry *s = calloc(576, sizeof *s);
@@ -714,6 +750,9 @@ static void h_sessions(gp_serve_ctx *ctx, unsigned method, const gp_target *t, c
     } else {
         char msg[512];
         int st = run_session(ctx, action, name, desc, msg, sizeof msg);
+        /* a session started from here counts in this process's
+         * gpu_profiling_sessions_total (GET /metrics with --monitor) */
+        if (st == 0 && !strcmp(action, "start") && ctx->mon) gp_monitor_count_session(ctx->mon);
         if (st == 0) {
             gp_sbuf_puts(&out->body, "{\"action\":");
             gp_json_str(&out->body, action);
