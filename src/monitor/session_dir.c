@@ -85,8 +85,7 @@ char *gp_session_slurp(const char *path)
     return b.s;
 }
 
-char *gp_session_report_read(const char *dir, const char *name, char *path, size_t pn,
-                             int *running)
+char *gp_session_report_read(const char *dir, const char *name, char *path, size_t pn, int *running)
 {
     *running = 0;
     snprintf(path, pn, "%s/%s.json", dir, name);

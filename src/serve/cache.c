@@ -29,8 +29,8 @@ typedef struct fsig {
 
 typedef struct body {
     char *key;
-    gp_sbuf b;  /* the bytes; owned by aux when aux is set */
-    void *aux;  /* the server's made answer (gp_tcache_aux_ops), or NULL */
+    gp_sbuf b; /* the bytes; owned by aux when aux is set */
+    void *aux; /* the server's made answer (gp_tcache_aux_ops), or NULL */
 } body;
 
 struct gp_tentry {
@@ -289,15 +289,23 @@ int gp_tcache_add(gp_tcache *c, const char *name, char *id_out, gp_err *err)
     return 0;
 }
 
-/* Frees least recently used loaded entries nobody holds until the cache
- * fits its budget (keep is never dropped). Called locked. */
+/* Frees loaded entries nobody holds until the cache fits its budget: first
+ * one that alone is larger than the budget (it cannot be kept anyway), else
+ * the least recently used. keep is never dropped; while keep alone is larger
+ * than the budget nothing else is dropped for it (it goes at its release).
+ * Called locked. */
 static void evict(gp_tcache *c, const gp_tentry *keep)
 {
+    if (keep && keep->trace_bytes + keep->body_bytes > c->limit) return;
     while (c->limit && c->used > c->limit) {
         gp_tentry *lru = NULL;
         for (size_t i = 0; i < c->n; i++) {
             gp_tentry *e = c->e[i];
             if (e == keep || e->refs || e->state != ST_READY) continue;
+            if (e->trace_bytes + e->body_bytes > c->limit) {
+                lru = e;
+                break;
+            }
             if (!lru || e->last_use < lru->last_use) lru = e;
         }
         if (!lru) return;

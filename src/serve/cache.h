@@ -49,8 +49,7 @@ const char *gp_tentry_name(const gp_tentry *e);
  * computing it again. */
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out);
 /* kind is handed to the aux maker (gp_tcache_set_aux), e.g. JSON or HTML. */
-void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body,
-                        int kind);
+void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body, int kind);
 void gp_tentry_body_abandon(gp_tcache *c, gp_tentry *e, const char *key);
 
 /* The server's ready answer for a kept body (an HTTP response with its

@@ -73,7 +73,7 @@ int gp_promhttp_parse_listen(const char *s, void *ss, int *loopback, gp_err *err
  * queued on every scrape until the text changes. Only the daemon's one
  * polling thread touches it. */
 typedef struct cached_resp {
-    gp_metrics_text *t;      /* the text it was made from (held by r) */
+    gp_metrics_text *t; /* the text it was made from (held by r) */
     struct MHD_Response *r;
 } cached_resp;
 
