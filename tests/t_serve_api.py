@@ -120,6 +120,14 @@ def main():
             same("/api/advise?trace=" + i, cli("advise", "--json", p)[1], "advise " + name)
             same("/api/advise?trace=%s&min_priority=high" % i,
                  cli("advise", "--json", "--min-priority", "high", p)[1], "advise high " + name)
+            same("/api/advise?trace=%s&only=small-gpu-op,batch-calls&set=small-gpu-op.max_us=5,"
+                 "batch-calls.min_run=3" % i,
+                 cli("advise", "--json", "--only", "small-gpu-op,batch-calls", "--set",
+                     "small-gpu-op.max_us=5", "--set", "batch-calls.min_run=3", p)[1],
+                 "advise only/set " + name)
+            same("/api/advise?trace=%s&disable=small-gpu-op,large-memory" % i,
+                 cli("advise", "--json", "--disable", "small-gpu-op,large-memory", p)[1],
+                 "advise disable " + name)
         # timeline: one trace; the file the command writes
         for p in (single, nccl):
             out = os.path.join(tmp, "tl.json")
@@ -212,6 +220,9 @@ def main():
                            ("/api/summary?trace=%s&bogus=1" % ids[alex], 400),
                            ("/api/summary?trace=%s&category=nope" % ids[alex], 400),
                            ("/api/profiler/hta?trace=%s&compat=xyz" % ids[alex], 400),
+                           ("/api/advise?trace=%s&only=nosuch" % ids[alex], 400),
+                           ("/api/advise?trace=%s&set=small-gpu-op.max_us=-1" % ids[alex], 400),
+                           ("/api/advise?trace=%s&set=small-gpu-op.nope=1" % ids[alex], 400),
                            ("/api/nothing", 404), ("/metrics", 404)):
             st, h, b = s.get(path)
             ok = st == code and h.get("content-type") == "application/json"

@@ -405,50 +405,81 @@ static void h_view_report(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 
 /* ---- advise --------------------------------------------------------------------------------- */
 
+typedef struct adv_opts {
+    int minp;
+    double (*values)[GP_ADV_MAX_PARAMS];
+    unsigned char (*set)[GP_ADV_MAX_PARAMS];
+    unsigned char *enabled;
+} adv_opts;
+
 static int c_advise(gp_trace *const *t, size_t n, const char *name, const void *opts, gp_sbuf *b,
                     gp_err *err)
 {
-    const int *minp = opts;
-    size_t nr;
-    gp_adv_rules(&nr);
-    double(*values)[GP_ADV_MAX_PARAMS] = calloc(nr + 1, sizeof *values);
-    unsigned char(*set)[GP_ADV_MAX_PARAMS] = calloc(nr + 1, sizeof *set);
-    unsigned char *enabled = malloc(nr + 1);
-    gp_advice_list *l = calloc(n, sizeof *l);
-    int rc = values && set && enabled && l ? 0 : GP_ENOMEM;
+    const adv_opts *o = opts;
+    gp_advice_list *l = calloc(n + 1, sizeof *l);
+    int rc = l ? 0 : GP_ENOMEM;
     size_t done = 0;
     if (!rc) {
-        memset(enabled, 1, nr);
-        gp_advise_opts ao = {(const double(*)[GP_ADV_MAX_PARAMS])values,
-                             (const unsigned char(*)[GP_ADV_MAX_PARAMS])set, enabled};
+        gp_advise_opts ao = {(const double(*)[GP_ADV_MAX_PARAMS])o->values,
+                             (const unsigned char(*)[GP_ADV_MAX_PARAMS])o->set, o->enabled};
         for (; done < n; done++)
             if (gp_advise(t[done], &ao, &l[done])) {
                 rc = GP_ENOMEM;
                 break;
             }
     }
-    if (!rc) gp_report_advise_json_doc(b, t, l, n, (gp_priority)*minp);
+    if (!rc) gp_report_advise_json_doc(b, t, l, n, (gp_priority)o->minp);
     for (size_t i = 0; i < done; i++) gp_advice_list_free(&l[i]);
     free(l);
-    free(values);
-    free(set);
-    free(enabled);
     return rc ? gp_err_set(err, rc, "out of memory") : 0;
+}
+
+/* The `set` parameter: a comma list of RULE.PARAM=VALUE (the repeated
+ * --set of the command). */
+static int adv_sets(const char *list, adv_opts *o, gp_err *err)
+{
+    char buf[GP_QVAL_MAX + 1], msg[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (gp_adv_parse_set(tok, o->values, o->set, msg, sizeof msg))
+            return gp_err_set(err, GP_EINVAL, "set: %s", msg + (strncmp(msg, "--set ", 6) ? 0 : 6));
+    return 0;
 }
 
 static void h_advise(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 {
-    static const char *const ok[] = {"trace", "min_priority", NULL};
+    static const char *const ok[] = {"trace", "min_priority", "only", "disable", "set", NULL};
     static const char *const prio[] = {"critical", "high", "medium", "low", NULL};
-    int minp = GP_PRIO_LOW;
+    adv_opts o = {GP_PRIO_LOW, NULL, NULL, NULL};
+    size_t nr;
+    gp_adv_rules(&nr);
+    o.values = calloc(nr + 1, sizeof *o.values);
+    o.set = calloc(nr + 1, sizeof *o.set);
+    o.enabled = malloc(nr + 1);
     gp_err err = {0};
-    int rc = gp_query_only(&t->q, ok, &err);
-    if (!rc) rc = gp_query_enum(&t->q, "min_priority", prio, &minp, &err);
-    if (rc) {
-        fail(out, rc, &err);
-        return;
+    char msg[256];
+    int rc = o.values && o.set && o.enabled ? 0 : gp_err_set(&err, GP_ENOMEM, "out of memory");
+    if (!rc) memset(o.enabled, 1, nr);
+    const char *only = gp_query_get(&t->q, "only"), *dis = gp_query_get(&t->q, "disable"),
+               *sets = gp_query_get(&t->q, "set");
+    if (!rc) rc = gp_query_only(&t->q, ok, &err);
+    if (!rc) rc = gp_query_enum(&t->q, "min_priority", prio, &o.minp, &err);
+    if (!rc && only) {
+        memset(o.enabled, 0, nr);
+        if (gp_adv_parse_rules(only, o.enabled, 1, msg, sizeof msg))
+            rc = gp_err_set(&err, GP_EINVAL, "only: %s", msg);
     }
-    with_trace(ctx, t, c_advise, &minp, JSON, out);
+    if (!rc && dis && gp_adv_parse_rules(dis, o.enabled, 0, msg, sizeof msg))
+        rc = gp_err_set(&err, GP_EINVAL, "disable: %s", msg);
+    if (!rc && sets) rc = adv_sets(sets, &o, &err);
+    if (rc)
+        fail(out, rc, &err);
+    else
+        with_trace(ctx, t, c_advise, &o, JSON, out);
+    free(o.values);
+    free(o.set);
+    free(o.enabled);
 }
 
 /* ---- compare -------------------------------------------------------------------------------- */
