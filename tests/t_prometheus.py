@@ -273,6 +273,25 @@ try:
         "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
     check(rc == 0 and names and not any("A100" in n for n in names),
           "run --config: GPU monitoring off, host counters only")
+    # GPUPROF_NVIDIA_SMI: the nvidia-smi back-end when NVML is absent
+    db3 = os.path.join(tmp, "run3.db")
+    # (nvidia-smi is a process per query: a longer run for its first samples)
+    rc, out, err = run(["run", "-q", "--no-summary", "--sample-interval", "20", "-o", db3, "--",
+                        "sleep", "1.5"],
+                       {"GPUPROF_NVIDIA_SMI": os.path.join(DATA, "fake-nvidia-smi")})
+    names = [r[0] for r in sqlite3.connect(db3).execute(
+        "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
+    check(rc == 0 and any(n.startswith("NVIDIA A100-SXM4-40GB util_pct") for n in names),
+          "run: GPU counters through GPUPROF_NVIDIA_SMI (%s; %s)" % (err.strip(), names[:4]))
+    # --set KEY=VALUE as monitor --set
+    db4 = os.path.join(tmp, "run4.db")
+    rc, out, err = run(["run", "-q", "--no-summary", "--sample-interval", "20", "--set",
+                        "enable_gpu_monitoring=false", "-o", db4, "--", "sleep", "0.2"],
+                       scenario("nvml_prom.scn"))
+    names = [r[0] for r in sqlite3.connect(db4).execute(
+        "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
+    check(rc == 0 and names and not any("A100" in n for n in names),
+          "run --set enable_gpu_monitoring=false: host counters only")
     rc, out, err = run(["run", "--sample-interval", "20", "--set", "nope=1", "--", "true"])
     check(rc == 2 and "unknown key 'nope'" in err, "run --set: a bad key is refused")
 
