@@ -34,6 +34,15 @@
 #define BODY_MAX (64 * 1024)
 #define IP_SLOTS 1024
 
+/* A connection as the request deadline sees it (MHD's socket context). */
+typedef struct conn_state {
+    struct conn_state *prev, *next;
+    struct MHD_Connection *c;
+    int64_t ready_ns; /* when it became ready for its current request */
+    int receiving;    /* 1 until that request was received whole */
+    int shut;         /* shut down by the deadline */
+} conn_state;
+
 typedef struct server {
     gp_serve_ctx ctx;
     gp_tokens *tokens; /* NULL: no authentication */
@@ -45,6 +54,13 @@ typedef struct server {
         unsigned char addr[16];
         int used, count;
     } ip[IP_SLOTS];
+    /* the request deadline: every connection, and the thread that shuts
+     * down those whose request did not arrive in time (slowloris) */
+    pthread_mutex_t conn_mu;
+    conn_state conns; /* list head */
+    int64_t deadline_ns;
+    pthread_t reaper;
+    atomic_int stop_reaper;
 } server;
 
 typedef struct req {
@@ -303,6 +319,83 @@ static int scope_of(server *s, struct MHD_Connection *c, unsigned method, int *p
     return gp_tokens_scope(s->tokens, tok, strlen(tok));
 }
 
+/* ---- the request deadline ------------------------------------------------------------------- */
+
+/* Every connection is listed from its start to its close; a request that
+ * is not received whole within the deadline (twice the --timeout seconds,
+ * counted from when the connection became ready for it) gets its socket
+ * shut down:
+ * libmicrohttpd's own timeout is an idle one, which a client sending a
+ * byte now and then (slowloris) never triggers. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_state *cs = calloc(1, sizeof *cs);
+        *socket_context = cs;
+        if (!cs) return;
+        cs->c = c;
+        cs->ready_ns = gp_clock_mono_ns();
+        cs->receiving = 1;
+        pthread_mutex_lock(&s->conn_mu);
+        cs->next = s->conns.next;
+        cs->prev = &s->conns;
+        s->conns.next->prev = cs;
+        s->conns.next = cs;
+        pthread_mutex_unlock(&s->conn_mu);
+    } else {
+        conn_state *cs = *socket_context;
+        if (!cs) return;
+        pthread_mutex_lock(&s->conn_mu);
+        cs->prev->next = cs->next;
+        cs->next->prev = cs->prev;
+        pthread_mutex_unlock(&s->conn_mu);
+        free(cs);
+        *socket_context = NULL;
+    }
+}
+
+static conn_state *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The request of c was received whole (1) or c is ready for the next (0). */
+static void conn_receiving(server *s, struct MHD_Connection *c, int receiving)
+{
+    conn_state *cs = conn_of(c);
+    if (!cs) return;
+    pthread_mutex_lock(&s->conn_mu);
+    cs->receiving = receiving;
+    if (receiving) cs->ready_ns = gp_clock_mono_ns();
+    pthread_mutex_unlock(&s->conn_mu);
+}
+
+static void *reaper_main(void *arg)
+{
+    server *s = arg;
+    while (!atomic_load(&s->stop_reaper)) {
+        struct timespec ts = {0, 200 * 1000000L};
+        nanosleep(&ts, NULL);
+        int64_t now = gp_clock_mono_ns();
+        pthread_mutex_lock(&s->conn_mu);
+        for (conn_state *cs = s->conns.next; cs != &s->conns; cs = cs->next) {
+            if (!cs->receiving || cs->shut || now - cs->ready_ns <= s->deadline_ns) continue;
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(cs->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+            /* the socket stays open until the close notification, which
+             * waits for this lock: shutdown cannot reach another socket */
+            if (ci) shutdown(ci->connect_fd, SHUT_RDWR);
+            cs->shut = 1;
+        }
+        pthread_mutex_unlock(&s->conn_mu);
+    }
+    return NULL;
+}
+
 /* ---- requests ------------------------------------------------------------------------------- */
 
 static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
@@ -333,6 +426,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     req *q = *con_cls;
+    conn_receiving(cls, c, 1); /* ready for the next request */
     if (!q) return;
     ip_count(q->s, (const unsigned char *)q->ipkey, -1);
     free(q->raw);
@@ -381,6 +475,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *upload_data_size = 0;
         return MHD_YES;
     }
+    conn_receiving(s, c, 0); /* received whole: the deadline no longer applies */
     if (q->body_big) return send_error(c, s, q, 413, "request body too large");
     gp_err err = {0};
     if (gp_target_parse(q->raw, q->rawn, &q->t, &err))
@@ -526,6 +621,13 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         return 3;
     }
     pthread_mutex_init(&s->ip_mu, NULL);
+    pthread_mutex_init(&s->conn_mu, NULL);
+    s->conns.next = s->conns.prev = &s->conns;
+    /* twice the idle timeout from when the connection was ready for the
+     * request: an idle connection is closed by the idle timeout first, and a
+     * request whose first byte came before it has at least --timeout s */
+    s->deadline_ns = 2 * (int64_t)(o->timeout_s > 0 ? o->timeout_s : 15) * 1000000000LL;
+    atomic_init(&s->stop_reaper, 0);
     s->quiet = o->quiet;
     s->conn_per_ip = o->conn_per_ip > 0 ? o->conn_per_ip : 32;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -623,8 +725,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(2 * s->conn_per_ip),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024), MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(o->timeout_s > 0 ? o->timeout_s : 15), MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-        MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!d) {
         gp_err_set(&err, GP_EIO, "cannot listen on %s: %s",
                    o->listen ? o->listen : "127.0.0.1:6970",
@@ -632,6 +734,7 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         rc = 1;
         goto fail;
     }
+    int reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET6_ADDRSTRLEN] = "?";
     if (ss.ss_family == AF_INET)
@@ -652,6 +755,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    atomic_store(&s->stop_reaper, 1);
+    if (reaper) pthread_join(s->reaper, NULL);
     MHD_stop_daemon(d);
     rc = 0;
     goto done;
@@ -669,6 +774,7 @@ done:
     free(cert);
     free(key);
     pthread_mutex_destroy(&s->ip_mu);
+    pthread_mutex_destroy(&s->conn_mu);
     free(s);
     return rc;
 }
