@@ -943,7 +943,9 @@ static void r_report(gp_serve_ctx *c, unsigned m, const gp_target *t, const char
     h_view_report(c, t, o);
 }
 
-/* kept: 0 = computed every time; GP_API_KEPT_JSON = a JSON result of
+/* fast: 1 = answered in the network thread; 2 = the same, and the answer
+ * without parameters depends on the server's options only (gp_api_static).
+ * kept: 0 = computed every time; GP_API_KEPT_JSON = a JSON result of
  * trace=ID kept in the cache; GP_API_KEPT_HTML = the same for an HTML page
  * (gp_api_cached answers both) */
 static const struct {
@@ -951,7 +953,7 @@ static const struct {
     handler_fn fn;
     int arg, fast, kept;
 } table[] = {
-    {{"/", GP_M_GET, GP_SCOPE_NONE, 0}, r_index, 0, 1, 0},
+    {{"/", GP_M_GET, GP_SCOPE_NONE, 0}, r_index, 0, 2, 0},
     {{"/api/health", GP_M_GET, GP_SCOPE_READ, 0}, r_devices, 1, 0, 0},
     {{"/metrics", GP_M_GET, GP_SCOPE_READ, 0}, r_metrics, 0, 1, 0},
     {{"/api/traces", GP_M_GET, GP_SCOPE_READ, 0}, r_traces, 0, 1, 0},
@@ -994,6 +996,11 @@ const gp_route *gp_api_routes(size_t *n)
     gp_api_init();
     *n = NROUTES;
     return routes;
+}
+
+int gp_api_static(const gp_route *r)
+{
+    return table[r->id].fast == 2;
 }
 
 int gp_api_fast(const gp_serve_ctx *ctx, const gp_route *r)

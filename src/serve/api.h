@@ -38,6 +38,10 @@ const gp_route *gp_api_routes(size_t *n);
  * device to sample: /api/devices and /api/health with --monitor). */
 int gp_api_fast(const gp_serve_ctx *ctx, const gp_route *r);
 
+/* 1 when the route's answer to a request without parameters depends on the
+ * server's options only (the dashboard page): the server makes it once. */
+int gp_api_static(const gp_route *r);
+
 /* The kinds of kept bodies (the `kind` of gp_tentry_body_put). */
 enum { GP_API_KEPT_JSON = 1, GP_API_KEPT_HTML = 2 };
 

@@ -31,8 +31,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BODY_MAX (64 * 1024)
-#define IP_SLOTS 1024
+#define BODY_MAX   (64 * 1024)
+#define IP_SLOTS   1024
+#define ROUTES_MAX 64
 
 /* A connection as the request deadline sees it (MHD's socket context). */
 typedef struct conn_state {
@@ -61,6 +62,9 @@ typedef struct server {
     int64_t deadline_ns;
     pthread_t reaper;
     atomic_int stop_reaper;
+    /* the answers of static routes without parameters (gp_api_static), made
+     * at start, by route id */
+    struct MHD_Response *fixed[ROUTES_MAX];
 } server;
 
 typedef struct req {
@@ -502,6 +506,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!ct || strncmp(ct, "application/json", 16))
             return send_error(c, s, q, 415, "POST bodies must be application/json");
     }
+    if (q->route->id < ROUTES_MAX && s->fixed[q->route->id] && !q->t.q.n) {
+        enum MHD_Result ok = MHD_queue_response(c, 200, s->fixed[q->route->id]);
+        access_log(s, q, 200);
+        return ok;
+    }
     void *aux = NULL;
     if (gp_api_cached(&s->ctx, q->route, &q->t, &q->resp, &aux)) {
         if (!aux) return respond(c, s, q, &q->resp);
@@ -703,6 +712,26 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
             goto fail;
         }
     }
+    {
+        size_t nr;
+        const gp_route *routes = gp_api_routes(&nr);
+        for (size_t i = 0; i < nr && i < ROUTES_MAX; i++) {
+            if (!gp_api_static(&routes[i])) continue;
+            gp_target t0;
+            memset(&t0, 0, sizeof t0);
+            t0.path = (char *)routes[i].path;
+            gp_resp r;
+            memset(&r, 0, sizeof r);
+            gp_api_handle(&s->ctx, &routes[i], GP_M_GET, &t0, NULL, 0, &r);
+            if (r.status == 200) {
+                s->fixed[i] =
+                    MHD_create_response_from_buffer(r.body.n, r.body.s, MHD_RESPMEM_MUST_COPY);
+                if (s->fixed[i])
+                    add_headers(s->fixed[i], s, 200, r.ctype, r.html, r.body.s, r.body.n);
+            }
+            gp_sbuf_free(&r.body);
+        }
+    }
     /* signals: waited for by this thread only */
     sigset_t set;
     sigemptyset(&set);
@@ -763,6 +792,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
 fail:
     fprintf(stderr, "gpuprof serve: %s\n", err.msg);
 done:
+    for (int i = 0; i < ROUTES_MAX; i++)
+        if (s->fixed[i]) MHD_destroy_response(s->fixed[i]);
     if (s->ctx.metrics) gp_metrics_destroy(s->ctx.metrics);
     if (s->ctx.mon) {
         gp_monitor_stop(s->ctx.mon);
