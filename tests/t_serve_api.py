@@ -301,6 +301,17 @@ def main():
                   re.search(r"^gpu_device_count %d$" % ngpu, text, re.M) and
                   re.search(r'^gpuprof_gpu_temperature_celsius\{[^}]*uuid="GPU-', text, re.M),
                   "--monitor: GET /metrics is the exposition (%d, %r)" % (st, text[:200]))
+            # gzip when asked (Prometheus asks): the same exposition, compressed
+            import gzip
+            st, h, z = m.get("/metrics", headers={"Accept-Encoding": "gzip"})
+            try:
+                zt = gzip.decompress(z).decode()
+            except (OSError, EOFError):
+                zt = ""
+            check(st == 200 and h.get("content-encoding") == "gzip" and
+                  "accept-encoding" in h.get("vary", "").lower() and
+                  re.search(r"^gpu_device_count %d$" % ngpu, zt, re.M) and len(z) < len(b) / 3,
+                  "--monitor: GET /metrics in gzip when asked (%d of %d bytes)" % (len(z), len(b)))
             promtool = shutil.which("promtool")
             if promtool:
                 r = subprocess.run([promtool, "check", "metrics"], input=b, capture_output=True)

@@ -65,6 +65,13 @@ typedef struct server {
     /* the answers of static routes without parameters (gp_api_static), made
      * at start, by route id */
     struct MHD_Response *fixed[ROUTES_MAX];
+    /* GET /metrics with --monitor: one ready answer per exposition text,
+     * plain [0] and gzip [1], swapped when the text changes */
+    pthread_mutex_t met_mu;
+    struct {
+        gp_metrics_text *t; /* held by r */
+        struct MHD_Response *r;
+    } met[2];
 } server;
 
 typedef struct req {
@@ -323,6 +330,51 @@ static int scope_of(server *s, struct MHD_Connection *c, unsigned method, int *p
     return gp_tokens_scope(s->tokens, tok, strlen(tok));
 }
 
+/* ---- GET /metrics -----------------------------------------------------------------------------
+ */
+
+static void metrics_free(void *cls)
+{
+    gp_metrics_release(cls);
+}
+
+/* The exposition of the running sampler, as `gpuprof monitor --prometheus`
+ * answers it: gzip when the scraper accepts it (Prometheus does), one
+ * ready response per text shared by every scraper until the text changes. */
+static enum MHD_Result queue_metrics(struct MHD_Connection *c, server *s, req *q)
+{
+    const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding");
+    int gz = ae && strstr(ae, "gzip");
+    gp_metrics_text *t =
+        gz ? gp_metrics_acquire_gzip(s->ctx.metrics) : gp_metrics_acquire(s->ctx.metrics);
+    if (!t) return send_error(c, s, q, 503, "out of memory");
+    gz = gz && t->gz;
+    pthread_mutex_lock(&s->met_mu);
+    if (s->met[gz].t == t && s->met[gz].r) {
+        gp_metrics_release(t); /* the ready answer holds the text already */
+    } else {
+        struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+            gz ? t->gz_len : t->len, gz ? t->gz : t->data, metrics_free, t);
+        if (!r) {
+            pthread_mutex_unlock(&s->met_mu);
+            gp_metrics_release(t);
+            return send_error(c, s, q, 503, "out of memory");
+        }
+        add_headers(r, s, 200, GP_METRICS_CONTENT_TYPE, 0, NULL, 0);
+        MHD_add_response_header(r, "Vary", "Accept-Encoding");
+        if (gz) MHD_add_response_header(r, "Content-Encoding", "gzip");
+        if (s->met[gz].r) MHD_destroy_response(s->met[gz].r);
+        s->met[gz].r = r;
+        s->met[gz].t = t;
+    }
+    /* queued under the lock: the answer cannot be swapped and destroyed
+     * before this connection holds it */
+    enum MHD_Result ok = MHD_queue_response(c, 200, s->met[gz].r);
+    pthread_mutex_unlock(&s->met_mu);
+    access_log(s, q, 200);
+    return ok;
+}
+
 /* ---- the request deadline ------------------------------------------------------------------- */
 
 /* Every connection is listed from its start to its close; a request that
@@ -506,6 +558,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!ct || strncmp(ct, "application/json", 16))
             return send_error(c, s, q, 415, "POST bodies must be application/json");
     }
+    if (s->ctx.metrics && !q->t.q.n && !strcmp(q->route->path, "/metrics"))
+        return queue_metrics(c, s, q);
     if (q->route->id < ROUTES_MAX && s->fixed[q->route->id] && !q->t.q.n) {
         enum MHD_Result ok = MHD_queue_response(c, 200, s->fixed[q->route->id]);
         access_log(s, q, 200);
@@ -631,6 +685,7 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     }
     pthread_mutex_init(&s->ip_mu, NULL);
     pthread_mutex_init(&s->conn_mu, NULL);
+    pthread_mutex_init(&s->met_mu, NULL);
     s->conns.next = s->conns.prev = &s->conns;
     /* twice the idle timeout from when the connection was ready for the
      * request: an idle connection is closed by the idle timeout first, and a
@@ -794,6 +849,8 @@ fail:
 done:
     for (int i = 0; i < ROUTES_MAX; i++)
         if (s->fixed[i]) MHD_destroy_response(s->fixed[i]);
+    for (int i = 0; i < 2; i++)
+        if (s->met[i].r) MHD_destroy_response(s->met[i].r);
     if (s->ctx.metrics) gp_metrics_destroy(s->ctx.metrics);
     if (s->ctx.mon) {
         gp_monitor_stop(s->ctx.mon);
@@ -806,6 +863,7 @@ done:
     free(key);
     pthread_mutex_destroy(&s->ip_mu);
     pthread_mutex_destroy(&s->conn_mu);
+    pthread_mutex_destroy(&s->met_mu);
     free(s);
     return rc;
 }
