@@ -244,9 +244,19 @@ def main():
             check(st == 409, "starting a running session: 409")
             time.sleep(0.5)
             st, _, b = s.get("/api/sessions", method="POST",
+                             body=json.dumps({"action": "snapshot", "name": "web1"}),
+                             headers={"Content-Type": "application/json"})
+            check(st == 200 and json.loads(b)["action"] == "snapshot" and
+                  "snapshot requested" in json.loads(b)["message"],
+                  "POST snapshot of a running session: %d %r" % (st, b[:120]))
+            st, _, b = s.get("/api/sessions", method="POST",
                              body=json.dumps({"action": "stop", "name": "web1"}),
                              headers={"Content-Type": "application/json"})
             check(st == 200, "POST stop the session")
+            st, _, b = s.get("/api/sessions", method="POST",
+                             body=json.dumps({"action": "snapshot", "name": "web1"}),
+                             headers={"Content-Type": "application/json"})
+            check(st == 409, "POST snapshot of a stopped session: 409 (%d)" % st)
             same("/api/sessions", cli("session", "list", "--json", env=env)[1], "sessions list")
             # session show: GET /api/sessions?name=NAME = `session show NAME --json`
             rc, want = cli("session", "show", "web1", "--json", env=env)
