@@ -275,19 +275,15 @@ try:
           "run --config: GPU monitoring off, host counters only")
     # GPUPROF_NVIDIA_SMI: the nvidia-smi back-end when NVML is absent
     db3 = os.path.join(tmp, "run3.db")
-    # (nvidia-smi is a process per query: a longer run for its first samples;
-    # a second try when the stand-in could not be started on a loaded machine)
-    for attempt in range(2):
-        if os.path.exists(db3):
-            os.unlink(db3)
-        rc, out, err = run(["run", "-q", "--no-summary", "--sample-interval", "20", "-o", db3,
-                            "--", "sleep", "1.5"],
-                           {"GPUPROF_NVIDIA_SMI": os.path.join(DATA, "fake-nvidia-smi")})
-        names = [r[0] for r in sqlite3.connect(db3).execute(
-            "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
-        if any(n.startswith("NVIDIA") for n in names):
-            break
-        print("note: no nvidia-smi counters in try %d (%s)" % (attempt + 1, err.strip()))
+    # (nvidia-smi is a process per query: a longer run for its first samples.
+    # The sampler spawns it with the environment: its thread starts only once
+    # run has set CMD's environment, else setenv raced with the spawn and
+    # the samples were lost now and then)
+    rc, out, err = run(["run", "-q", "--no-summary", "--sample-interval", "20", "-o", db3,
+                        "--", "sleep", "1.5"],
+                       {"GPUPROF_NVIDIA_SMI": os.path.join(DATA, "fake-nvidia-smi")})
+    names = [r[0] for r in sqlite3.connect(db3).execute(
+        "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
     check(rc == 0 and any(n.startswith("NVIDIA A100-SXM4-40GB util_pct") for n in names),
           "run: GPU counters through GPUPROF_NVIDIA_SMI (%s; %s)" % (err.strip(), names[:4]))
     # --set KEY=VALUE as monitor --set
