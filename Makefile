@@ -35,13 +35,17 @@ demo: deps
 	@$(MAKE) --no-print-directory build
 	@./scripts/demo.sh $(BUILD)
 
+# use_sigaltstack=0: LLVM inside PoCL gives the thread that first compiles an
+# OpenCL kernel a malloc'd alternate signal stack; ASan would try to unmap it
+# as its own when that thread exits (CHECK failed "unable to unmap"), which
+# killed `gpuprof serve` in the ASan build after /api/devices probed OpenCL.
 test: deps
 	@$(MAKE) --no-print-directory build
-	@cd $(BUILD) && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+	@cd $(BUILD) && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:use_sigaltstack=0 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -LE clpeak
+	  ctest --output-on-failure -j $(JOBS)
 
-# the comparison with clpeak (tests/t_bench_clpeak.py), kept out of `make test`
+# the comparison with clpeak (tests/t_bench_clpeak.py) alone (also part of `make test`)
 test-clpeak: deps
 	@$(MAKE) --no-print-directory build
 	@cd $(BUILD) && ctest --output-on-failure -L clpeak

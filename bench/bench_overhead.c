@@ -254,7 +254,9 @@ int main(void)
     fig calls = bench_empty_calls();
     fig sdis = bench_scope_disabled();
     fig toggle = bench_toggle();
-    printf("libgpuprof hot-path overhead, ns per pair (%d runs x %d pairs each)\n", REPS, PAIRS);
+    printf("libgpuprof hot-path overhead, ns per pair (%d runs x %d pairs each): the warm-buffer "
+           "best case (sustained use: bench/sustained.sh)\n",
+           REPS, PAIRS);
     printf("%-54s %8s %8s\n", "", "min", "median");
     line("recorded begin+end pair, 1 thread (TSC clock)", rec);
     line("recorded begin+end pair, 2 threads (per thread)", two);

@@ -7,23 +7,75 @@
  * MODE: floor | default (gp_default(), nothing configured) | aggregate |
  * keep (no cap: today's full buffer) | stream.
  * Prints: mode, threads, ns per pair (wall time of the slowest thread /
- * PAIRS), peak RSS in MB, and the ranges kept / aggregated / dropped. */
+ * PAIRS), CPU ns per pair of the recording threads (their own CPU time, so
+ * that other programs on a shared machine do not count), CPU ns per pair of
+ * the whole process during the run (recording threads + drain thread) /
+ * (NT * PAIRS), the drain thread's CPU time and events drained per second of
+ * it, peak RSS in MB, and the ranges kept / aggregated / dropped. */
 #include "core/clock.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <time.h>
 
 static volatile uint64_t sink;
 static long pairs;
 static gp_profiler *prof;
 static int floor_mode;
 
+typedef struct wres {
+    double ns, cpu_ns;
+} wres;
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CPU ns of the thread named gpuprof-drain (/proc/self/task/T/schedstat), 0
+ * when there is none. */
+static int64_t drain_cpu_ns(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    int64_t r = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+        fclose(f);
+        if (strncmp(comm, "gpuprof-drain", 13) != 0) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
+        f = fopen(path, "r");
+        long long v = 0;
+        if (f && fscanf(f, "%lld", &v) == 1) r += v;
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return r;
+}
+
 static void *worker(void *arg)
 {
-    double *ns = arg;
+    wres *w = arg;
+    int64_t c0 = thread_cpu_ns();
     int64_t t0 = gp_clock_mono_ns();
     if (floor_mode) {
         uint64_t acc = 0;
@@ -38,7 +90,8 @@ static void *worker(void *arg)
             gp_range_end(prof);
         }
     }
-    *ns = (double)(gp_clock_mono_ns() - t0) / (double)pairs;
+    w->ns = (double)(gp_clock_mono_ns() - t0) / (double)pairs;
+    w->cpu_ns = (double)(thread_cpu_ns() - c0) / (double)pairs;
     return NULL;
 }
 
@@ -71,20 +124,40 @@ int main(int argc, char **argv)
         if (!prof) return 1;
     }
     pthread_t th[64];
-    double ns[64];
-    for (int i = 0; i < nt; i++) pthread_create(&th[i], NULL, worker, &ns[i]);
-    double worst = 0;
+    wres w[64];
+    int64_t pc0 = process_cpu_ns(), dc0 = drain_cpu_ns();
+    for (int i = 0; i < nt; i++) pthread_create(&th[i], NULL, worker, &w[i]);
+    double worst = 0, cpu = 0;
     for (int i = 0; i < nt; i++) {
         pthread_join(th[i], NULL);
-        if (ns[i] > worst) worst = ns[i];
+        if (w[i].ns > worst) worst = w[i].ns;
+        cpu += w[i].cpu_ns;
+    }
+    /* let the drain thread finish the backlog (sleeping costs no CPU), so
+     * that the events it moved are the kept ones; the results call below
+     * then finds (almost) nothing left */
+    for (int k = 0; prof && k < 100; k++) {
+        int64_t d1 = drain_cpu_ns();
+        struct timespec nap = {0, 100000000};
+        nanosleep(&nap, NULL);
+        if (drain_cpu_ns() - d1 < 500000) break;
     }
     gp_record_stats rs = {0, 0, 0};
+    /* the results call drains what is left: counted with the run */
     if (prof) gp_record_stats_get(prof, &rs);
+    double all_cpu = (double)(process_cpu_ns() - pc0) / ((double)nt * (double)pairs);
+    int64_t dcpu = drain_cpu_ns() - dc0;
+    /* events the drain thread moved out of the buffers: two per kept range
+     * (after the wait above, the drain of the results call is at most a
+     * partial chunk; it is in all_cpu) */
+    double drain_rate = dcpu > 0 ? 2.0 * (double)rs.kept / ((double)dcpu / 1e9) : 0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%s threads=%d pairs_per_thread=%ld ns_per_pair=%.2f peak_rss_mb=%.1f kept=%llu "
-           "aggregated=%llu dropped=%llu\n",
-           mode, nt, pairs, worst, (double)ru.ru_maxrss / 1024.0, (unsigned long long)rs.kept,
+    printf("%s threads=%d pairs_per_thread=%ld ns_per_pair=%.2f cpu_ns_per_pair=%.2f "
+           "all_cpu_ns_per_pair=%.2f drain_cpu_ms=%.1f drain_events_per_s=%.3g peak_rss_mb=%.1f "
+           "kept=%llu aggregated=%llu dropped=%llu\n",
+           mode, nt, pairs, worst, cpu / nt, all_cpu, (double)dcpu / 1e6, drain_rate,
+           (double)ru.ru_maxrss / 1024.0, (unsigned long long)rs.kept,
            (unsigned long long)rs.aggregated, (unsigned long long)rs.dropped);
     if (prof && prof != gp_default()) gp_profiler_destroy(prof);
     return 0;

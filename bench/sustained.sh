@@ -2,39 +2,57 @@
 # bench/sustained.sh: libgpuprof in sustained use (issue 18): 10 M pairs per
 # thread on 1 and 2 threads, literal names, cold buffers, one process per
 # figure; each sink against the two-TSC-read floor measured in the same
-# rounds (alternating, ROUNDS rounds, median). Writes bench/results/sustained.txt.
+# rounds (alternating, ROUNDS rounds, median). Three ratios per sink:
+#   wall: wall time of the slowest recording thread (what a quiet machine
+#         shows; on a shared machine it includes time other programs took);
+#   rec CPU: CPU time of the recording threads (their own cost);
+#   all CPU: CPU time of the whole process during the run, drain thread and
+#         the final results call included, / (threads x pairs).
+# drain ev/s: events the drain thread moved out of the buffers per second of
+# its own CPU time (default: into the in-memory trace; stream: into the file).
+# Writes bench/results/sustained.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
 B=$BUILD/bench/bench_sustained
 PAIRS=${PAIRS:-10000000}
 ROUNDS=${ROUNDS:-5}
+MODES="floor default aggregate stream keep"
 STREAM=${TMPDIR:-/tmp}/gp_bench_stream.json
-med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
+med() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "build: $BUILD (Release); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "$PAIRS begin/end pairs per thread, literal name, no warm-up; median of $ROUNDS alternating rounds"
-  echo "ratio = ns per pair / ns of two TSC reads per pair (floor) in the same rounds"
+  echo "ratios = ns per pair / ns of two TSC reads per pair (floor) in the same rounds: wall | recording threads' CPU | whole process CPU"
   for nt in 1 2; do
-    declare -A ns rss last
-    for m in floor default aggregate stream keep; do ns[$m]=""; rss[$m]=""; done
+    declare -A ns cpu all rss drn last
+    for m in $MODES; do ns[$m]=""; cpu[$m]=""; all[$m]=""; rss[$m]=""; drn[$m]=""; done
     for r in $(seq "$ROUNDS"); do
-      for m in floor default aggregate stream keep; do
+      for m in $MODES; do
         out=$("$B" "$m" "$nt" "$PAIRS" "$STREAM")
         ns[$m]+="$(echo "$out" | field ns_per_pair) "
+        cpu[$m]+="$(echo "$out" | field cpu_ns_per_pair) "
+        all[$m]+="$(echo "$out" | field all_cpu_ns_per_pair) "
         rss[$m]+="$(echo "$out" | field peak_rss_mb) "
+        drn[$m]+="$(echo "$out" | field drain_events_per_s) "
         last[$m]="$out"
       done
     done
-    f=$(echo ${ns[floor]} | tr ' ' '\n' | med)
-    for m in floor default aggregate stream keep; do
-      v=$(echo ${ns[$m]} | tr ' ' '\n' | med)
-      mx=$(echo ${rss[$m]} | tr ' ' '\n' | sort -g | tail -1)
-      printf "threads=%d %-9s %7.2f ns/pair  ratio %.2f  peak RSS %6.1f MB (max of rounds)  %s\n" \
-        "$nt" "$m" "$v" "$(echo "$v / $f" | bc -l)" "$mx" \
+    f=$(echo "${ns[floor]}" | med)
+    fc=$(echo "${cpu[floor]}" | med)
+    fa=$(echo "${all[floor]}" | med)
+    for m in $MODES; do
+      v=$(echo "${ns[$m]}" | med)
+      c=$(echo "${cpu[$m]}" | med)
+      a=$(echo "${all[$m]}" | med)
+      d=$(echo "${drn[$m]}" | med)
+      mx=$(echo "${rss[$m]}" | tr ' ' '\n' | sed '/^$/d' | sort -g | tail -1)
+      printf "threads=%d %-9s wall %7.2f ns/pair %5.2fx | rec CPU %6.2f ns %5.2fx | all CPU %6.2f ns %5.2fx | drain %8.3g ev/s | peak RSS %6.1f MB (max) | %s\n" \
+        "$nt" "$m" "$v" "$(echo "$v / $f" | bc -l)" "$c" "$(echo "$c / $fc" | bc -l)" \
+        "$a" "$(echo "$a / $fa" | bc -l)" "$d" "$mx" \
         "$(echo "${last[$m]}" | grep -o 'kept=.*')"
     done
   done

@@ -11,12 +11,10 @@ if(GP_HAVE_CUDA)
     add_dependencies(test_bench fake_cuda)
   endif()
 endif()
-# clpeak alone takes ~2 minutes on PoCL with 2 shared cores
+# clpeak takes ~1-2 minutes on PoCL with 2 shared cores
 if(TEST t_bench_clpeak)
-  # alone on the machine: its figures are compared with clpeak's (±35 %).
-  # Label "clpeak": not part of `make test` (CI) while it fails on a quiet
-  # machine (fp32 1.6x clpeak's float16 figure on PoCL/AVX-512: clpeak's
-  # chain is latency-bound there; docs/bench.md). Run it with
-  # `make test-clpeak`.
+  # alone on the machine: its figures are compared with clpeak's (±35 %),
+  # every pair measured back to back (tests/t_bench_clpeak.py). Part of
+  # `make test`; the label lets `make test-clpeak` run it by itself.
   set_tests_properties(t_bench_clpeak PROPERTIES TIMEOUT 1500 RUN_SERIAL TRUE LABELS clpeak)
 endif()

@@ -61,8 +61,10 @@ async function open(chrome) {
     close: async () => {
       ws.close();
       proc.kill();
-      await sleep(200);
-      fs.rmSync(prof, {recursive: true, force: true});
+      // the browser may still be writing its profile while it exits (a
+      // loaded machine): wait for it, and retry the removal
+      for (let i = 0; i < 50 && proc.exitCode === null && proc.signalCode === null; i++) await sleep(100);
+      fs.rmSync(prof, {recursive: true, force: true, maxRetries: 10, retryDelay: 100});
     },
   };
 }

@@ -6,3 +6,9 @@ if(GP_INSTRUMENT_FUNCTIONS)
   set_target_properties(finstr_prog PROPERTIES ENABLE_EXPORTS ON) # -rdynamic for dladdr
   add_test(NAME test_libgpuprof_finstr COMMAND finstr_prog)
 endif()
+
+# A program with every kind of library data (ranges on CPU and GPU, OpenCL
+# kernel timers, tracked buffers) for t_lib_views.py (issue 18).
+add_executable(lib_views_prog ${CMAKE_CURRENT_SOURCE_DIR}/progs/lib_views_prog.c)
+target_link_libraries(lib_views_prog PRIVATE gpuprof_static)
+set_target_properties(lib_views_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

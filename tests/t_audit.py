@@ -49,6 +49,119 @@ def verify(path, env, want_bad=None):
     return j
 
 
+def terminal_safety(tmp, env):
+    """A recorded command line with a newline, tabs, terminal escapes and a
+    C1 control cannot forge a record line or drive the terminal in
+    `gpuprof audit` or `gpuprof runs`."""
+    db = os.path.join(tmp, "term.db")
+    e = dict(env, GPUPROF_AUDIT_FILE="")
+    forged = "x\n2\t2026-01-01T00:00:00.000Z\troot(0)@h\tpid 1\tsql\tforged\tok\x1b[2K\x1b]0;t\x07\r\u009b1A"
+    gp(["run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/true", forged], e)
+    out = gp(["audit", "--verify", db], e).stdout
+    check(out.count("\n") == 2 and "\x1b" not in out and "\r" not in out and "\u009b" not in out,
+          "audit text: one line per record, no control character: %r" % out)
+    check("\\x1b[2K" in out and "\\n2\\t" in out, "the controls are shown escaped: %r" % out)
+    out = gp(["runs", db], e).stdout
+    check("\x1b" not in out and "\r" not in out and "\u009b" not in out and len(out.splitlines()) == 3,
+          "runs text: no control character: %r" % out)
+
+
+def session_bench_audit(tmp, env):
+    """session start/snapshot/stop (against the fake NVML) land in the
+    configured store_path and the audit file; bench is recorded with and
+    without --no-store."""
+    build = os.environ.get("GPUPROF_BUILD_DIR", "build")
+    src = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+    fake = os.path.join(build, "tests", "libfake_nvml.so")
+    afile = os.path.join(tmp, "sb_audit.jsonl")
+    store = os.path.join(tmp, "sessions.db")
+    e = dict(env, GPUPROF_AUDIT_FILE=afile)
+    if os.path.exists(fake):
+        e.update({"GPUPROF_NVML_LIB": fake, "GPUPROF_NVIDIA_SMI": "/nonexistent/nvidia-smi",
+                  "FAKE_NVML_SCENARIO": os.path.join(src, "tests", "data", "monitor", "nvml_basic.scn"),
+                  "GPUPROF_OUTPUT_DIR": os.path.join(tmp, "sess"), "GPUPROF_STORE_PATH": store})
+        gp(["session", "start", "aud1", "--interval", "0.05"], e)
+        gp(["session", "snapshot", "aud1"], e)
+        gp(["session", "stop", "aud1"], e)
+        con = sqlite3.connect(store)
+        rows = con.execute("SELECT action, target, result FROM audit ORDER BY rowid").fetchall()
+        con.close()
+        check([r[0] for r in rows] == ["session start", "session snapshot", "session stop"]
+              and all(r[1] == "aud1" for r in rows), "session records in the store: %r" % rows)
+        check(mode(os.path.join(tmp, "sess")) == 0o700, "session folder 0700 (%o)" % mode(os.path.join(tmp, "sess")))
+        reports = [os.path.join(tmp, "sess", f) for f in os.listdir(os.path.join(tmp, "sess"))
+                   if f.endswith(".json")]
+        check(reports and all(mode(f) == 0o600 for f in reports), "session reports 0600")
+    else:
+        print("note: %s not built; session records are not checked" % fake)
+    gp(["bench", "--only", "launch_latency", "--quick", "--time-cap", "0.05", "--no-store"], e, rc=None)
+    gp(["bench", "--only", "launch_latency", "--quick", "--time-cap", "0.05", "-o",
+        os.path.join(tmp, "bench.db")], e, rc=None)
+    lines = [json.loads(l) for l in open(afile)] if os.path.exists(afile) else []
+    b = [l for l in lines if l["action"] == "bench"]
+    check(len(b) == 2 and "--no-store" in b[0]["target"] and b[0]["result"],
+          "bench recorded with and without --no-store: %r" % [(l["target"], l["result"]) for l in b])
+    verify(afile, e)
+
+
+def serve_audit(tmp, env):
+    """gpuprof serve records its start and stop and every request that
+    controls something (POST), answered or refused, with the id of the token
+    (tok- and 12 hex digits of its SHA-256), never the token."""
+    if subprocess.run([BIN, "serve", "--help"], capture_output=True).returncode:
+        print("note: this build has no serve; its audit records are not checked")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from serve_util import Server
+    db = os.path.join(tmp, "serve.db")
+    afile = os.path.join(tmp, "serve_audit.jsonl")
+    senv = dict(env, GPUPROF_AUDIT_FILE=afile, GPUPROF_CONFIG="")
+    gp(["run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/true"], senv)
+    rtok, ctok = "read-token-0123456789abcdef", "control-token-0123456789abcdef"
+    tf = os.path.join(tmp, "tokens")
+    with open(tf, "w") as f:
+        f.write("%s read\n%s control\n" % (rtok, ctok))
+    os.chmod(tf, 0o600)
+    tid = lambda t: "tok-" + hashlib.sha256(t.encode()).hexdigest()[:12]
+    s = Server(["--quiet", "--store", db, "--token-file", tf], env=senv)
+    body = json.dumps({"action": "snapshot", "name": "nosuch"})
+    hj = {"Content-Type": "application/json"}
+    st_none = s.get("/api/sessions", method="POST", body=body, headers=hj)[0]
+    st_read = s.get("/api/sessions", method="POST", body=body,
+                    headers=dict(hj, Authorization="Bearer " + rtok))[0]
+    st_ctl = s.get("/api/sessions", method="POST", body=body,
+                   headers=dict(hj, Authorization="Bearer " + ctok))[0]
+    st_get = s.get("/api/runs", headers={"Authorization": "Bearer " + rtok})[0]
+    rc, err = s.stop()
+    check((st_none, st_read, st_get) == (401, 403, 200) and st_ctl not in (401, 403),
+          "serve statuses %r" % ((st_none, st_read, st_ctl, st_get),))
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT action, target, result FROM audit ORDER BY rowid").fetchall()
+    con.close()
+    acts = [r[0] for r in rows]
+    check(acts == ["run", "serve start", "serve request", "serve request", "serve request", "serve stop"],
+          "serve audit actions %r" % acts)
+    reqs = [r for r in rows if r[0] == "serve request"]
+    if len(reqs) == 3:
+        check(all(r[1].startswith("POST /api/sessions") and "nosuch" in r[1] for r in reqs),
+              "request targets name the route and body: %r" % [r[1] for r in reqs])
+        check(reqs[0][2].startswith("401") and "by no token" in reqs[0][2] and "bearer token is required" in reqs[0][2], "401 recorded: %r" % reqs[0][2])
+        check(reqs[1][2].startswith("403") and ("by " + tid(rtok)) in reqs[1][2], "403 with the read token id: %r"
+              % reqs[1][2])
+        check(reqs[2][2].startswith(str(st_ctl)) and ("by " + tid(ctok)) in reqs[2][2],
+              "control request with the control token id: %r" % reqs[2][2])
+    with open(db, "rb") as f:
+        raw = f.read()
+    with open(afile, "rb") as f:
+        ftext = f.read()
+    for t in (rtok, ctok):
+        check(t.encode() not in raw and t.encode() not in ftext, "the token itself is in no audit record")
+    check(ftext.count(b'"serve request"') == 3 and b'"serve start"' in ftext and b'"serve stop"' in ftext,
+          "the audit file has the serve records too")
+    verify(db, senv)
+    verify(afile, senv)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gp_audit_")
     db, afile = os.path.join(tmp, "s.db"), os.path.join(tmp, "audit.jsonl")
@@ -150,6 +263,9 @@ def main():
         check(len(open(afile).read().splitlines()) == n_before + 2, "the JSONL file still records")
     else:
         print("note: not root, the foreign-store check is skipped (needs chown)")
+    serve_audit(tmp, env)
+    session_bench_audit(tmp, env)
+    terminal_safety(tmp, env)
     shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         sys.exit(1)

@@ -77,17 +77,45 @@ for k in keys:
             fail("%s sweep sizes %s" % (k, sizes))
         if f["half_peak_bytes"] not in sizes:
             fail("%s half-peak size %r" % (k, f["half_peak_bytes"]))
+    compute = k in ("fp32_GFLOPS", "fp64_GFLOPS", "fp16_GFLOPS", "int32_GIOPS")
+    if compute and (f.get("chains_per_work_item") not in (16, 32, 64, 128, 256)
+                    or f.get("chains_chosen") != "fastest"):
+        fail("%s: chains %r (%r)" % (k, f.get("chains_per_work_item"), f.get("chains_chosen")))
+    if not compute and "chains_per_work_item" in f:
+        fail("%s: chains reported for a test without chains" % k)
     ran += 1
-    print("%-18s %10.3f %-7s  CI %5.2f%%  n %4d  verified" % (k, st["mean"], unit, st["ci_pct"],
-                                                             st["n"]))
+    print("%-18s %10.3f %-7s  CI %5.2f%%  n %4d  verified%s" % (
+        k, st["mean"], unit, st["ci_pct"], st["n"],
+        "  %d chains per work-item" % f["chains_per_work_item"] if compute else ""))
 if ran < 12:
     fail("only %d tests ran" % ran)
+
+# --chains: the kernel asked for runs (and is verified); a bad value is refused
+p = run(["bench", "--device", "opencl", "--only", "fp32,int32", "--chains", "64", "--json",
+         "--no-store", "--time-cap", "0.2"])
+for k, f in json.loads(p.stdout)["devices"][0]["figures"].items():
+    if not (f["valid"] and f["verified"] and f["chains_per_work_item"] == 64
+            and f["chains_chosen"] == "--chains"):
+        fail("--chains 64: %s %s" % (k, f))
+for bad in ("48", "0", "512", "x"):
+    p = run(["bench", "--chains", bad, "--no-store"], ok=(2,))
+    if len(p.stderr.strip().splitlines()) != 1 or "--chains" not in p.stderr:
+        fail("--chains %s: %r" % (bad, p.stderr))
 
 # text output: "peak unknown" where OpenCL cannot know it
 p = run(["bench", "--device", "opencl", "--only", "h2d_pinned,launch_latency", "--quick",
          "--max-size", "1048576", "--time-cap", "0.2", "-o", db])
 if "peak unknown" not in p.stdout or "stored as run 2" not in p.stdout:
     fail("text output:\n" + p.stdout)
+
+# the stored run: command, host, gpuprof version, device with its driver
+con = sqlite3.connect(db)
+row = con.execute("SELECT command, host, version, devices FROM runs WHERE id = 1").fetchone()
+con.close()
+if not (row[0].startswith("gpuprof bench") and row[1] == out["host"]
+        and row[2] == out["gpuprof_version"] and dev["name"] in row[3]
+        and ("driver " + dev["driver"]) in row[3]):
+    fail("stored run: %r" % (row,))
 
 # history and compare of the stored runs
 p = run(["history", "--op", "bench:h2d_pinned_GBps", db])
@@ -132,6 +160,11 @@ p = run(["compare", "--correction", "none", "--fail-on-regression", db + ":1", d
         ok=(1,))
 if "Bench figures" not in p.stdout:
     fail("compare text:\n" + p.stdout)
+# bench runs have figures, not operations: comparing a run with itself
+# passes the regression gate and says nothing about missing operations
+p = run(["compare", "--fail-on-regression", db + ":1", db + ":1"])
+if p.stderr.strip():
+    fail("compare of a bench run with itself: %r" % p.stderr)
 
 # health --bench: a baseline 100x above what the device does must be flagged
 con = sqlite3.connect(db)
@@ -139,7 +172,7 @@ con.execute("UPDATE counters SET value = value * 100")
 con.commit()
 con.close()
 p = run(["health", "--bench", "--device", "opencl", "--store", db, "--json", "--exit-code",
-         "--time-cap", "0.2"], ok=(1,))
+         "--max-size", "1048576", "--time-cap", "0.2"], ok=(1,))
 hj = json.loads(p.stdout)
 verd = {f["figure"]: f["verdict"] for f in hj["figures"]}
 print("health --bench verdicts: %s" % verd)
@@ -147,5 +180,25 @@ if verd.get("h2d_pinned_GBps") != "below_baseline" or hj["flagged"] < 1:
     fail("health did not flag h2d_pinned_GBps: %s" % verd)
 if verd.get("launch_latency_us") != "ok":
     fail("a latency far below its baseline is ok: %s" % verd)
+# a sweep figure's baseline is the same size's: at a size no stored run
+# measured (2 MiB) there is none
+p = run(["health", "--bench", "--device", "opencl", "--store", db, "--json", "--max-size",
+         "2097152", "--time-cap", "0.2"], ok=(0, 1))
+h2 = {f["figure"]: f for f in json.loads(p.stdout)["figures"]}["h2d_pinned_GBps"]
+if h2["verdict"] != "no_reference" or h2["baseline"] is not None:
+    fail("h2d_pinned at 2 MiB has a baseline: %s" % h2)
+# the share is configurable: with the baseline at 10x the device's figures,
+# a share of 1 % flags nothing below the baseline (the default 80 % would)
+con = sqlite3.connect(db)
+con.execute("UPDATE counters SET value = value / 10")
+con.commit()
+con.close()
+p = run(["health", "--bench", "--device", "opencl", "--store", db, "--json", "--exit-code",
+         "--min-baseline", "0.01", "--max-size", "1048576", "--time-cap", "0.2"], ok=(0, 1))
+hj = json.loads(p.stdout)
+verd = {f["figure"]: f["verdict"] for f in hj["figures"]}
+print("health --bench --min-baseline 0.01 verdicts: %s" % verd)
+if verd.get("h2d_pinned_GBps") != "ok" or hj["min_baseline_share"] != 0.01:
+    fail("--min-baseline 0.01 still flags: %s" % hj)
 shutil.rmtree(tmp)
 print("ok")

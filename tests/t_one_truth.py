@@ -167,7 +167,9 @@ for nm, text in (("foo.json", '{"foo": 1}'), ("arr.json", "[]"),
     open(pth, "w").write(text)
     for cmd in (["compare", "--fail-on-regression", base, pth],
                 ["compare", "--fail-on-regression", pth, base], ["summary", pth],
-                ["flame", "-o", os.path.join(tmp, "x.folded"), pth]):
+                ["flame", "-o", os.path.join(tmp, "x.folded"), pth], ["compile", pth],
+                ["analyze", pth], ["memory", pth], ["advise", pth],
+                ["timeline", "-o", os.path.join(tmp, "x.html"), pth]):
         r = gp(*cmd)
         check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and nm in r.stderr,
               "8 %s %s: exit %d %r" % (cmd[0], nm, r.returncode, r.stderr[:200]))
@@ -211,6 +213,23 @@ r = gp("flame", "-o", os.path.join(tmp, "b.folded"), bomf)
 folded = open(os.path.join(tmp, "b.folded"), "rb").read() if r.returncode == 0 else b""
 check(folded == b"a;b 3\n", "14 a folded file's BOM is not part of the first frame: %r" % folded)
 
+# a TORCH_TRACE log (compile) with a UTF-8 BOM reads as the same log without it
+tlog = os.path.join(os.environ.get("GPUPROF_SOURCE_DIR", "."), "tests", "data",
+                    "torch_trace_small.log")
+tbom = os.path.join(tmp, "bom_trace.log")
+open(tbom, "wb").write(b"\xef\xbb\xbf" + open(tlog, "rb").read())
+ra, rb = gp("compile", "--json", tlog), gp("compile", "--json", tbom)
+check(ra.returncode == 0 and rb.returncode == 0 and
+      rb.stderr.replace(tbom, "LOG") == ra.stderr.replace(tlog, "LOG"),
+      "14 compile of a log with a BOM: %d %r" % (rb.returncode, rb.stderr[:200]))
+try:
+    la, lb = json.loads(ra.stdout)["logs"][0], json.loads(rb.stdout)["logs"][0]
+    diff = sorted(k for k in la if k not in ("file", "bytes") and la[k] != lb.get(k))
+    check(not diff and lb["bytes"] == la["bytes"] + 3,
+          "14 compile: a BOM changes %r" % diff)
+except (ValueError, KeyError, IndexError) as e:
+    check(False, "14 compile JSON: %s" % e)
+
 # ---- 7. smaller: stream -1 as written by Kineto (4294967295); no negative
 # fragmentation without a reserved figure; --interval errors name the
 # option; a missing -o is said
@@ -244,6 +263,47 @@ for cmd in ("flame", "timeline", "report"):
     r = gp(cmd, p7)
     check(r.returncode == 2 and r.stderr.startswith("gpuprof %s: -o OUT is missing" % cmd),
           "7 %s without -o says so: %r" % (cmd, r.stderr[:120]))
+
+# ---- 7. advice evidence values carry their unit, the same in text, JSON and HTML
+import glob, html as htmlmod
+adv_traces = [p4, p1] + sorted(glob.glob(os.path.join(
+    os.environ.get("GPUPROF_SOURCE_DIR", "."), "..", "shared", "traces", "*", "*.json.gz")))
+suffix = {"ns": r"\d (ns|us|ms|s)$", "ms": r"\d (ns|us|ms|s)$", "bytes": r"\d (B|KiB|MiB|GiB|TiB)$",
+          "pct": r"(\d|0\.01) %$", "count": r"^\d+$", None: r"^-?[\d.]+(e[-+]\d+)?$"}
+nvalues = 0
+for tp in adv_traces:
+    rj = gp("advise", "--json", tp)
+    rt = gp("advise", tp)
+    rh = os.path.join(tmp, "adv.html")
+    rr = gp("report", "-o", rh, tp)
+    if rj.returncode or rt.returncode or rr.returncode:
+        check(False, "7 advise/report of %s: %s %s" % (tp, rj.stderr, rr.stderr))
+        continue
+    text_vals = re.findall(r"^    - .*, value (.+)$", rt.stdout, re.M)
+    page = open(rh).read()
+    html_vals = [htmlmod.unescape(v) for v in re.findall(
+        r'<tr><td class="l">[^<]*</td><td>\d+</td><td[^>]*>[^<]*</td><td>([^<]*)</td></tr>', page)]
+    json_vals = []
+    for a in json.loads(rj.stdout)["traces"][0]["advice"]:
+        for e in a["evidence"]:
+            if e["value"] is not None:
+                check("value_unit" in e and e["value_unit"] in suffix,
+                      "7 %s: evidence value_unit %r" % (tp, e.get("value_unit")))
+                json_vals.append((e["value"], e.get("value_unit")))
+    check(len(text_vals) == len(json_vals), "7 %s: %d text values, %d JSON values"
+          % (tp, len(text_vals), len(json_vals)))
+    for (v, u), tv in zip(json_vals, text_vals):
+        nvalues += 1
+        check(re.search(suffix.get(u, "^$"), tv) is not None,
+              "7 %s: value %r (%s) shown as %r" % (os.path.basename(tp), v, u, tv))
+        if u == "count":
+            check(tv == "%d" % round(v), "7 count %r shown as %r" % (v, tv))
+        if u == "pct" and abs(v) >= 0.01:
+            check(tv == "%.2f %%" % v, "7 pct %r shown as %r" % (v, tv))
+    check([v for v in html_vals if v != "N/A"] == text_vals,
+          "7 %s: report evidence values %r differ from advise's %r"
+          % (os.path.basename(tp), html_vals[:5], text_vals[:5]))
+check(nvalues >= 2, "7 advice evidence values were checked (%d)" % nvalues)
 
 if failures:
     print("%d failure(s)" % len(failures))

@@ -10,7 +10,7 @@ same figures as the plain export (`gpuprof summary --json`: every number of
 every category and operator, `gpuprof memory --json` peaks). --redact-keep
 keeps what it names; the config default (GPUPROF_REDACT) applies and
 --no-redact overrides it; an unknown category is an error (exit 2)."""
-import json, os, re, socket, subprocess, sys, tempfile
+import json, os, re, socket, subprocess, sys, tempfile, time
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
@@ -40,7 +40,8 @@ def leaks(text):
     for w in (USER, HOST):
         if re.search(r"(?<![A-Za-z0-9_.-])%s(?![A-Za-z0-9_.-])" % re.escape(w), text):
             found.append(w)
-    for s in ("/home/", "/Users/", "set1.bin", "epoch7.pt", SECRET, "s3cretvalue", "projx/train.py"):
+    for s in ("/home/", "/Users/", "set1.bin", "epoch7.pt", SECRET, "s3cretvalue", "projx/train.py", "Users\\",
+              "win.py"):
         if s in text:
             found.append(s)
     return found
@@ -54,6 +55,63 @@ def figures(summary_json):
     return t["span_ns"], t["slices"], cats, ops
 
 
+def serve_redact(tmp, path, env):
+    """gpuprof serve --redact: the trace list, the API bodies and the pages
+    carry nothing sensitive and the same figures as without --redact; the
+    runs of a store lose the user's paths in their command line."""
+    if subprocess.run([BIN, "serve", "--help"], capture_output=True).returncode:
+        print("note: this build has no serve; serve --redact is not checked")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from serve_util import Server
+    db = os.path.join(tmp, "runs.db")
+    gp(["run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/echo",
+        "/home/%s/data/set1.bin" % USER, "HF_TOKEN=" + SECRET], env)
+    bodies = {}
+    for red in (False, True, "config"):  # plain, --redact, the configuration's default
+        s = Server(["--quiet", "--store", db, path] + (["--redact"] if red is True else []),
+                   env=dict(env, GPUPROF_REDACT="true") if red == "config" else env)
+        try:
+            st, _, b = s.get("/api/traces")
+            traces = json.loads(b)["traces"]
+            tid = [t["id"] for t in traces if t["kind"] == "file"][0]
+            got = {"traces": b.decode()}
+            for u in ("/api/runs", "/api/summary?trace=%s" % tid, "/api/profiler/timeline?trace=%s" % tid,
+                      "/view/report?trace=%s" % tid, "/view/flame?trace=%s" % tid,
+                      "/view/timeline?trace=%s" % tid, "/view/memory?trace=%s" % tid):
+                st, _, b = s.get(u)
+                check(st == 200, "serve%s %s: status %d" % (" --redact" if red else "", u, st))
+                got[u.split("?")[0]] = b.decode("utf-8", "replace")
+        finally:
+            s.stop()
+        bodies[red] = got
+    check(leaks(bodies[False]["/api/profiler/timeline"]), "plain serve shows the sensitive strings (meaningful)")
+    for red in (True, "config"):
+        for u, text in bodies[red].items():
+            check(not leaks(text), "serve (redact: %s) %s still shows %s" % (red, u, leaks(text)))
+    # the Prometheus exposition of serve --monitor --redact names no host
+    fake = os.path.join(os.environ.get("GPUPROF_BUILD_DIR", "build"), "tests", "libfake_nvml.so")
+    if os.path.exists(fake):
+        menv = dict(env, GPUPROF_NVML_LIB=fake, GPUPROF_NVIDIA_SMI="/nonexistent/nvidia-smi",
+                    FAKE_NVML_SCENARIO=os.path.join(SRC, "tests", "data", "monitor", "nvml_basic.scn"))
+        s = Server(["--quiet", "--monitor", "--redact"], env=menv)
+        try:
+            text = ""
+            for _ in range(100):
+                st, _, b = s.get("/metrics")
+                text = b.decode()
+                if st == 200 and "hostname=" in text:
+                    break
+                time.sleep(0.1)
+            check('hostname="<host>"' in text and not leaks(text), "serve --monitor --redact: /metrics "
+                  "hostname label redacted (%s)" % leaks(text))
+        finally:
+            s.stop()
+    a = figures(bodies[False]["/api/summary"])
+    b = figures(bodies[True]["/api/summary"])
+    check(a == b, "serve --redact: other figures\n%r\n%r" % (a, b))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gp_redact_")
     home = "/home/%s/projx" % USER
@@ -64,9 +122,13 @@ def main():
             e["args"]["name"] = "python3 %s/train.py --data /home/%s/data/set1.bin HF_TOKEN=%s on %s" % (
                 home, USER, SECRET, HOST)
         if e.get("ph") == "M" and e.get("name") == "thread_name":
-            e["args"]["name"] = "worker of %s at %s" % (USER, HOST)
+            e["args"]["name"] = "worker of %s at %s, C:\\Users\\%s\\projx\\win.py" % (USER, HOST, USER)
         if e.get("cat") == "user_annotation":
             e["name"] = "save %s/ckpt/epoch7.pt DB_PASSWORD=s3cretvalue" % home
+        if e.get("cat") == "cpu_op":  # args: shapes stay, free text is sanitized
+            e["args"]["Input Dims"] = [[4, 128, 7], [], [1024]]
+            e["args"]["Input type"] = ["float", "", "c10::BFloat16"]
+            e["args"]["Call stack"] = "%s/train.py(12): forward;/home/%s/x.py(3): f" % (home, USER)
     path = os.path.join(tmp, "%s_%s_trace.json" % (USER, HOST))
     with open(path, "w") as f:
         json.dump(tr, f)
@@ -98,6 +160,17 @@ def main():
     check("<path:" in outs["export"] and "<user>" in outs["export"] and "<host>" in outs["export"],
           "replacements visible in the export")
     check("DB_PASSWORD=<redacted>" in outs["export"], "env value redacted")
+    # args: shapes and types stay byte for byte, paths in them go
+    def cpu_args(doc):
+        return [e["args"] for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
+    pa, ra = cpu_args(json.loads(open(plain).read())), cpu_args(json.loads(outs["export"]))
+    check(len(pa) == len(ra) and len(pa) > 0 and all(
+        a.get("Input Dims") == b.get("Input Dims") == [[4, 128, 7], [], [1024]] and a.get("Input type") == b.get("Input type")
+        and a.get("External id") == b.get("External id") for a, b in zip(pa, ra)),
+          "--redact keeps the args' shapes, types and ids")
+    check(ra and all("Call stack" in b and "<path:" in b["Call stack"] for b in ra),
+          "--redact sanitizes the args' free text: %r" % (ra[:1],))
+    serve_redact(tmp, path, env)
     # same figures
     a = figures(gp(["summary", "--json", plain], env).stdout)
     b = figures(gp(["summary", "--json", red], env).stdout)

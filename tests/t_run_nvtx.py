@@ -2,8 +2,15 @@
 """gpuprof run --nvtx: the injection library (InitializeInjectionNvtx2, no
 GPU needed) records NVTX push/pop ranges with correct nesting and durations,
 start/end ranges ended on another thread, marks, named domains with
-registered strings, and thread names, into the store; summary reads them."""
-import os, sqlite3, subprocess, sys, tempfile
+registered strings, and thread names, into the store; summary reads them.
+Then the per-thread buffers under load (issue 19): several threads (exiting
+before the program) crossing chunk boundaries with names written into one
+reused buffer, on the TSC and the CLOCK_MONOTONIC paths: every event
+stored once, nothing dropped, each name the text at push time, nesting kept,
+times inside the CLOCK_MONOTONIC interval the program printed; and a fork:
+the child records as a process of its own; ranges 5 ms apart over a second
+lie within 2 us of the CLOCK_MONOTONIC reads around them."""
+import bisect, os, sqlite3, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
@@ -51,6 +58,20 @@ check(marks == N, "marks: %d" % marks)
 tname = con.execute("SELECT name FROM tracks WHERE id = ?", (outer[0][3],)).fetchone()[0]
 check(tname == "main thread", "thread name: %r" % tname)
 con.close()
+# export keeps the marks (issue 15 item 7): Chrome JSON instants, Perfetto track events
+import json
+ej = os.path.join(tmp, "n.json")
+r = subprocess.run([BIN, "export", "-o", ej, db], capture_output=True, text=True)
+check(r.returncode == 0, "export: %s" % r.stderr)
+if r.returncode == 0:
+    ev = json.load(open(ej))["traceEvents"]
+    got = [e for e in ev if e.get("name") == "checkpoint" and e.get("ph") == "i"]
+    check(len(got) == N, "export keeps the %d marks: %d" % (N, len(got)))
+ep = os.path.join(tmp, "n.pftrace")
+r = subprocess.run([BIN, "export", "--format", "perfetto", "-o", ep, db], capture_output=True,
+                   text=True)
+check(r.returncode == 0 and ("%d instants" % N) in r.stderr,
+      "perfetto export keeps the marks: %s" % r.stderr)
 r = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
 check(r.returncode == 0 and '"outer"' in r.stdout, "summary reads the NVTX ranges")
 # NVTX off: the program runs unrecorded
@@ -60,6 +81,112 @@ r = subprocess.run([BIN, "run", "-o", db2, "--no-opencl", "--no-cuda", "-q", "--
 check(r.returncode == 0, "run without --nvtx")
 n = sqlite3.connect(db2).execute("SELECT count(*) FROM slices").fetchone()[0]
 check(n == 0, "no NVTX ranges without --nvtx: %d" % n)
+
+NAMES = "SELECT s.s, x.ts, x.dur, x.track, x.proc FROM slices x JOIN strings s ON s.proc = " \
+        "x.proc AND s.id = x.name"
+
+
+def stress(clock, T=4, P=3000):
+    dbs = os.path.join(tmp, "stress_%s_%d_%d.db" % (clock, T, P))
+    env = dict(os.environ)
+    if clock == "monotonic":
+        env["GPUPROF_CLOCK"] = "monotonic"
+    r = subprocess.run([BIN, "run", "-o", dbs, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                        "--no-summary", "--", PROG, "stress", str(T), str(P)],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "%s: stress run: %d %s" % (clock, r.returncode, r.stderr))
+    vals = dict(l.split() for l in r.stdout.splitlines() if l.startswith("mono_"))
+    before, after = int(vals["mono_before"]), int(vals["mono_after"])
+    c = sqlite3.connect(dbs)
+    dropped = c.execute("SELECT sum(dropped) FROM processes").fetchone()[0]
+    check(dropped == 0, "%s: nothing dropped: %s" % (clock, dropped))
+    rows = c.execute(NAMES).fetchall()
+    outer = [x for x in rows if x[0] == "stress outer"]
+    dyn = [x for x in rows if x[0].startswith("dyn ")]
+    check(len(outer) == T * P and len(dyn) == T * P,
+          "%s: every pair stored once: %d outer, %d inner" % (clock, len(outer), len(dyn)))
+    marks = c.execute("SELECT count(*) FROM instants i JOIN strings s ON s.proc = i.proc AND "
+                      "s.id = i.name WHERE s.s = 'stressdom::reg'").fetchone()[0]
+    check(marks == T * P // 100, "%s: domain marks with a registered string: %d" % (clock, marks))
+    check(all(before <= x[1] and x[1] + x[2] <= after for x in rows),
+          "%s: times on CLOCK_MONOTONIC inside [%d, %d]: %r" %
+          (clock, before, after, [x for x in rows if not before <= x[1] <= after][:3]))
+    by_track = {}
+    for x in dyn:
+        by_track.setdefault(x[3], []).append(x)
+    check(len(by_track) == T, "%s: one track per thread: %d" % (clock, len(by_track)))
+    starts = {}
+    for o in outer:
+        starts.setdefault(o[3], []).append((o[1], o[1] + o[2]))
+    bad_name = bad_nest = 0
+    for tr, xs in by_track.items():
+        xs.sort(key=lambda x: x[1])
+        k = xs[0][0].split()[1]
+        for i, x in enumerate(xs):  # the buffer's text at push time: dyn K i%3, in order
+            if x[0] != "dyn %s %d" % (k, i % 3):
+                bad_name += 1
+        os_ = sorted(starts.get(tr, []))
+        for x in xs:
+            j = bisect.bisect_right(os_, (x[1], float("inf"))) - 1
+            if j < 0 or not (os_[j][0] <= x[1] and x[1] + x[2] <= os_[j][1]):
+                bad_nest += 1
+    check(bad_name == 0, "%s: names follow the reused buffer's text: %d wrong" % (clock, bad_name))
+    check(bad_nest == 0, "%s: inner ranges nested in their outer range: %d not" % (clock, bad_nest))
+    c.close()
+
+
+stress("tsc")
+stress("monotonic")
+# a burst of 600,000 ranges from one thread (about 600 chunks): all stored,
+# none dropped
+stress("tsc", 1, 300000)
+
+
+def clock_probes(clock, n=200):
+    """each range inside the CLOCK_MONOTONIC times read around it, to 2 us,
+    over ~1.2 s (many drain passes and TSC anchors)"""
+    dbc = os.path.join(tmp, "clock_%s.db" % clock)
+    env = dict(os.environ)
+    if clock == "monotonic":
+        env["GPUPROF_CLOCK"] = "monotonic"
+    r = subprocess.run([BIN, "run", "-o", dbc, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                        "--no-summary", "--", PROG, "clock", str(n)], capture_output=True,
+                       text=True, env=env)
+    check(r.returncode == 0, "%s: clock run: %d %s" % (clock, r.returncode, r.stderr))
+    probes = [tuple(map(int, l.split()[1:])) for l in r.stdout.splitlines()
+              if l.startswith("probe ")]
+    c = sqlite3.connect(dbc)
+    rows = sorted((x[1], x[2]) for x in c.execute(NAMES).fetchall() if x[0] == "clock probe")
+    c.close()
+    check(len(rows) == n == len(probes), "%s: %d probes, %d ranges" % (clock, len(probes), len(rows)))
+    tol = 2000
+    bad = [(p, r) for p, r in zip(probes, rows)
+           if not (p[0] - tol <= r[0] and r[0] + r[1] <= p[1] + tol and r[1] >= 50000)]
+    check(not bad, "%s: ranges on CLOCK_MONOTONIC within 2 us of the reads around them: %d off, "
+          "e.g. %r" % (clock, len(bad), bad[:2]))
+
+
+clock_probes("tsc")
+clock_probes("monotonic")
+
+dbf = os.path.join(tmp, "fork.db")
+r = subprocess.run([BIN, "run", "-o", dbf, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                    "--no-summary", "--", PROG, "fork"], capture_output=True, text=True)
+check(r.returncode == 0, "fork run: %d %s" % (r.returncode, r.stderr))
+c = sqlite3.connect(dbf)
+procs = c.execute("SELECT id, pid FROM processes ORDER BY id").fetchall()
+check(len(procs) == 2, "fork: two processes: %r" % procs)
+rows = c.execute(NAMES).fetchall()
+child = [x for x in rows if x[0] == "child range"]
+check(len(child) == 5 and all(x[2] >= 20000 for x in child), "fork: the child's ranges: %r" % child)
+check(len({x[4] for x in child}) == 1 and child and child[0][4] != procs[0][0],
+      "fork: the child's ranges under the child's process")
+check(sum(1 for x in rows if x[0] == "parent after fork" and x[4] == procs[0][0]) == 1,
+      "fork: the parent goes on recording")
+check(sorted(x[4] for x in rows if x[0] == "across fork") == [p[0] for p in procs],
+      "fork: the range open across fork ends once in each process")
+c.close()
+
 if failures:
     sys.exit(1)
 print("ok")

@@ -15,7 +15,7 @@ and on* attributes. The payloads must reach the page as text (checked: they
 show up in tooltips and the page text), so the test cannot pass by losing
 the names. A deliberately vulnerable control page must be detected.
 Exit 77 when Chromium or node is missing."""
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
@@ -116,6 +116,71 @@ def main():
     page("timeline_agg", "timeline", trace, "--max-slices", "150")
     page("memory", "memory", trace)
     page("report", "report", trace)
+    # the torch.compile page of a log whose function name, restart reason and
+    # recompile reason carry payloads
+    fixture = os.path.join(SRC, "tests", "data", "torch_trace_small.log")
+    if os.path.exists(fixture):
+        X = "<img src=x onerror=window.__xss=1><script>window.__xss=1</script>"
+        with open(fixture) as f:
+            text = f.read()
+        text = text.replace('"co_name": "step"', '"co_name": %s' % json.dumps("step" + X))
+        text = text.replace("generic_jump TensorVariable()", "generic_jump " + X)
+        text = text.replace("size mismatch", "size mismatch " + X)
+        log = os.path.join(tmp, "hostile_compile.log")
+        with open(log, "w") as f:
+            f.write(text)
+        page("compile", "compile", log)
+    # the pages `gpuprof serve` renders: the dashboard (trace names, run
+    # command lines, bottleneck names after a click on "Summary") and the
+    # views of a trace and of a recorded run
+    server, ids = None, []
+    r = subprocess.run([BIN, "serve", "--help"], capture_output=True)
+    if r.returncode == 0:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from serve_util import Server
+        db = os.path.join(tmp, "runs.db")
+        gp("run", "-q", "--no-summary", "--no-cuda", "--no-opencl", "-o", db, "--", "/bin/echo", *pl[:8])
+        server = Server(["--quiet", "--store", db, trace])
+        base = "http://127.0.0.1:%d" % server.port
+        st, _, b = server.get("/api/traces")
+        kinds = {t["kind"]: t["id"] for t in json.loads(b)["traces"]}
+        check(sorted(kinds) == ["file", "store-run"], "serve lists the trace and the run: %r" % kinds)
+        ids = [kinds.get("file"), kinds.get("store-run")]
+        pages.append(base + "/")
+        for v in ("report", "flame", "timeline", "memory"):  # the run has no events: not viewed
+            pages.append("%s/view/%s?trace=%s" % (base, v, ids[0]))
+    else:
+        print("note: this build has no serve; the dashboard is not checked")
+    # statically: trace data sits only in JSON data blocks, which cannot be
+    # left early (no "</", "<!--"), carry no raw U+2028/U+2029 and parse
+    for pg in pages:
+        if pg.startswith("http"):
+            continue
+        with open(pg.split("#")[0], encoding="utf-8") as f:
+            html = f.read()
+        # script elements as an HTML parser splits them: from a start tag to
+        # the first "</script" (a payload ending one early leaves a JSON
+        # block that does not parse, or markup in a code block)
+        blocks, code, pos = [], [], 0
+        low = html.lower()
+        while True:
+            i = low.find("<script", pos)
+            if i < 0:
+                break
+            gt = html.index(">", i)
+            end = low.find("</script", gt)
+            (blocks if 'type="application/json"' in html[i:gt] else code).append(html[gt + 1:end])
+            pos = end + 8
+        name = os.path.basename(pg)
+        check(blocks and all("<!--" not in b and "</" not in b and "\u2028" not in b and "\u2029" not in b
+                             for b in blocks), "%s: JSON blocks escape </, <!-- and U+2028/2029" % name)
+        for b in blocks:
+            try:
+                json.loads(b)
+            except ValueError as e:
+                check(False, "%s: a JSON block does not parse: %s" % (name, e))
+        check(not any("__xss" in c for c in code), "%s: no payload inside a code <script>" % name)
+        check("\\u2028" in html or name.startswith(("compile", "memory")), "%s: the U+2028 payload is in the page (escaped)" % name)
     # the control: a page that puts a hovered element's data-t into innerHTML
     ctl = os.path.join(tmp, "control.html")
     with open(ctl, "w") as f:
@@ -124,13 +189,19 @@ def main():
                 'onerror=window.__xss=1&gt;"/></svg><script>document.querySelector("svg").addEventListener('
                 '"mousemove",function(e){var t=e.target.getAttribute("data-t");if(t)document.getElementById('
                 '"tip").innerHTML=t;});document.body.setAttribute("data-ready","1");</script></body></html>')
-    r = subprocess.run([node, "--experimental-websocket", os.path.join(SRC, "tests", "xss_cdp.js"), chrome, ctl]
-                       + pages, capture_output=True, text=True, timeout=900)
+    try:
+        r = subprocess.run([node, "--experimental-websocket", os.path.join(SRC, "tests", "xss_cdp.js"), chrome, ctl]
+                           + pages, capture_output=True, text=True, timeout=1500)
+    finally:
+        if server:
+            server.stop()
     check(r.returncode == 0, "xss_cdp.js failed: %s" % r.stderr.strip()[-500:])
     res = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     check(len(res) == len(pages) + 1, "results for %d of %d pages" % (len(res), len(pages) + 1))
     for x in res:
         name = os.path.basename(x["page"])
+        if x["page"].startswith("http"):
+            name = "serve:" + (x["page"].split("/", 3)[3] or "dashboard")
         print("%s: %d elements, %d hovers, %d clicks, payload in tip %d times, xss=%s, injected=%d %s" % (
             name, x["n"], x["hovers"], x["clicks"], x["tipPayload"], x["xss"], x["injected"],
             x["injectedSample"]))
@@ -143,7 +214,10 @@ def main():
         check(x["exceptions"] == 0, "%s: %d script exceptions" % (name, x["exceptions"]))
         check(x["hovers"] >= 3 and x["clicks"] >= 3, "%s: too few interactions" % name)
         check(x["textPayload"], "%s: the payloads do not appear as text" % name)
-        if not name.startswith("memory"):
+        # the dashboard has no tooltips; the compile page's tooltips name
+        # phases, not the (hostile) functions
+        no_tip = "memory" in name or name in ("serve:dashboard", "compile.html")
+        if not no_tip:
             check(x["tipPayload"] > 0, "%s: no tooltip showed a payload as text" % name)
     shutil.rmtree(tmp, ignore_errors=True)
     if failures:

@@ -40,23 +40,36 @@ TEST(stat_compute)
 
 TEST(expect_int_matches_loop)
 {
-    for (int64_t n = 0; n < 50; n += 7) {
-        uint32_t r = 0;
-        for (uint32_t l = 0; l < 16; l++) {
-            uint32_t x = 123 + l, y = x + 7;
-            for (int64_t i = 0; i < n; i++) {
-                x = x * (uint32_t)GP_BENCH_CHAIN_IA + (uint32_t)GP_BENCH_CHAIN_IB;
-                y = y * (uint32_t)GP_BENCH_CHAIN_IA + (uint32_t)GP_BENCH_CHAIN_IB;
-            }
-            r ^= x ^ y;
+    /* every vector count a kernel variant can have (CUDA: 2) */
+    for (int nv = 1; nv <= GP_BENCH_CHAINS_MAX / 16; nv *= 2)
+        for (int64_t n = 0; n < 50; n += 7) {
+            uint32_t r = 0;
+            for (uint32_t k = 0; k < (uint32_t)nv; k++)
+                for (uint32_t l = 0; l < 16; l++) {
+                    uint32_t x = 123 + l + 7 * k;
+                    for (int64_t i = 0; i < n; i++)
+                        x = x * (uint32_t)GP_BENCH_CHAIN_IA + (uint32_t)GP_BENCH_CHAIN_IB;
+                    r ^= x;
+                }
+            ASSERT_EQ_INT(gp_bench_expect_int(123, n, nv), r);
         }
-        ASSERT_EQ_INT(gp_bench_expect_int(123, n), r);
+    /* fp: 0 steps gives the start values; a few steps match the loop in
+     * double; many steps reach the fixed point 1 on every chain */
+    for (int nv = 1; nv <= GP_BENCH_CHAINS_MAX / 16; nv *= 2) {
+        double s0 = 0, s5 = 0;
+        for (int k = 0; k < nv; k++)
+            for (int l = 0; l < 16; l++) {
+                double x = (5 & 63) / 64.0 + l / 16.0 + 0.5 * k;
+                s0 += x;
+                for (int i = 0; i < 5; i++) x = 0.9 * x + 0.1;
+                s5 += x;
+            }
+        ASSERT_NEAR(gp_bench_expect_fp(5, 0, nv, 0.9, 0.1), s0, 1e-9);
+        ASSERT_NEAR(gp_bench_expect_fp(5, 5, nv, 0.9, 0.1), s5, 1e-9);
+        ASSERT_NEAR(gp_bench_expect_fp(5, 10000, nv, 0.9, 0.1), 16.0 * nv, 1e-9);
     }
-    /* fp: 0 steps gives the start values */
-    double s = 0;
-    for (int l = 0; l < 16; l++) s += 2 * ((5 & 63) / 64.0 + l / 16.0) + 0.5;
-    ASSERT_NEAR(gp_bench_expect_fp(5, 0, 0.9, 0.1), s, 1e-12);
-    ASSERT_NEAR(gp_bench_expect_fp(5, 10000, 0.9, 0.1), 32.0, 1e-9);
+    ASSERT(gp_bench_chains_valid(16) && gp_bench_chains_valid(256) && gp_bench_chains_valid(32));
+    ASSERT(!gp_bench_chains_valid(0) && !gp_bench_chains_valid(48) && !gp_bench_chains_valid(512));
 }
 
 TEST(keys_and_direction)
@@ -192,11 +205,34 @@ TEST(cuda_ok)
     }
     ASSERT(r.devs[0].figs[GP_BT_READ].peak_valid);
     ASSERT(r.devs[0].figs[GP_BT_FP32].peak_valid);
+    /* the PTX kernels: 32 chains per thread, not chosen; none for the others */
+    ASSERT_EQ_INT(r.devs[0].figs[GP_BT_FP32].chains, 32);
+    ASSERT_EQ_INT(r.devs[0].figs[GP_BT_FP32].chains_how, GP_BENCH_CHAINS_FIXED);
+    ASSERT_EQ_INT(r.devs[0].figs[GP_BT_READ].chains, 0);
     ASSERT(!r.devs[0].figs[GP_BT_H2D_PINNED].peak_valid);      /* PCIe peak not known */
     ASSERT_EQ_INT(r.devs[0].figs[GP_BT_H2D_PINNED].nsweep, 5); /* 4K 16K 64K 256K 1M */
     gp_bench_result_free(&r);
     printf("  cuda_ok: timing part skipped: the stand-in driver runs kernels on the host, its "
            "event times are not device timings\n");
+}
+
+/* --chains other than the PTX kernels' 32: unsupported, said so */
+TEST(cuda_chains)
+{
+    if (!fake_lib()) SKIP("tests/libfake_cuda.so not built (no CUDA headers)");
+    gp_bench_dev devs[4];
+    char why[256] = "";
+    ASSERT_EQ_INT(open_fake("ok", devs, why, sizeof why), 1);
+    gp_bench_opts o;
+    quick_opts(&o, 1ull << GP_BT_FP32 | 1ull << GP_BT_INT32);
+    o.chains = 64;
+    gp_bench_result r;
+    ASSERT_EQ_INT(gp_bench_run(devs, 1, &o, &r), 0);
+    for (int t = GP_BT_FP32; t <= GP_BT_INT32; t += GP_BT_INT32 - GP_BT_FP32) {
+        ASSERT(!r.devs[0].figs[t].valid);
+        ASSERT(strstr(r.devs[0].figs[t].why, "32 chains per thread"));
+    }
+    gp_bench_result_free(&r);
 }
 
 TEST(cuda_oom)
@@ -256,4 +292,4 @@ TEST(ptx_assembles)
 }
 
 TEST_MAIN(t_quantile, stat_compute, expect_int_matches_loop, keys_and_direction, compare_direction,
-          cuda_nodevice, cuda_ok, cuda_oom, cuda_launch_failure, ptx_assembles)
+          cuda_nodevice, cuda_ok, cuda_chains, cuda_oom, cuda_launch_failure, ptx_assembles)

@@ -2,9 +2,11 @@
  * step detection, on stores written with the store's writer API (one op
  * slowing down from run 4 on; a flat history), plus the command's output. */
 #include "analysis/history.h"
+#include "analysis/mannwhitney.h"
 #include "core/clock.h"
 #include "store/store.h"
 #include "test.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,32 +132,34 @@ static const gp_hist_op *op_named(const gp_history *h, const char *name)
     return NULL;
 }
 
-TEST(history_step_at_run4)
+/* 12 runs, gemm 20 % slower from run 7 on: 6 runs against 6 (the per-run
+ * means are tested: 6 against 6 separated gives p = 2/924 x 11 splits). */
+TEST(history_step_at_run7)
 {
     char path[256];
     tmp_path(path, sizeof path, "step");
-    ASSERT_EQ_INT(write_store(path, 6, 4, 20, 60), 0);
+    ASSERT_EQ_INT(write_store(path, 12, 7, 20, 60), 0);
     gp_history_opts o;
     gp_history_opts_default(&o);
     gp_history *h = history_of(path, &o);
     ASSERT(h != NULL);
-    ASSERT_EQ_INT(gp_history_runs(h), 6);
+    ASSERT_EQ_INT(gp_history_runs(h), 12);
     const gp_hist_op *g = op_named(h, "gemm"), *f = op_named(h, "flat_kernel");
     const gp_hist_op *api = op_named(h, "clEnqueueNDRangeKernel");
     ASSERT(g && f && api);
     ASSERT_EQ_INT(g->group, GP_G_KERNEL);
     ASSERT_EQ_INT(api->group, GP_G_RUNTIME);
-    ASSERT_EQ_INT(g->runs_present, 6);
-    for (int r = 0; r < 6; r++) {
+    ASSERT_EQ_INT(g->runs_present, 12);
+    for (int r = 0; r < 12; r++) {
         ASSERT_EQ_INT(g->pts[r].count, 60);
-        double want = r >= 3 ? 120000 : 100000;
+        double want = r >= 6 ? 120000 : 100000;
         ASSERT_NEAR(g->pts[r].mean_ns, want, want * 0.01);
         ASSERT(g->pts[r].p50_ns <= g->pts[r].p95_ns);
     }
     ASSERT_EQ_INT(g->nsteps, 1);
-    ASSERT_EQ_INT(g->steps[0].at, 3); /* the 4th run */
+    ASSERT_EQ_INT(g->steps[0].at, 6); /* the 7th run */
     ASSERT_NEAR(g->steps[0].change_pct, 20, 1.5);
-    ASSERT(g->steps[0].p < 1e-6);
+    ASSERT_NEAR(g->steps[0].p, 2.0 / 924 * 11, 1e-9);
     ASSERT(g->steps[0].effect < 0.5);
     ASSERT_EQ_INT(f->nsteps, 0);
     ASSERT_EQ_INT(api->nsteps, 0);
@@ -211,39 +215,133 @@ TEST(history_steps_rules)
 {
     gp_history_opts o;
     gp_history_opts_default(&o);
-    static int64_t buf[9 * 40];
-    const int64_t *runs[9];
-    size_t cnt[9];
+    static int64_t buf[30 * 40];
+    const int64_t *runs[30];
+    size_t cnt[30];
     gp_hist_step *st;
     size_t ns;
-    /* two steps: up at run index 3, back down at 6 */
-    double m2[9] = {1000, 1000, 1000, 1300, 1300, 1300, 1000, 1000, 1000};
-    synth(buf, runs, cnt, m2, 9, 40);
-    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 9, &o, &st, &ns), 0);
+    /* two steps: up at run index 10, back down at 20 */
+    double m2[30];
+    for (int r = 0; r < 30; r++) m2[r] = r >= 10 && r < 20 ? 1300 : 1000;
+    synth(buf, runs, cnt, m2, 30, 40);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 30, &o, &st, &ns), 0);
     ASSERT_EQ_INT(ns, 2);
-    ASSERT_EQ_INT(st[0].at, 3);
-    ASSERT_EQ_INT(st[1].at, 6);
+    ASSERT_EQ_INT(st[0].at, 10);
+    ASSERT_EQ_INT(st[1].at, 20);
     ASSERT(st[0].change_pct > 25 && st[1].change_pct < -20);
     free(st);
     /* a 2 % shift is below the threshold */
-    double small[6] = {1000, 1000, 1000, 1020, 1020, 1020};
-    synth(buf, runs, cnt, small, 6, 40);
+    double small[12] = {1000, 1000, 1000, 1000, 1000, 1000, 1020, 1020, 1020, 1020, 1020, 1020};
+    synth(buf, runs, cnt, small, 12, 40);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 12, &o, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 0);
+    free(st);
+    /* the test is on per-run figures: 3 runs against 3 can never be
+     * significant (smallest p 0.1 before the correction), however many
+     * instances each run has */
+    double big[6] = {1000, 1000, 1000, 2000, 2000, 2000};
+    synth(buf, runs, cnt, big, 6, 40);
     ASSERT_EQ_INT(gp_history_steps(runs, cnt, 6, &o, &st, &ns), 0);
     ASSERT_EQ_INT(ns, 0);
     free(st);
-    /* one instance per run: 3 against 3 can never be significant */
-    double big[6] = {1000, 1000, 1000, 2000, 2000, 2000};
-    synth(buf, runs, cnt, big, 6, 1);
-    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 6, &o, &st, &ns), 0);
+    /* identical runs on a loaded machine: one run whose every instance is
+     * 30 % slower is run-to-run variance, not a step (pooling its 40
+     * instances against the others' would give p ~ 1e-20) */
+    double loaded[12] = {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1300};
+    synth(buf, runs, cnt, loaded, 12, 40);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 12, &o, &st, &ns), 0);
+    ASSERT_EQ_INT(ns, 0);
+    free(st);
+    double loaded2[12] = {1000, 1000, 1000, 1000, 1000, 1300, 1000, 1000, 1000, 1000, 1000, 1000};
+    synth(buf, runs, cnt, loaded2, 12, 40);
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 12, &o, &st, &ns), 0);
     ASSERT_EQ_INT(ns, 0);
     free(st);
     /* absent runs are skipped: the step lands on the next run present */
-    synth(buf, runs, cnt, big, 6, 40);
-    cnt[3] = 0;
-    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 6, &o, &st, &ns), 0);
+    double big16[16];
+    for (int r = 0; r < 16; r++) big16[r] = r >= 8 ? 2000 : 1000;
+    synth(buf, runs, cnt, big16, 16, 40);
+    cnt[8] = 0;
+    ASSERT_EQ_INT(gp_history_steps(runs, cnt, 16, &o, &st, &ns), 0);
     ASSERT_EQ_INT(ns, 1);
-    ASSERT_EQ_INT(st[0].at, 4);
+    ASSERT_EQ_INT(st[0].at, 9);
     free(st);
+}
+
+/* Per-run mean of run r. */
+static double run_mean(const int64_t *const *runs, const size_t *cnt, size_t r)
+{
+    double s = 0;
+    for (size_t i = 0; i < cnt[r]; i++) s += (double)runs[r][i];
+    return s / (double)cnt[r];
+}
+
+/* Every step reported passes the rule between its neighbouring steps, where
+ * it is described: random histories (steps of random size at random runs,
+ * run-level noise), each step's figures recomputed here from the per-run
+ * means of [previous step, next step). */
+TEST(history_steps_pass_between_neighbours)
+{
+    gp_history_opts o;
+    gp_history_opts_default(&o);
+    static int64_t buf[40 * 8];
+    const int64_t *runs[40];
+    size_t cnt[40];
+    uint64_t seed = 7;
+    size_t total_steps = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        size_t nr = 8 + (size_t)((noise(&seed) + 1) * 16); /* 8..39 runs */
+        double m[40], level = 1000;
+        for (size_t r = 0; r < nr; r++) {
+            if (noise(&seed) > 0.8) level *= 1 + 0.3 * noise(&seed); /* a step */
+            m[r] = level * (1 + 0.04 * noise(&seed));                /* run-level noise */
+        }
+        synth(buf, runs, cnt, m, nr, 8);
+        gp_hist_step *st;
+        size_t ns;
+        ASSERT_EQ_INT(gp_history_steps(runs, cnt, nr, &o, &st, &ns), 0);
+        for (size_t i = 0; i < ns; i++) {
+            size_t a = i ? st[i - 1].at : 0, b = i + 1 < ns ? st[i + 1].at : nr, k = st[i].at;
+            ASSERT(a < k && k < b);
+            ASSERT_EQ_INT(st[i].seg_begin, a);
+            ASSERT_EQ_INT(st[i].seg_end, b);
+            int64_t x[40], y[40];
+            double sx = 0, sy = 0;
+            for (size_t r = a; r < k; r++) {
+                sx += run_mean(runs, cnt, r);
+                x[r - a] = llround(run_mean(runs, cnt, r) * 1024);
+            }
+            for (size_t r = k; r < b; r++) {
+                sy += run_mean(runs, cnt, r);
+                y[r - k] = llround(run_mean(runs, cnt, r) * 1024);
+            }
+            /* sort for the test */
+            for (size_t p = 1; p < k - a; p++)
+                for (size_t q = p; q > 0 && x[q - 1] > x[q]; q--) {
+                    int64_t t = x[q];
+                    x[q] = x[q - 1];
+                    x[q - 1] = t;
+                }
+            for (size_t p = 1; p < b - k; p++)
+                for (size_t q = p; q > 0 && y[q - 1] > y[q]; q--) {
+                    int64_t t = y[q];
+                    y[q] = y[q - 1];
+                    y[q - 1] = t;
+                }
+            gp_mwu mw;
+            gp_mwu_test_sorted_i64(x, k - a, y, b - k, GP_MWU_AUTO, &mw);
+            double p = fmin(1, mw.p * (double)(b - a - 1));
+            double before = sx / (double)(k - a), after = sy / (double)(b - k);
+            double pct = 100 * (after - before) / before;
+            ASSERT(p < o.alpha);
+            ASSERT_NEAR(st[i].p, p, 1e-12);
+            ASSERT(fabs(pct) >= o.threshold_pct);
+            ASSERT(after > before ? mw.effect < 0.5 : mw.effect > 0.5);
+            total_steps++;
+        }
+        free(st);
+    }
+    ASSERT(total_steps > 50); /* the property was exercised */
 }
 
 /* Runs the gpuprof binary with args; returns its exit status and output. */
@@ -266,20 +364,22 @@ TEST(history_cli)
     char path[256], args[512];
     static char out[1 << 16];
     tmp_path(path, sizeof path, "cli");
-    ASSERT_EQ_INT(write_store(path, 6, 4, 20, 60), 0);
+    ASSERT_EQ_INT(write_store(path, 12, 7, 20, 60), 0);
     snprintf(args, sizeof args, "history --op gemm --json %s", path);
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
     ASSERT_CONTAINS(out, "\"name\":\"gemm\"");
-    ASSERT_CONTAINS(out, "\"steps\":[{\"run\":4,\"run_index\":3,");
-    ASSERT_CONTAINS(out, "\"runs_present\":6");
+    ASSERT_CONTAINS(out, "\"steps\":[{\"run\":7,\"run_index\":6,");
+    ASSERT_CONTAINS(out, "\"runs_present\":12");
+    ASSERT_CONTAINS(out, "\"test\":\"mann-whitney-u-on-run-means\"");
     snprintf(args, sizeof args, "history --op gemm %s", path);
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
-    ASSERT_CONTAINS(out, "<- step +2");
-    ASSERT_CONTAINS(out, "from run 4:");
+    ASSERT_CONTAINS(out, "<- step +1");
+    ASSERT_CONTAINS(out, "from run 7:");
+    ASSERT_CONTAINS(out, "p 0.0238");
     snprintf(args, sizeof args, "history %s", path);
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
     ASSERT_CONTAINS(out, "1 with a step");
-    ASSERT_CONTAINS(out, "run 4 (+2");
+    ASSERT_CONTAINS(out, "run 7 (+19.9%");
     snprintf(args, sizeof args, "history --category runtime --json %s", path);
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
     ASSERT_CONTAINS(out, "\"operation_count\":1");
@@ -289,8 +389,8 @@ TEST(history_cli)
     ASSERT_CONTAINS(out, "no operation 'no_such_kernel'");
     snprintf(args, sizeof args, "history --last 3 --op gemm --json %s", path);
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
-    ASSERT_CONTAINS(out, "\"run_ids\":[4,5,6]");
-    ASSERT_CONTAINS(out, "\"steps\":[]"); /* runs 4-6 are all slow */
+    ASSERT_CONTAINS(out, "\"run_ids\":[10,11,12]");
+    ASSERT_CONTAINS(out, "\"steps\":[]"); /* runs 10-12 are all slow */
     rm_store(path);
     tmp_path(path, sizeof path, "cliflat");
     ASSERT_EQ_INT(write_store(path, 6, 0, 0, 60), 0);
@@ -301,6 +401,16 @@ TEST(history_cli)
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 2);
     rm_store(path);
     ASSERT_EQ_INT(run_cli("history /nonexistent/x.db", out, sizeof out), 2);
+    /* 2 runs against 2, 50 % slower: a change too short to be a step, and
+     * the text does not claim the mean did not change */
+    tmp_path(path, sizeof path, "clishort");
+    ASSERT_EQ_INT(write_store(path, 4, 3, 50, 20), 0);
+    snprintf(args, sizeof args, "history --op gemm %s", path);
+    ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
+    ASSERT_CONTAINS(out, "Steps (0): none passed the test");
+    ASSERT(!strstr(out, "did not change"));
+    rm_store(path);
 }
 
-TEST_MAIN(history_step_at_run4, history_flat_no_step, history_steps_rules, history_cli)
+TEST_MAIN(history_step_at_run7, history_flat_no_step, history_steps_rules,
+          history_steps_pass_between_neighbours, history_cli)

@@ -500,8 +500,14 @@ TEST(opencl_kernel_timers_pocl)
     gp_kernel_rows_free(k, n);
     /* gp_measure sees the kernel time of each iteration */
     gp_result res;
-    ASSERT_EQ_INT(gp_measure(p, "cl_iter", cl_run, &e, 1, 4, &res), 0);
+    ASSERT_EQ_INT(gp_measure(p, "cl_iter", cl_run, &e, 3, 4, &res), 0);
     ASSERT(res.gpu.valid);
+    /* the 3 warm-up calls are not counted, as in the ranges (4) */
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    ASSERT_EQ_INT(gp_kernel_stats(p, &k, &n), 0);
+    ASSERT_EQ_INT(n, 1);
+    ASSERT_EQ_INT(k[0].count, 5 + 4);
+    gp_kernel_rows_free(k, n);
     ASSERT(res.gpu.min_ns > 0 && res.gpu.mean_ns <= res.wall.mean_ns);
     /* the kernel report and the device memory from the OpenCL device */
     char kp[256];
@@ -532,7 +538,7 @@ TEST(opencl_kernel_timers_pocl)
     size_t nk = 0;
     for (size_t i = 0; i < tr->slices.n; i++)
         if (gp_slice_kind(tr, &tr->slices.v[i]) == GP_K_CL_COMMAND) nk++;
-    ASSERT_EQ_INT(nk, 10); /* 5 + 1 warm-up + 4 measured */
+    ASSERT_EQ_INT(nk, 12); /* 5 + 3 warm-up + 4 measured: the timeline keeps the warm-up */
     gp_trace_destroy(tr);
     remove(jp);
     gp_profiler_destroy(p);

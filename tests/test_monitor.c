@@ -1,10 +1,14 @@
 /* tests/test_monitor.c: the device monitor against the NVML stand-in
  * (tests/fake_nvml): fields and validity, missing symbols, init faults and
- * the nvidia-smi fallback, lost GPUs, XID events, the sampler thread, and a
- * 10,000-tick fault soak. */
+ * the nvidia-smi fallback (its -lms stream: one process read across ticks,
+ * restarted when it dies, bounded when it never answers), lost GPUs, XID
+ * events, the sampler thread, and a 10,000-tick fault soak. */
 #include "core/clock.h"
 #include "test.h"
 #include <gpuprof/monitor.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +48,41 @@ static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *read_text(const char *path)
+{
+    static char buf[8192];
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return buf;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static int count_lines(const char *path, const char *needle)
+{
+    const char *t = read_text(path);
+    int n = 0;
+    for (const char *l = t; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        if (strstr(line, needle)) n++;
+        l += len + (e ? 1 : 0);
+    }
+    return n;
 }
 
 TEST(nvml_fields)
@@ -180,6 +219,11 @@ TEST(nvml_mismatch_falls_back_to_nvidia_smi)
 {
     gp_mon_config c = base_cfg(GP_FAKE_NVML, "nvml_mismatch.scn");
     snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "%s/monitor/fake-nvidia-smi", GP_TEST_DATA);
+    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64];
+    ASSERT(mkdtemp(dir));
+    snprintf(ctl, sizeof ctl, "%s/ctl", dir);
+    write_file(ctl, "\n");
+    setenv("FAKE_SMI_CTL", ctl, 1);
     gp_monitor *m = gp_monitor_create(&c);
     gp_health_entry h[8];
     size_t n = 0;
@@ -219,16 +263,152 @@ TEST(nvml_mismatch_falls_back_to_nvidia_smi)
     ASSERT_EQ_INT(gp_monitor_processes(m, 1, p, 4), 1);
     ASSERT_EQ_INT(p[0].pid, 999999);
     ASSERT(!(p[0].valid & GP_PROC_MEM)); /* [N/A] */
-    /* a GPU that nvidia-smi reports lost */
-    setenv("FAKE_SMI_LOST", "1", 1);
-    gp_monitor_sample_now(m);
-    unsetenv("FAKE_SMI_LOST");
-    gp_monitor_device_info(m, 1, &d);
+    /* a GPU that the running nvidia-smi stream starts reporting lost */
+    write_file(ctl, "lost\n");
+    for (int i = 0; i < 200; i++) { /* the stream's next iteration (1 s period) */
+        gp_monitor_sample_now(m);
+        gp_monitor_device_info(m, 1, &d);
+        if (!d.present) break;
+        sleep_ms(25);
+    }
     ASSERT_EQ_INT(d.present, 0);
+    ASSERT_CONTAINS(d.status, "no longer reported");
     gp_monitor_device_info(m, 0, &d);
     ASSERT_EQ_INT(d.present, 1);
     ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 1);
     gp_monitor_destroy(m);
+    unsetenv("FAKE_SMI_CTL");
+    unlink(ctl);
+    rmdir(dir);
+}
+
+/* The fallback's monitor with a control file and a start log for the fake
+ * nvidia-smi, sampling at `interval` seconds. */
+static gp_monitor *smi_monitor(char *dir, char *ctl, char *log, double interval)
+{
+    gp_mon_config c = base_cfg(GP_FAKE_NVML, "nvml_mismatch.scn");
+    snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "%s/monitor/fake-nvidia-smi", GP_TEST_DATA);
+    c.monitoring_interval_seconds = interval;
+    if (!mkdtemp(dir)) return NULL;
+    sprintf(ctl, "%s/ctl", dir);
+    sprintf(log, "%s/log", dir);
+    write_file(ctl, "\n");
+    setenv("FAKE_SMI_CTL", ctl, 1);
+    setenv("FAKE_SMI_LOG", log, 1);
+    return gp_monitor_create(&c); /* the variables stay for the streams it starts */
+}
+
+static void smi_cleanup(const char *dir, const char *ctl, const char *log)
+{
+    unsetenv("FAKE_SMI_CTL");
+    unsetenv("FAKE_SMI_LOG");
+    unlink(ctl);
+    unlink(log);
+    rmdir(dir);
+}
+
+TEST(nvsmi_stream_one_process)
+{
+    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
+    gp_monitor *m = smi_monitor(dir, ctl, log, 0.05);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_dev_sample s;
+    for (int i = 0; i < 20; i++) {
+        gp_monitor_sample_now(m);
+        ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0);
+        ASSERT_NEAR(s.v[GP_MF_UTIL], 87, 0);
+        ASSERT_NEAR(s.v[GP_MF_MEM_USED], 30000.0 * 1048576, 0);
+        ASSERT(!gp_sample_has(&s, GP_MF_FAN)); /* [N/A] stays unknown */
+        ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
+        ASSERT(!gp_sample_has(&s, GP_MF_POWER));    /* [N/A] */
+        ASSERT(!gp_sample_has(&s, GP_MF_ECC_CORR)); /* [Not Supported] */
+        ASSERT_NEAR(s.v[GP_MF_FAN], 31, 0);
+        gp_dev_proc p[4];
+        ASSERT_EQ_INT(gp_monitor_processes(m, 0, p, 4), 1);
+        ASSERT_EQ_INT(gp_monitor_processes(m, 1, p, 4), 1);
+        ASSERT_EQ_INT(p[0].pid, 999999);
+        ASSERT(!(p[0].valid & GP_PROC_MEM)); /* [N/A] */
+        sleep_ms(30);
+    }
+    /* 20 ticks over ~1 s: one --query-gpu and one --query-compute-apps
+     * process, each started once and read as a stream */
+    ASSERT_EQ_INT(count_lines(log, "--query-gpu="), 1);
+    ASSERT_EQ_INT(count_lines(log, "--query-compute-apps="), 1);
+    ASSERT_CONTAINS(read_text(log), "-lms 50");
+    /* the processes end: iterations without a line empty the list */
+    write_file(ctl, "noapps\n");
+    gp_dev_proc p[4];
+    int np = -1;
+    for (int i = 0; i < 200 && np != 0; i++) {
+        sleep_ms(25);
+        gp_monitor_sample_now(m);
+        np = gp_monitor_processes(m, 0, p, 4) + gp_monitor_processes(m, 1, p, 4);
+    }
+    ASSERT_EQ_INT(np, 0);
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0); /* the GPU stream goes on */
+    ASSERT_EQ_INT(count_lines(log, "--query-compute-apps="), 1);
+    gp_monitor_destroy(m);
+    smi_cleanup(dir, ctl, log);
+}
+
+TEST(nvsmi_stream_restarted_when_it_dies)
+{
+    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
+    gp_monitor *m = smi_monitor(dir, ctl, log, 0.05);
+    ASSERT(m);
+    gp_monitor_sample_now(m);
+    gp_dev_sample s;
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0);
+    write_file(ctl, "die\n"); /* both streams exit at their next iteration */
+    sleep_ms(300);
+    gp_monitor_sample_now(m); /* sees the end of the stream */
+    write_file(ctl, "\n");
+    int starts = 1;
+    for (int i = 0; i < 200 && starts < 2; i++) {
+        sleep_ms(25);
+        gp_monitor_sample_now(m);
+        starts = count_lines(log, "--query-gpu=");
+    }
+    ASSERT_EQ_INT(starts, 2); /* restarted once (at most one start a second) */
+    gp_monitor_sample_now(m);
+    gp_dev_info d;
+    gp_monitor_device_info(m, 0, &d);
+    ASSERT_EQ_INT(d.present, 1); /* the gap was bridged: no GPU reported lost */
+    ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 0);
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0);
+    ASSERT_NEAR(s.v[GP_MF_TEMP], 64, 0);
+    gp_monitor_destroy(m);
+    smi_cleanup(dir, ctl, log);
+}
+
+TEST(nvsmi_stream_that_never_answers)
+{
+    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
+    gp_monitor *m = smi_monitor(dir, ctl, log, 0.05);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    write_file(ctl, "hang\n"); /* the streams start but print nothing, ever */
+    gp_monitor_sample_now(m);  /* returns: the first snapshot is waited for, bounded */
+    gp_dev_info d;
+    gp_monitor_device_info(m, 0, &d);
+    ASSERT_EQ_INT(d.present, 0);
+    ASSERT_CONTAINS(d.status, "nvidia-smi: no output for");
+    for (int i = 0; i < 3; i++) gp_monitor_sample_now(m); /* later ticks do not wait again */
+    /* it answers again: the restarted stream brings the GPUs back */
+    write_file(ctl, "\n");
+    int ok = 0;
+    for (int i = 0; i < 200 && !ok; i++) {
+        sleep_ms(25);
+        gp_monitor_rediscover(m);
+        gp_monitor_sample_now(m);
+        gp_monitor_device_info(m, 0, &d);
+        ok = d.present;
+    }
+    ASSERT_EQ_INT(ok, 1);
+    ASSERT_CMP_INT(count_lines(log, "--query-gpu="), >=, 2);
+    gp_monitor_destroy(m);
+    smi_cleanup(dir, ctl, log);
 }
 
 TEST(gpu_lost_mid_run)
@@ -361,6 +541,8 @@ TEST(fault_soak_10000_ticks)
     ASSERT_EQ_INT(system(cmd), 0);
 }
 
-TEST_MAIN(nvml_fields, nvml_sub_second_uses_samples, nvml_old_library_missing_symbols,
-          nvml_library_absent, nvml_mismatch_falls_back_to_nvidia_smi, gpu_lost_mid_run, xid_events,
+TEST_MAIN(nvml_fields, nvsmi_stream_one_process, nvsmi_stream_restarted_when_it_dies,
+          nvsmi_stream_that_never_answers, nvml_sub_second_uses_samples,
+          nvml_old_library_missing_symbols, nvml_library_absent,
+          nvml_mismatch_falls_back_to_nvidia_smi, gpu_lost_mid_run, xid_events,
           sampler_thread_and_ring, fault_soak_10000_ticks)

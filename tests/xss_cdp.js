@@ -9,7 +9,7 @@
 // itself. After the page, the DOM is searched for elements and attributes
 // no gpuprof page creates (img, iframe, on* attributes, ...).
 //
-// Usage: node --experimental-websocket xss_cdp.js CHROMIUM PAGE.html[#frag]...
+// Usage: node --experimental-websocket xss_cdp.js CHROMIUM PAGE.html[#frag]|URL...
 // Prints one JSON line per page: {page, ready, xss, injected, hovers,
 // clicks, tipPayload, textPayload, exceptions}.
 'use strict';
@@ -77,7 +77,8 @@ async function main() {
     const [file, frag] = page.split('#');
     loaded = false;
     exceptions = 0;
-    await S('Page.navigate', {url: 'file://' + path.resolve(file) + (frag ? '#' + frag : '')});
+    const url = /^https?:/.test(file) ? file : 'file://' + path.resolve(file);
+    await S('Page.navigate', {url: url + (frag ? '#' + frag : '')});
     for (let i = 0; i < 600 && !loaded; i++) await sleep(50);  // slow CI machines
     let ready = false;
     for (let i = 0; i < 600 && !ready; i++) {

@@ -134,7 +134,8 @@ static int cmp_ev(const void *a, const void *b)
 
 /* Moves the top items (by time, then count) into a->ev and frees e.
  * Returns the accumulated totals in *count / *time. */
-static void ev_fill(gp_adv_ctx *c, ev_acc *e, gp_advice *a, uint64_t *count, int64_t *time)
+static void ev_fill(gp_adv_ctx *c, ev_acc *e, gp_advice *a, uint64_t *count, int64_t *time,
+                    gp_adv_unit unit)
 {
     uint64_t n = 0;
     int64_t tm = 0;
@@ -150,6 +151,7 @@ static void ev_fill(gp_adv_ctx *c, ev_acc *e, gp_advice *a, uint64_t *count, int
         x->count = e->v.v[i].count;
         x->time_ns = e->v.v[i].time;
         x->value = e->v.v[i].value;
+        x->unit = unit;
     }
     if (count) *count = n;
     if (time) *time = tm;
@@ -163,7 +165,8 @@ static void ev_free(ev_acc *e)
     GP_VEC_FREE(e->v);
 }
 
-static void ev_text(gp_advice *a, const char *name, uint64_t count, int64_t time, double value)
+static void ev_text(gp_advice *a, const char *name, uint64_t count, int64_t time, double value,
+                    gp_adv_unit unit)
 {
     if (a->nev >= GP_ADV_MAX_EVIDENCE) return;
     gp_adv_evidence *x = &a->ev[a->nev++];
@@ -171,26 +174,93 @@ static void ev_text(gp_advice *a, const char *name, uint64_t count, int64_t time
     x->count = count;
     x->time_ns = time;
     x->value = value;
+    x->unit = unit;
+}
+
+const char *gp_adv_unit_name(gp_adv_unit u)
+{
+    static const char *const names[] = {NULL, "ns", "ms", "bytes", "pct", "count"};
+    return (unsigned)u < sizeof names / sizeof names[0] ? names[u] : NULL;
+}
+
+const char *gp_adv_value_str(char *buf, size_t n, double value, gp_adv_unit u)
+{
+    if (isnan(value)) {
+        snprintf(buf, n, "N/A");
+        return buf;
+    }
+    switch (u) {
+    case GP_ADV_U_NS:
+        return gp_fmt_dur_auto(buf, n, value);
+    case GP_ADV_U_MS:
+        return gp_fmt_dur_auto(buf, n, value * 1e6);
+    case GP_ADV_U_BYTES:
+        return gp_fmt_bytes(buf, n, value);
+    case GP_ADV_U_PCT:
+        if (value != 0 && fabs(value) < 0.01)
+            snprintf(buf, n, "%s0.01 %%", value > 0 ? "< " : "> -");
+        else
+            snprintf(buf, n, "%.2f %%", value);
+        break;
+    case GP_ADV_U_COUNT:
+        snprintf(buf, n, "%.0f", value);
+        break;
+    default:
+        snprintf(buf, n, "%.6g", value);
+        break;
+    }
+    return buf;
+}
+
+/* libgpuprof ranges that named their device (gp_range_begin_ex): per name,
+ * the calls, their total and the longest call, from the kept slices with
+ * flag (GP_SLICE_DEV_CPU/GPU) and the aggregated rows of device dev
+ * (GP_DEV_CPU/GPU, gpuprof.h's values 1/2). 0 or GP_ENOMEM. */
+static int lib_ops(const gp_trace *t, uint16_t flag, uint8_t dev, ev_acc *e)
+{
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(s->flags & flag) || gp_slice_kind(t, s) != GP_K_RANGE) continue;
+        if (ev_add(e, s->name, 1, s->dur, (double)s->dur)) return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        if (r->device != dev || !r->count || t->cats.v[r->cat].kind != GP_K_RANGE) continue;
+        if (ev_add(e, r->name, r->count, r->total_ns, (double)r->max_ns)) return GP_ENOMEM;
+    }
+    return 0;
 }
 
 /* ---- seed rules --------------------------------------------------------- */
 
 static int r_small_gpu_op(gp_adv_ctx *c, const double *p, gp_advice *a)
 {
-    ev_acc e = {0};
+    ev_acc e = {0}, g = {0};
     for (size_t i = 0; i < c->sum.n; i++) {
         const gp_op_row *r = &c->sum.rows[i];
         if (r->group != GP_G_KERNEL || r->st.mean >= p[0] * 1e3) continue;
         if (ev_add(&e, r->name, r->st.count, r->st.sum, r->st.mean)) return GP_ENOMEM;
     }
+    size_t nk = e.v.n;
+    /* libgpuprof ranges on the GPU (gp_range_begin_ex(..., GP_DEV_GPU, ...)) */
+    if (lib_ops(c->t, GP_SLICE_DEV_GPU, 2, &g)) return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    for (size_t i = 0; i < g.v.n; i++) {
+        const ev_item *x = &g.v.v[i];
+        double mean = (double)x->time / (double)x->count;
+        if (mean >= p[0] * 1e3) continue;
+        if (ev_add(&e, x->name, x->count, x->time, mean))
+            return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    }
+    ev_free(&g);
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
     size_t nops = e.v.n;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
-             "%zu kernels average under %.0f us per call (%llu calls)", nops, p[0],
-             (unsigned long long)n);
+             "%zu GPU operations (%zu kernels, %zu GPU ranges) average under %.0f us per call "
+             "(%llu calls)",
+             nops, nk, nops - nk, p[0], (unsigned long long)n);
     finish(c, a, tm, GP_NONE, GP_PRIO_LOW, "depends on the data size; measure the op on the CPU");
     return 1;
 }
@@ -239,15 +309,77 @@ static int r_large_cpu_op(gp_adv_ctx *c, const double *p, gp_advice *a)
         }
     }
     free(lt);
+    /* libgpuprof ranges on the CPU (gp_range_begin_ex(..., GP_DEV_CPU, ...)):
+     * kept calls over the threshold; of aggregated ones only the longest is
+     * known, counted when it is over */
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(s->flags & GP_SLICE_DEV_CPU) || s->dur <= min || gp_slice_kind(t, s) != GP_K_RANGE)
+            continue;
+        if (ev_add(&e, s->name, 1, s->dur, (double)s->dur)) return ev_free(&e), GP_ENOMEM;
+    }
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        if (r->device != 1 || r->max_ns <= min || t->cats.v[r->cat].kind != GP_K_RANGE) continue;
+        if (ev_add(&e, r->name, 1, r->max_ns, (double)r->max_ns)) return ev_free(&e), GP_ENOMEM;
+    }
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
-             "%llu CPU operator calls over %.0f ms launch no GPU work", (unsigned long long)n,
-             p[0]);
+             "%llu CPU operation calls (operators, CPU ranges) over %.0f ms launch no GPU work",
+             (unsigned long long)n, p[0]);
     finish(c, a, tm, GP_NONE, GP_PRIO_MEDIUM, "up to the operators' time if the work suits a GPU");
     return 1;
+}
+
+/* Runs of >= minrun libgpuprof GPU ranges (gp_range_begin_ex(...,
+ * GP_DEV_GPU, ...)) of one name back to back on one thread (kept slices:
+ * the order of aggregated ranges is not known), into e; the idle gaps
+ * before the repeated calls, each capped at 5 us (an unknown launch), are
+ * added to *gaps. 0 or GP_ENOMEM. */
+static int lib_gpu_runs(const gp_trace *t, size_t minrun, ev_acc *e, int64_t *gaps)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->slices.n; i++)
+        if ((t->slices.v[i].flags & GP_SLICE_DEV_GPU) &&
+            gp_slice_kind(t, &t->slices.v[i]) == GP_K_RANGE)
+            n++;
+    if (n < minrun || n == 0) return 0;
+    int64_t *k = malloc(n * 3 * sizeof *k); /* (track, ts, index) */
+    if (!k) return GP_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (!(s->flags & GP_SLICE_DEV_GPU) || gp_slice_kind(t, s) != GP_K_RANGE) continue;
+        k[3 * m] = s->track;
+        k[3 * m + 1] = s->ts;
+        k[3 * m + 2] = (int64_t)i;
+        m++;
+    }
+    qsort(k, n, 3 * sizeof *k, cmp_i64pair);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc;) {
+        const gp_slice *s0 = &t->slices.v[k[3 * i + 2]];
+        size_t j = i + 1;
+        int64_t time = s0->dur, gap = 0;
+        while (j < n && k[3 * j] == k[3 * i]) {
+            const gp_slice *q = &t->slices.v[k[3 * (j - 1) + 2]], *s = &t->slices.v[k[3 * j + 2]];
+            if (s->name != s0->name) break;
+            int64_t g = s->ts - (q->ts + q->dur);
+            gap += g <= 0 ? 0 : g < 5000 ? g : 5000;
+            time += s->dur;
+            j++;
+        }
+        if (j - i >= minrun) {
+            rc = ev_add(e, s0->name, j - i, time, (double)(j - i));
+            *gaps += gap;
+        }
+        i = j;
+    }
+    free(k);
+    return rc;
 }
 
 static int r_batch(gp_adv_ctx *c, const double *p, gp_advice *a)
@@ -294,14 +426,16 @@ static int r_batch(gp_adv_ctx *c, const double *p, gp_advice *a)
         }
         last[s->track] = (uint32_t)i;
     }
+    if (lib_gpu_runs(t, minrun, &e, &gaps)) goto out;
     rc = 0;
     if (e.v.n) {
         uint64_t n;
         int64_t tm;
         size_t names = e.v.n;
-        ev_fill(c, &e, a, &n, &tm);
+        ev_fill(c, &e, a, &n, &tm, GP_ADV_U_COUNT);
         snprintf(a->finding, sizeof a->finding,
-                 "%zu GPU operations run >= %zu times back to back on one stream (%llu calls)",
+                 "%zu GPU operations run >= %zu times back to back on one stream or thread (%llu "
+                 "calls)",
                  names, minrun, (unsigned long long)n);
         finish(c, a, tm, gaps, GP_PRIO_MEDIUM,
                "per call the gap before it, at most its launch time");
@@ -377,7 +511,10 @@ static size_t mem_dev_of(mem_dev **d, size_t *n, const gp_mem_event *e)
 
 static const char *dev_label(char *buf, size_t n, int dtype, int did)
 {
-    snprintf(buf, n, "%s:%d", dtype == 0 ? "cpu" : dtype == 1 ? "cuda" : "device", did);
+    if (dtype == GP_NONE) /* libgpuprof's tracker: no device */
+        snprintf(buf, n, "tracked");
+    else
+        snprintf(buf, n, "%s:%d", dtype == 0 ? "cpu" : dtype == 1 ? "cuda" : "device", did);
     return buf;
 }
 
@@ -406,7 +543,8 @@ static int r_large_memory(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (size_t k = 0; k < nd; k++) {
         if ((double)d[k].peak <= limit) continue;
         char lab[32], b[32];
-        ev_text(a, dev_label(lab, sizeof lab, d[k].dtype, d[k].did), 1, GP_NONE, (double)d[k].peak);
+        ev_text(a, dev_label(lab, sizeof lab, d[k].dtype, d[k].did), 1, GP_NONE, (double)d[k].peak,
+                GP_ADV_U_BYTES);
         if (!fired)
             snprintf(a->finding, sizeof a->finding,
                      "peak allocated memory %s on %s exceeds %.0f MiB",
@@ -423,21 +561,32 @@ static int r_large_memory(gp_adv_ctx *c, const double *p, gp_advice *a)
 
 static int r_cache(gp_adv_ctx *c, const double *p, gp_advice *a)
 {
-    ev_acc e = {0};
+    ev_acc e = {0}, g = {0};
     for (size_t i = 0; i < c->sum.n; i++) {
         const gp_op_row *r = &c->sum.rows[i];
         if (r->group != GP_G_CPU_OP || (double)r->st.count < p[0] || r->st.mean >= p[1] * 1e3)
             continue;
         if (ev_add(&e, r->name, r->st.count, r->st.sum, r->st.mean)) return GP_ENOMEM;
     }
+    /* libgpuprof ranges on the CPU */
+    if (lib_ops(c->t, GP_SLICE_DEV_CPU, 1, &g)) return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    for (size_t i = 0; i < g.v.n; i++) {
+        const ev_item *x = &g.v.v[i];
+        double mean = (double)x->time / (double)x->count;
+        if ((double)x->count < p[0] || mean >= p[1] * 1e3) continue;
+        if (ev_add(&e, x->name, x->count, x->time, mean))
+            return ev_free(&e), ev_free(&g), GP_ENOMEM;
+    }
+    ev_free(&g);
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
     size_t names = e.v.n;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
-             "%zu CPU operators are called >= %.0f times at under %.0f us each (%llu calls)", names,
-             p[0], p[1], (unsigned long long)n);
+             "%zu CPU operations (operators, CPU ranges) are called >= %.0f times at under %.0f us "
+             "each (%llu calls)",
+             names, p[0], p[1], (unsigned long long)n);
     finish(c, a, tm, GP_NONE, GP_PRIO_LOW, "part of the calls' time when results can be reused");
     return 1;
 }
@@ -452,7 +601,7 @@ static int r_low_util(gp_adv_ctx *c, const double *p, gp_advice *a)
              "the GPU is busy %.1f%% of the traced span (%s busy of %s)", util,
              gp_fmt_dur_auto(b, sizeof b, (double)c->gpu_busy_ns),
              gp_fmt_dur_auto(b + 32, 32, (double)c->span));
-    ev_text(a, "GPU busy time", c->ngpu, c->gpu_busy_ns, util);
+    ev_text(a, "GPU busy time", c->ngpu, c->gpu_busy_ns, util, GP_ADV_U_PCT);
     finish(c, a, c->span - c->gpu_busy_ns, GP_NONE, GP_PRIO_MEDIUM,
            "depends on how much CPU work can overlap; see gpu-gaps and low-utilization-spans");
     return 1;
@@ -508,7 +657,10 @@ static int monitor_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int kind)
             snprintf(f, sizeof f, what[kind], fig, p[0]);
             snprintf(a->finding, sizeof a->finding, "counter \"%.80s\": %s", nm, f);
         }
-        ev_text(a, nm, n, GP_NONE, fig);
+        ev_text(a, nm, n, GP_NONE, fig,
+                kind == 1   ? GP_ADV_U_PCT
+                : kind == 2 ? GP_ADV_U_MS
+                            : GP_ADV_U_NONE);
         fired = 1;
     }
     if (!fired) return 0;
@@ -554,7 +706,7 @@ static int r_sync_memcpy(gp_adv_ctx *c, const double *p, gp_advice *a)
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NONE);
     if ((double)n < p[0]) return 0;
     snprintf(a->finding, sizeof a->finding, "%llu synchronous memcpy/memset calls block the CPU",
              (unsigned long long)n);
@@ -581,7 +733,7 @@ static int r_pageable(gp_adv_ctx *c, const double *p, gp_advice *a)
     }
     if (!e.v.n) return ev_free(&e), 0;
     uint64_t n;
-    ev_fill(c, &e, a, &n, NULL);
+    ev_fill(c, &e, a, &n, NULL, GP_ADV_U_BYTES);
     if ((double)n < p[0]) return 0;
     snprintf(a->finding, sizeof a->finding,
              "%llu asynchronous copies use pageable host memory (they run synchronously)",
@@ -608,7 +760,7 @@ static int r_sync_loop(gp_adv_ctx *c, const double *p, gp_advice *a)
     double per_step = c->nsteps ? (double)n / (double)c->nsteps : NAN;
     if ((double)n < p[0] || (c->nsteps && per_step < p[1])) return ev_free(&e), 0;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NONE);
     if (c->nsteps)
         snprintf(a->finding, sizeof a->finding,
                  "%llu synchronize calls, %.1f per step: synchronization inside a loop",
@@ -645,7 +797,7 @@ static int r_gaps(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (int k = 0; k < GP_ADV_MAX_EVIDENCE && best[k][0]; k++) {
         char nm[64], d[32];
         snprintf(nm, sizeof nm, "gap at %s", gp_fmt_dur_auto(d, sizeof d, (double)best[k][1]));
-        ev_text(a, nm, 1, best[k][0], NAN);
+        ev_text(a, nm, 1, best[k][0], NAN, GP_ADV_U_NONE);
     }
     snprintf(a->finding, sizeof a->finding,
              "%llu GPU idle gaps of >= %.0f us add up to %.1f%% of the GPU's active span",
@@ -700,7 +852,8 @@ static int r_low_spans(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (int k = 0; k < GP_ADV_MAX_EVIDENCE && best[k][0]; k++) {
         char nm[64], d[32];
         snprintf(nm, sizeof nm, "span at %s", gp_fmt_dur_auto(d, sizeof d, (double)best[k][1]));
-        ev_text(a, nm, 1, best[k][0], 100.0 * (double)best[k][2] / (double)best[k][0]);
+        ev_text(a, nm, 1, best[k][0], 100.0 * (double)best[k][2] / (double)best[k][0],
+                GP_ADV_U_PCT);
     }
     char d[32];
     snprintf(
@@ -734,7 +887,7 @@ static int r_launch_bound(gp_adv_ctx *c, const double *p, gp_advice *a)
     if (!n || (double)n < p[0] || 100.0 * (double)n / (double)launches < p[1])
         return ev_free(&e), 0;
     int64_t tm;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, GP_ADV_U_NS);
     snprintf(a->finding, sizeof a->finding,
              "%llu of %llu kernels (%.1f%%) run shorter than their launch call",
              (unsigned long long)n, (unsigned long long)launches,
@@ -771,7 +924,7 @@ static int r_launch_delay(gp_adv_ctx *c, const double *p, gp_advice *a)
     uint64_t n = 0;
     for (size_t i = 0; i < e.v.n; i++) n += e.v.v[i].count;
     if (!n || (double)n < p[1]) return ev_free(&e), 0;
-    ev_fill(c, &e, a, &n, NULL);
+    ev_fill(c, &e, a, &n, NULL, GP_ADV_U_NS);
     snprintf(
         a->finding, sizeof a->finding,
         "%llu GPU operations started more than %.0f us after their launch call ended, on an idle "
@@ -805,7 +958,7 @@ static int r_queue(gp_adv_ctx *c, const double *p, gp_advice *a)
         if ((double)rows[i].max < p[0]) continue;
         char nm[64];
         snprintf(nm, sizeof nm, "stream %lld", gp_stream_shown(rows[i].stream));
-        ev_text(a, nm, rows[i].launches, GP_NONE, (double)rows[i].max);
+        ev_text(a, nm, rows[i].launches, GP_NONE, (double)rows[i].max, GP_ADV_U_COUNT);
         if (!fired)
             snprintf(
                 a->finding, sizeof a->finding,
@@ -843,7 +996,7 @@ static int r_comm_overlap(gp_adv_ctx *c, const double *p, gp_advice *a)
         if (h->stream < 0 || h->ktype != GP_KT_COMMUNICATION) continue;
         if (ev_add(&e, h->name, 1, h->dur, NAN)) return ev_free(&e), GP_ENOMEM;
     }
-    ev_fill(c, &e, a, NULL, NULL);
+    ev_fill(c, &e, a, NULL, NULL, GP_ADV_U_NONE);
     char d[32];
     snprintf(a->finding, sizeof a->finding,
              "only %.1f%% of the communication time overlaps computation; %s of communication is "
@@ -891,7 +1044,7 @@ static int kernel_shape_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int k
     if (!e.v.n || ktime <= 0 || 100.0 * (double)tm / (double)ktime < p[1]) return ev_free(&e), 0;
     uint64_t n;
     size_t names = e.v.n;
-    ev_fill(c, &e, a, &n, &tm);
+    ev_fill(c, &e, a, &n, &tm, kind == 0 ? GP_ADV_U_PCT : GP_ADV_U_COUNT);
     for (size_t i = 0; i < a->nev; i++) a->ev[i].value = -a->ev[i].value;
     if (kind == 0)
         snprintf(a->finding, sizeof a->finding,
@@ -979,7 +1132,8 @@ static int memory_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int kind)
             if ((double)d[k].not_freed_early < limit) continue;
             char lab[32], b[32];
             dev_label(lab, sizeof lab, d[k].dtype, d[k].did);
-            ev_text(a, lab, d[k].not_freed_n, GP_NONE, (double)d[k].not_freed_early);
+            ev_text(a, lab, d[k].not_freed_n, GP_NONE, (double)d[k].not_freed_early,
+                    GP_ADV_U_BYTES);
             if (rc == 0)
                 snprintf(a->finding, sizeof a->finding,
                          "%llu allocations (%s) on %s made before the %s are never freed",
@@ -1007,7 +1161,7 @@ static int memory_rule(gp_adv_ctx *c, const double *p, gp_advice *a, int kind)
             for (size_t i = 0; i < nlev && a->nev < GP_ADV_MAX_EVIDENCE; i++) {
                 char nm[64];
                 snprintf(nm, sizeof nm, "after step %zu", i + 1);
-                ev_text(a, nm, 1, GP_NONE, (double)lev[i]);
+                ev_text(a, nm, 1, GP_NONE, (double)lev[i], GP_ADV_U_BYTES);
             }
             finish(c, a, GP_NONE, GP_NONE, GP_PRIO_HIGH,
                    "memory, not time: growth ends in out of memory");

@@ -44,11 +44,28 @@ typedef struct gp_adv_rule {
 /* The rule table (static, n rules in *n). */
 const gp_adv_rule *gp_adv_rules(size_t *n);
 
+/* The unit of an evidence value. */
+typedef enum gp_adv_unit {
+    GP_ADV_U_NONE = 0, /* a figure of the source without a known unit (counter values) */
+    GP_ADV_U_NS,       /* a duration in ns */
+    GP_ADV_U_MS,       /* a duration in ms (latency counters) */
+    GP_ADV_U_BYTES,
+    GP_ADV_U_PCT,   /* a percentage */
+    GP_ADV_U_COUNT, /* a number of things (queue length, blocks, calls in a row) */
+} gp_adv_unit;
+
+/* "ns", "ms", "bytes", "pct", "count", or NULL for GP_ADV_U_NONE. */
+const char *gp_adv_unit_name(gp_adv_unit u);
+/* The value with its unit, as every output shows it ("17.600 us",
+ * "8.00 MiB", "0.152 %", "18"); "N/A" when the value is NaN. */
+const char *gp_adv_value_str(char *buf, size_t n, double value, gp_adv_unit u);
+
 typedef struct gp_adv_evidence {
     char name[160];   /* operation (or span) the evidence is about, truncated */
     uint64_t count;   /* occurrences */
     int64_t time_ns;  /* time involved (GP_NONE when not a time) */
-    double value;     /* rule-specific figure (bytes, %, queue length); NaN when none */
+    double value;     /* rule-specific figure in unit; NaN when none */
+    gp_adv_unit unit; /* the unit of value */
     char detail[256]; /* torch-compile rules: the reason (graph break, recompile, failure);
                          "" for the other rules */
 } gp_adv_evidence;

@@ -78,6 +78,7 @@ static void ev_add(gp_advice *a, const gp_tlog *l, size_t nlogs, const gp_tt_com
     double s = gp_compile_time_s(c);
     x->time_ns = isnan(s) ? GP_NONE : (int64_t)llround(s * 1e9);
     x->value = NAN;
+    x->unit = GP_ADV_U_NONE;
 }
 
 /* Collects the records whose reasons match `want` (a class of graph break

@@ -1,6 +1,8 @@
 /* analysis/history.c: per-operation figures over a sequence of runs and step
- * detection: binary segmentation on the per-run means, each candidate step
- * confirmed by compare's rule (relative threshold + Mann-Whitney U test). */
+ * detection: binary segmentation on the per-run means finds candidates, each
+ * confirmed between its neighbours by compare's rule (relative threshold +
+ * Mann-Whitney U test) on the per-run means, so that run-to-run variance is
+ * what the test sees. */
 #include "analysis/history.h"
 #include "analysis/compare.h"
 #include "analysis/mannwhitney.h"
@@ -9,6 +11,7 @@
 #include "core/stats.h"
 #include "core/vec.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,51 +203,46 @@ fail:
 
 /* Step search state for one operation. */
 typedef struct seg_work {
-    const int64_t *const *runs;
-    const size_t *cnt;
     const size_t *present; /* indices of the runs with samples */
-    const double *msum;    /* prefix sums of the per-run means over present */
-    int64_t *buf;          /* room for every sample of the operation */
+    const double *mean;    /* per-run mean of each present run */
+    const double *msum;    /* prefix sums of mean */
+    int64_t *buf;          /* room for one figure per present run */
     const gp_history_opts *o;
     GP_VEC(gp_hist_step) steps;
 } seg_work;
 
-/* Pools the samples of present runs [a, b) into buf (ascending); returns
- * their count and sum in *sum. */
-static size_t pool(seg_work *w, size_t a, size_t b, int64_t *buf, double *sum)
-{
-    size_t n = 0;
-    double s = 0;
-    for (size_t k = a; k < b; k++) {
-        size_t r = w->present[k];
-        if (w->cnt[r]) memcpy(buf + n, w->runs[r], w->cnt[r] * sizeof *buf);
-        for (size_t i = 0; i < w->cnt[r]; i++) s += (double)w->runs[r][i];
-        n += w->cnt[r];
-    }
-    gp_sort_i64(buf, n);
-    *sum = s;
-    return n;
-}
-
-/* Figures of a step at present index k between present runs [a, b):
- * pooled means, change, Mann-Whitney p (Bonferroni over the b - a - 1
- * possible splits) and effect. */
+/* Figures of a step at present index k between present runs [a, b), all
+ * from the per-run means (each run one value, so that run-to-run variance is
+ * what the test sees): mean of the run means before and after, change,
+ * Mann-Whitney p on the run means (Bonferroni over the b - a - 1 possible
+ * splits) and effect. */
 static void restate(seg_work *w, size_t a, size_t k, size_t b, gp_hist_step *st)
 {
-    double s1, s2;
-    size_t n1 = pool(w, a, k, w->buf, &s1);
-    size_t n2 = pool(w, k, b, w->buf + n1, &s2);
+    size_t n1 = k - a, n2 = b - k;
+    /* ranked in 1/1024 ns, so that rounding makes no ties (which would turn
+     * the exact test into the normal approximation) */
+    for (size_t i = a; i < b; i++) w->buf[i - a] = llround(w->mean[i] * 1024);
+    gp_sort_i64(w->buf, n1);
+    gp_sort_i64(w->buf + n1, n2);
     gp_mwu mw;
     gp_mwu_test_sorted_i64(w->buf, n1, w->buf + n1, n2, GP_MWU_AUTO, &mw);
     st->at = w->present[k];
     st->seg_begin = w->present[a];
     st->seg_end = w->present[b - 1] + 1;
-    st->before_ns = s1 / (double)n1;
-    st->after_ns = s2 / (double)n2;
+    st->before_ns = (w->msum[k] - w->msum[a]) / (double)n1;
+    st->after_ns = (w->msum[b] - w->msum[k]) / (double)n2;
     st->change_pct =
         st->before_ns > 0 ? 100.0 * (st->after_ns - st->before_ns) / st->before_ns : NAN;
     st->p = fmin(1.0, mw.p * (double)(b - a - 1));
     st->effect = mw.effect;
+}
+
+/* The rule a step must pass (compare's): the change over the threshold, p
+ * under alpha and the test's direction agreeing with the change. */
+static int passes(const seg_work *w, const gp_hist_step *st)
+{
+    int agrees = st->after_ns > st->before_ns ? st->effect < 0.5 : st->effect > 0.5;
+    return fabs(st->change_pct) >= w->o->threshold_pct && st->p < w->o->alpha && agrees;
 }
 
 static int search(seg_work *w, size_t a, size_t b)
@@ -262,11 +260,11 @@ static int search(seg_work *w, size_t a, size_t b)
             best = k;
         }
     }
+    /* a candidate when the change reaches the threshold; whether it is a step
+     * is decided between its neighbouring candidates (gp_history_steps) */
     gp_hist_step st;
     restate(w, a, best, b, &st);
-    double pct = st.change_pct;
-    int agrees = st.after_ns > st.before_ns ? st.effect < 0.5 : st.effect > 0.5;
-    if (!(fabs(pct) >= w->o->threshold_pct) || !(st.p < w->o->alpha) || !agrees) return 0;
+    if (!(fabs(st.change_pct) >= w->o->threshold_pct)) return 0;
     if (GP_VEC_PUSH(w->steps, st)) return GP_ENOMEM;
     if (search(w, a, best) || search(w, best, b)) return GP_ENOMEM;
     return 0;
@@ -278,40 +276,60 @@ static int cmp_step(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Present index of run r. */
+static size_t present_index(const size_t *present, size_t r)
+{
+    size_t i = 0;
+    while (present[i] != r) i++;
+    return i;
+}
+
 int gp_history_steps(const int64_t *const *runs, const size_t *cnt, size_t nruns,
                      const gp_history_opts *o, gp_hist_step **steps, size_t *nsteps)
 {
     *steps = NULL;
     *nsteps = 0;
     size_t *present = malloc((nruns ? nruns : 1) * sizeof *present);
+    double *mean = malloc((nruns ? nruns : 1) * sizeof *mean);
     double *msum = malloc((nruns + 1) * sizeof *msum);
-    size_t m = 0, total = 0;
+    size_t m = 0;
     int rc = GP_ENOMEM;
-    seg_work w = {runs, cnt, present, msum, NULL, o, {0}};
-    if (!present || !msum) goto done;
+    seg_work w = {present, mean, msum, NULL, o, {0}};
+    if (!present || !mean || !msum) goto done;
     msum[0] = 0;
     for (size_t r = 0; r < nruns; r++) {
         if (!cnt[r]) continue;
         double s = 0;
         for (size_t i = 0; i < cnt[r]; i++) s += (double)runs[r][i];
         present[m] = r;
-        msum[m + 1] = msum[m] + s / (double)cnt[r];
+        mean[m] = s / (double)cnt[r];
+        msum[m + 1] = msum[m] + mean[m];
         m++;
-        total += cnt[r];
     }
-    w.buf = malloc((total ? total : 1) * sizeof *w.buf);
+    w.buf = malloc((m ? m : 1) * sizeof *w.buf);
     if (!w.buf || search(&w, 0, m)) goto done;
     if (w.steps.n > 1) qsort(w.steps.v, w.steps.n, sizeof *w.steps.v, cmp_step);
-    /* a step was found in a segment that may span later steps: its figures
-     * are restated between its neighbouring steps (the final segments) */
-    for (size_t i = 0; i < w.steps.n; i++) {
-        size_t a = 0, b = m, at = 0;
-        while (present[at] != w.steps.v[i].at) at++;
-        if (i > 0)
-            while (present[a] != w.steps.v[i - 1].at) a++;
-        if (i + 1 < w.steps.n)
-            for (b = at; present[b] != w.steps.v[i + 1].at;) b++;
-        restate(&w, a, at, b, &w.steps.v[i]);
+    /* each candidate is described and tested between its neighbouring
+     * candidates (the final segments); while some fail, the weakest (largest
+     * p, then smallest change) is dropped and its neighbours are restated and
+     * tested again, so that every step reported passes where it is shown */
+    for (;;) {
+        size_t worst = SIZE_MAX;
+        for (size_t i = 0; i < w.steps.n; i++) {
+            size_t a = 0, b = m, at = present_index(present, w.steps.v[i].at);
+            if (i > 0) a = present_index(present, w.steps.v[i - 1].at);
+            if (i + 1 < w.steps.n) b = present_index(present, w.steps.v[i + 1].at);
+            restate(&w, a, at, b, &w.steps.v[i]);
+            if (passes(&w, &w.steps.v[i])) continue;
+            const gp_hist_step *s = &w.steps.v[i],
+                               *x = worst == SIZE_MAX ? NULL : &w.steps.v[worst];
+            if (!x || s->p > x->p || (s->p == x->p && fabs(s->change_pct) < fabs(x->change_pct)))
+                worst = i;
+        }
+        if (worst == SIZE_MAX) break;
+        memmove(w.steps.v + worst, w.steps.v + worst + 1,
+                (w.steps.n - worst - 1) * sizeof *w.steps.v);
+        w.steps.n--;
     }
     *steps = w.steps.v;
     *nsteps = w.steps.n;
@@ -321,6 +339,7 @@ done:
     GP_VEC_FREE(w.steps);
     free(w.buf);
     free(present);
+    free(mean);
     free(msum);
     return rc;
 }

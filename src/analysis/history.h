@@ -29,10 +29,10 @@ typedef struct gp_hist_step {
     size_t at;                  /* index (into the runs) of the first run after the step */
     size_t seg_begin, seg_end;  /* runs [seg_begin, seg_end): from the previous step (or the
                                    first run) to the next step (or past the last run) */
-    double before_ns, after_ns; /* pooled mean per instance in [seg_begin, at) / [at, seg_end) */
+    double before_ns, after_ns; /* mean of the per-run means in [seg_begin, at) / [at, seg_end) */
     double change_pct;          /* 100 * (after - before) / before */
-    double p;                   /* Mann-Whitney p, Bonferroni-adjusted over the candidate splits */
-    double effect;              /* P(before > after) + P(=)/2; < 0.5: slower after */
+    double p;      /* Mann-Whitney p on the per-run means, Bonferroni-adjusted over the splits */
+    double effect; /* P(before > after) + P(=)/2; < 0.5: slower after */
 } gp_hist_step;
 
 typedef struct gp_hist_op {
@@ -78,14 +78,15 @@ const char *gp_history_name(const gp_history *h, uint32_t name);
 
 /* Finds steps in the per-run samples of one operation: runs[r] points at
  * the ascending durations of run r (cnt[r] of them; 0 = absent, left out of
- * the sequence). Binary segmentation: in a segment of >= 2 runs present,
- * the split maximising the between-segment sum of squares of the per-run
- * means is a step when the pooled mean changes by >= threshold and the
- * two-sided Mann-Whitney test of the pooled durations before/after it gives
- * p * (splits tried) < alpha in the direction of the change; then both
- * halves are searched again. The figures of each step found are then
- * restated between its neighbouring steps. Fills *steps (malloc'ed, caller frees) ordered
- * by run. Returns 0 or GP_ENOMEM. */
+ * the sequence). Binary segmentation finds candidates: in a segment of >= 2
+ * runs present, the split maximising the between-segment sum of squares of
+ * the per-run means is a candidate when the mean of the run means changes by
+ * >= threshold; then both halves are searched again. Each candidate is then
+ * tested between its neighbouring candidates: the two-sided Mann-Whitney
+ * test of the per-run means before/after gives p * (splits) < alpha in the
+ * direction of the change, and the change is >= threshold; while some fail,
+ * the weakest is dropped and the others are tested again. Fills *steps
+ * (malloc'ed, caller frees) ordered by run. Returns 0 or GP_ENOMEM. */
 int gp_history_steps(const int64_t *const *runs, const size_t *cnt, size_t nruns,
                      const gp_history_opts *o, gp_hist_step **steps, size_t *nsteps);
 

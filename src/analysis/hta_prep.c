@@ -312,6 +312,127 @@ oom:
     return GP_ENOMEM;
 }
 
+/* HTA 0.6.1's infer_gpu_type: MTIA when distributedInfo.backend holds
+ * "mtia:hccl", else when no event is named cudaLaunchKernel or
+ * hipLaunchKernel and one is named "runFunction - job_prep_and_submit_for_
+ * execution". HTA takes the device type of its first rank for all. */
+int gp_hta_is_mtia(const gp_trace *t)
+{
+    if (t->meta.backend && strstr(gp_trace_s(t, t->meta.backend), "mtia:hccl")) return 1;
+    uint32_t cuda = gp_strtab_find(t->strings, "cudaLaunchKernel", 16);
+    uint32_t hip = gp_strtab_find(t->strings, "hipLaunchKernel", 15);
+    static const char run[] = "runFunction - job_prep_and_submit_for_execution";
+    uint32_t mtia = gp_strtab_find(t->strings, run, sizeof run - 1);
+    if (mtia == GP_NO_INDEX) return 0;
+    int has_mtia = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        uint32_t nm = t->slices.v[i].name;
+        if (nm == cuda || nm == hip) return 0;
+        if (nm == mtia) has_mtia = 1;
+    }
+    return has_mtia;
+}
+
+/* HTA's category patterns (re.match, so anchored at the start):
+ * CPU_EVENTS (^cpu_op)|(^user_annotation$)|(^(.+)_runtime) and
+ * KERNEL (kernel)|(gpu_mem.+)|(mtia_ccp_events). */
+static int hta_cpu_cat(const char *c)
+{
+    return starts(c, "cpu_op") || !strcmp(c, "user_annotation") ||
+           (c[0] && strstr(c + 1, "_runtime"));
+}
+
+static int hta_kernel_cat(const char *c)
+{
+    return starts(c, "kernel") || (starts(c, "gpu_mem") && c[7]) || starts(c, "mtia_ccp_events");
+}
+
+/* ^ProfilerStep#(\d+) */
+static int hta_step_name(const char *s)
+{
+    return starts(s, "ProfilerStep#") && s[13] >= '0' && s[13] <= '9';
+}
+
+/* MemoryKernelGroupingPattern: (^(hip)?Memcpy)|(^(hip)?Memset)|(^dma) */
+static int hta_memory_name(const char *s)
+{
+    return starts(s, "Memcpy") || starts(s, "Memset") || starts(s, "hipMemcpy") ||
+           starts(s, "hipMemset") || starts(s, "dma");
+}
+
+/* HTA's filter_mtia_kernels_for_one_rank (trace.py): CPU events (by
+ * category) inside [first ProfilerStep start, last ProfilerStep end], the
+ * kernels (by category) whose correlation one of them has, and memory
+ * kernels (by name) starting inside a ProfilerStep, whose stream -1 becomes
+ * their tid (_fix_mtia_memory_kernels); each event once, in source order.
+ * Unlike the CUDA filter, the last step is kept. */
+static int mtia_filter(gp_hview *v)
+{
+    const gp_trace *t = v->t;
+    uint32_t nstr = gp_strtab_count(t->strings);
+    uint8_t *cat = calloc(t->cats.n ? t->cats.n : 1, 1); /* bit 0 CPU, bit 1 kernel */
+    uint8_t *nm = malloc(nstr ? nstr : 1);               /* bit 0 step, bit 1 memory; 0xff */
+    int64_t *steps = NULL;
+    size_t nsteps = 0;
+    corrtab keep = {0};
+    int rc = GP_ENOMEM;
+    if (!cat || !nm) goto done;
+    memset(nm, 0xff, nstr);
+    for (size_t c = 0; c < t->cats.n; c++) {
+        const char *s = gp_trace_s(t, t->cats.v[c].name);
+        cat[c] = (uint8_t)(hta_cpu_cat(s) | hta_kernel_cat(s) << 1);
+    }
+    steps = malloc((v->n ? v->n : 1) * 2 * sizeof *steps);
+    if (!steps) goto done;
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    for (size_t i = 0; i < v->n; i++) {
+        const gp_hev *e = &v->ev[i];
+        if (nm[e->name] == 0xff) {
+            const char *s = gp_trace_s(t, e->name);
+            nm[e->name] = (uint8_t)(hta_step_name(s) | hta_memory_name(s) << 1);
+        }
+        if (!(nm[e->name] & 1)) continue;
+        steps[2 * nsteps] = e->ts;
+        steps[2 * nsteps + 1] = e->ts + e->dur;
+        nsteps++;
+        if (cat[t->slices.v[e->slice].cat] & 1) {
+            if (e->ts < t0) t0 = e->ts;
+            if (e->ts + e->dur > t1) t1 = e->ts + e->dur;
+        }
+    }
+    if (ct_init(&keep, v)) goto done;
+    for (size_t i = 0; i < v->n; i++) { /* correlations of the CPU events kept */
+        const gp_hev *e = &v->ev[i];
+        if ((cat[t->slices.v[e->slice].cat] & 1) && e->ts >= t0 && e->ts + e->dur <= t1 &&
+            e->corr != -1 && ct_put(&keep, e->corr, 1))
+            goto done;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        gp_hev e = v->ev[i];
+        uint8_t c = cat[t->slices.v[e.slice].cat];
+        int in = (c & 1) && e.ts >= t0 && e.ts + e.dur <= t1;
+        if (!in && (c & 2) && e.corr != -1 && ct_get(&keep, e.corr)) in = 1;
+        if (nm[e.name] & 2) {
+            int mem = 0;
+            for (size_t k = 0; k < nsteps && !mem; k++)
+                mem = e.ts >= steps[2 * k] && e.ts <= steps[2 * k + 1];
+            if (mem && e.stream == -1) e.stream = t->tracks.v[t->slices.v[e.slice].track].tid;
+            in |= mem;
+        }
+        if (in) v->ev[m++] = e;
+    }
+    v->n = m;
+    v->step_filtered = 1;
+    rc = 0;
+done:
+    ct_free(&keep);
+    free(steps);
+    free(cat);
+    free(nm);
+    return rc;
+}
+
 /* Distinct ProfilerStep* names over all views (HTA's global symbol table). */
 static size_t count_steps(const gp_hview *views, size_t n)
 {
@@ -484,6 +605,16 @@ done:
 
 /* Work on the views of several ranks, one thread per core (stage 0: build,
  * stage 1: the step filter when asked, then the index). */
+/* The step filter of one view: HTA's MTIA filter for an MTIA trace, else
+ * the CUDA/ROCm last-ProfilerStep filter. HTA takes the device type of the
+ * first rank for every rank; here each rank's own type decides, which is
+ * the same for every job that runs on one kind of accelerator, and lets the
+ * worker pool decide it one rank at a time (docs/analyze.md). */
+static int apply_filter(gp_hview *v)
+{
+    return gp_hta_is_mtia(v->t) ? mtia_filter(v) : step_filter(v);
+}
+
 typedef struct prep_job {
     gp_trace *const *traces;
     gp_hview *views;
@@ -499,7 +630,7 @@ static void *prep_main(void *arg)
         if (j->stage == 0)
             j->failed |= build_one(j->traces[i], j->compat, v) != 0;
         else
-            j->failed |= (j->filter && step_filter(v)) || build_index(v);
+            j->failed |= (j->filter && apply_filter(v)) || build_index(v);
     }
     return NULL;
 }
@@ -527,6 +658,39 @@ static int prep_stage(gp_trace *const *traces, gp_hview *views, size_t n, int st
     }
     for (size_t k = 0; k < nth; k++) failed |= jobs[k].failed;
     return failed ? GP_ENOMEM : 0;
+}
+
+int gp_hta_build(const gp_trace *t, int rank, const gp_hta_opts *o, gp_hview *v)
+{
+    memset(v, 0, sizeof *v);
+    v->rank = rank;
+    if (build_one(t, o->compat, v)) {
+        gp_hview_free(v);
+        return GP_ENOMEM;
+    }
+    return 0;
+}
+
+size_t gp_hta_step_names(const gp_hview *v, const char **names, size_t max)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < v->n && ns < max; i++) {
+        const char *s = gp_trace_s(v->t, v->ev[i].name);
+        if (!starts(s, "ProfilerStep")) continue;
+        size_t j = 0;
+        while (j < ns && strcmp(names[j], s)) j++;
+        if (j == ns) names[ns++] = s;
+    }
+    return ns;
+}
+
+int gp_hta_finish(gp_hview *v, int filter)
+{
+    if ((filter && apply_filter(v)) || build_index(v)) {
+        gp_hview_free(v);
+        return GP_ENOMEM;
+    }
+    return 0;
 }
 
 int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,

@@ -70,11 +70,30 @@ typedef struct gp_hta_opts {
  * fractional (emulating the double arithmetic of HTA's JSON loader), and,
  * when at least two distinct ProfilerStep#N names exist across all ranks,
  * keeps only host events starting before the last ProfilerStep and GPU
- * events correlated to them. Returns 0 or GP_ENOMEM (err set). Free each
- * view with gp_hview_free. */
+ * events correlated to them; for an MTIA trace (gp_hta_is_mtia, decided per
+ * trace) HTA's MTIA filter instead: CPU events inside the ProfilerSteps
+ * (the last one kept), kernels correlated to them and memory kernels inside
+ * a step. Returns 0 or GP_ENOMEM (err set). Free each view with
+ * gp_hview_free. */
+/* HTA 0.6.1's device type test: the trace is an MTIA trace. */
+int gp_hta_is_mtia(const gp_trace *t);
+
 int gp_hta_prepare(gp_trace *const *traces, const int *ranks, size_t n, const gp_hta_opts *o,
                    gp_hview *views, gp_err *err);
 void gp_hview_free(gp_hview *v);
+
+/* The steps of gp_hta_prepare for one trace, for callers that see one rank
+ * at a time (analyze's worker pool): gp_hta_build makes the view (events
+ * only, no index); gp_hta_step_names stores up to max distinct names
+ * starting with "ProfilerStep" among its events (pointers into the trace;
+ * gp_hta_prepare filters when all ranks together have two or more); then
+ * gp_hta_finish applies the last-ProfilerStep filter when filter is set
+ * (compat views only; HTA's MTIA filter for an MTIA trace, as
+ * gp_hta_prepare) and builds the index. Both return 0 or GP_ENOMEM (the
+ * view is then freed). */
+int gp_hta_build(const gp_trace *t, int rank, const gp_hta_opts *o, gp_hview *v);
+size_t gp_hta_step_names(const gp_hview *v, const char **names, size_t max);
+int gp_hta_finish(gp_hview *v, int filter);
 
 /* Merges [ts, ts+dur) intervals in place (HTA's merge_kernel_intervals:
  * touching intervals merge). iv holds pairs {start, end}; returns the number

@@ -6,6 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* HTA 0.6.1's idle breakdown takes the events of these categories (stream
+ * != -1): get_idle_time_breakdown's kernel_cats. */
+static int hta_idle_cat(const char *c)
+{
+    static const char *const cats[] = {"kernel",     "Kernel", "gpu_memset",      "Memset",
+                                       "gpu_memcpy", "Memcpy", "mtia_ccp_events", NULL};
+    for (const char *const *k = cats; *k; k++)
+        if (!strcmp(c, *k)) return 1;
+    return 0;
+}
+
 int gp_idle_breakdown(const gp_hview *v, int64_t thr, gp_idle_row **rows, size_t *nrows)
 {
     *rows = NULL;
@@ -18,13 +29,20 @@ int gp_idle_breakdown(const gp_hview *v, int64_t thr, gp_idle_row **rows, size_t
     uint32_t *by = NULL;
     GP_VEC(gp_idle_row) out = {0};
     int rc = GP_ENOMEM;
+    uint8_t *catok = NULL; /* compat: per category, one of HTA's idle categories */
     if (!dense) goto done;
+    if (v->compat) {
+        catok = malloc(v->t->cats.n ? v->t->cats.n : 1);
+        if (!catok) goto done;
+        for (size_t c = 0; c < v->t->cats.n; c++)
+            catok[c] = (uint8_t)hta_idle_cat(gp_trace_s(v->t, v->t->cats.v[c].name));
+    }
     int64_t last_stream = INT64_MIN;
     uint64_t last_id = 0;
     size_t m = 0;
     for (size_t g = 0; g < v->ngpu; g++) {
         const gp_hev *e = &v->ev[v->gpu[g]];
-        if (e->ktype == GP_KT_OTHER) {
+        if (catok ? !catok[v->t->slices.v[e->slice].cat] : e->ktype == GP_KT_OTHER) {
             dense[g] = UINT32_MAX;
             continue;
         }
@@ -60,9 +78,6 @@ int gp_idle_breakdown(const gp_hview *v, int64_t thr, gp_idle_row **rows, size_t
     gp_sort_pairs_i64(order, ns);
     for (size_t k = 0; k < ns; k++) {
         size_t s = (size_t)order[2 * k + 1], a = start[s], b = start[s + 1];
-        int linked = 0;
-        for (size_t i = a; i < b && !linked; i++) linked = v->peer[by[i]] != GP_NO_INDEX;
-        if (v->compat && !linked) continue;
         gp_idle_row r = {streams.v[s], 0, 0, 0, 0};
         for (size_t i = a + 1; i < b; i++) {
             const gp_hev *p = &v->ev[by[i - 1]], *e = &v->ev[by[i]];
@@ -91,6 +106,7 @@ done:
     GP_VEC_FREE(streams);
     GP_VEC_FREE(out);
     free(dense);
+    free(catok);
     free(start);
     free(fill);
     free(by);

@@ -4,24 +4,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const hta_names[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
-                                        "cudaMemcpyAsync", "cudaMemsetAsync", NULL};
+/* HTA 0.6.1's launch names (cuda_kernel_analysis.py); its MTIA launch is
+ * "runFunction - job_prep_and_submit_for_execution" (its mtiaLaunchKernel_id).
+ * The default mode also counts MTIA's mtiaLaunchKernel. */
+static const char *const hta_names[] = {"cudaLaunchKernel",
+                                        "cudaLaunchKernelExC",
+                                        "cudaMemcpyAsync",
+                                        "cudaMemsetAsync",
+                                        "runFunction - job_prep_and_submit_for_execution",
+                                        NULL};
 static const char *const other_names[] = {
     "cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",     "hipExtModuleLaunchKernel",
     "hipMemcpyAsync", "hipMemsetAsync",   "hipMemcpyWithStream", NULL};
 
-int gp_launch_name_in(const char *name, gp_launch_set s)
+int gp_launch_name_in(const char *name, gp_launch_set s, int compat)
 {
+    if (s == GP_LAUNCH_HTA && !compat && !strcmp(name, "mtiaLaunchKernel")) return 1;
     const char *const *l = s == GP_LAUNCH_HTA ? hta_names : other_names;
     for (; *l; l++)
         if (!strcmp(name, *l)) return 1;
     return 0;
 }
 
-static void count(gp_launch_stats *out, const gp_launch_opts *o, const gp_hev *c, const gp_hev *g,
-                  int64_t *vc, int64_t *vg, int64_t *vd)
+/* Launch delay: GPU start - launch end; HTA clips it at 0 (--compat hta). */
+static int64_t launch_delay(const gp_hview *v, const gp_hev *c, const gp_hev *g)
 {
     int64_t delay = g->ts - (c->ts + c->dur);
+    return v->compat && delay < 0 ? 0 : delay;
+}
+
+static void count(gp_launch_stats *out, const gp_launch_opts *o, const gp_hev *c, const gp_hev *g,
+                  int64_t delay, int64_t *vc, int64_t *vg, int64_t *vd)
+{
     size_t k = out->launches++;
     if (c->dur <= o->runtime_cutoff_ns && g->dur < c->dur) out->short_kernels++;
     if (c->dur > o->runtime_cutoff_ns) out->runtime_outliers++;
@@ -45,7 +59,7 @@ static int launch_fast(const gp_hview *v, gp_launch_set s, const gp_launch_opts 
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (isl[e->name] == 0xff)
-            isl[e->name] = (uint8_t)gp_launch_name_in(gp_trace_s(t, e->name), s);
+            isl[e->name] = (uint8_t)gp_launch_name_in(gp_trace_s(t, e->name), s, v->compat);
         if (!isl[e->name]) continue;
         if (e->corr == -1) { /* joins every uncorrelated event: the general path */
             *fallback = 1;
@@ -65,7 +79,7 @@ static int launch_fast(const gp_hview *v, gp_launch_set s, const gp_launch_opts 
         uint32_t h = v->peer[i];
         if (g->stream == -1 || h == GP_NO_INDEX) continue;
         if (!isl[g->name] && !isl[v->ev[h].name]) continue;
-        count(out, o, &v->ev[h], g, vc, vg, vd);
+        count(out, o, &v->ev[h], g, launch_delay(v, &v->ev[h], g), vc, vg, vd);
     }
     gp_stats_i64(vc, out->launches, &out->cpu_ns);
     gp_stats_i64(vg, out->launches, &out->gpu_ns);
@@ -93,7 +107,7 @@ int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *
         const gp_hev *e = &v->ev[i];
         uint64_t yes;
         if (!gp_u64map_get(&isl, e->name, &yes)) {
-            yes = (uint64_t)gp_launch_name_in(gp_trace_s(v->t, e->name), s);
+            yes = (uint64_t)gp_launch_name_in(gp_trace_s(v->t, e->name), s, v->compat);
             if (gp_u64map_put(&isl, e->name, yes)) goto done;
         }
         if (yes && gp_u64map_put(&corrs, (uint64_t)e->corr, 1)) goto done;
@@ -117,7 +131,7 @@ int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *
         if (c->stream != -1 || !gp_u64map_get(&gpu_first, (uint64_t)c->corr, &h)) continue;
         for (size_t j = (size_t)h; j != SIZE_MAX; j = next[j]) {
             const gp_hev *g = &v->ev[j];
-            int64_t delay = g->ts - (c->ts + c->dur);
+            int64_t delay = launch_delay(v, c, g);
             out->launches++;
             if (c->dur <= o->runtime_cutoff_ns && g->dur < c->dur) out->short_kernels++;
             if (c->dur > o->runtime_cutoff_ns) out->runtime_outliers++;

@@ -8,7 +8,9 @@
 #include "core/stats.h"
 
 typedef enum gp_launch_set {
-    GP_LAUNCH_HTA = 0, /* cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync */
+    GP_LAUNCH_HTA = 0, /* cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync,
+                          MTIA's "runFunction - job_prep_and_submit_for_execution"; outside
+                          --compat hta also mtiaLaunchKernel */
     GP_LAUNCH_OTHER,   /* cuLaunchKernel(Ex) (Triton, driver API) and hip* launches/copies */
 } gp_launch_set;
 
@@ -25,8 +27,8 @@ typedef struct gp_launch_stats {
     gp_stats cpu_ns, gpu_ns, delay_ns; /* distributions (count 0 when no launch) */
 } gp_launch_stats;
 
-/* Returns 1 when name is a launch call of set s. */
-int gp_launch_name_in(const char *name, gp_launch_set s);
+/* Returns 1 when name is a launch call of set s (compat: HTA 0.6.1's lists). */
+int gp_launch_name_in(const char *name, gp_launch_set s, int compat);
 
 /* Computes the statistics of set s over v. Returns 0 or GP_ENOMEM. */
 int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *o,

@@ -107,6 +107,8 @@ static int device_compute(const gp_trace *t, const gp_nesting *ns, const ev_ref 
         snprintf(d->label, sizeof d->label, "cuda:%d", e0->device_id);
     else if (e0->device_type == 0)
         snprintf(d->label, sizeof d->label, "cpu");
+    else if (e0->device_type == GP_NONE) /* libgpuprof's tracker: no device */
+        snprintf(d->label, sizeof d->label, "tracked");
     else
         snprintf(d->label, sizeof d->label, "type%d:%d", e0->device_type, e0->device_id);
     d->pts = malloc(n * sizeof *d->pts);

@@ -29,9 +29,11 @@ static int cmp_qev(const void *a, const void *b)
     return (x->tie > y->tie) - (x->tie < y->tie);
 }
 
-static int is_launch(const char *s)
+/* HTA's get_runtime_launch_events_mask: both sets (compat: HTA's own). */
+static int is_launch(const char *s, int compat)
 {
-    return gp_launch_name_in(s, GP_LAUNCH_HTA) || gp_launch_name_in(s, GP_LAUNCH_OTHER);
+    return gp_launch_name_in(s, GP_LAUNCH_HTA, compat) ||
+           gp_launch_name_in(s, GP_LAUNCH_OTHER, compat);
 }
 
 /* One stream's summary from its changes in time order. */
@@ -78,7 +80,8 @@ static int queue_fast(const gp_hview *v, int64_t full_at, gp_queue_row **rows, s
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream != -1 || e->corr == -1 || v->peer[i] == GP_NO_INDEX) continue;
-        if (isl[e->name] == 0xff) isl[e->name] = (uint8_t)is_launch(gp_trace_s(t, e->name));
+        if (isl[e->name] == 0xff)
+            isl[e->name] = (uint8_t)is_launch(gp_trace_s(t, e->name), v->compat);
         if (isl[e->name]) np++;
     }
     pairs = malloc((np ? np : 1) * 4 * sizeof *pairs);
@@ -166,7 +169,7 @@ int gp_queue_length(const gp_hview *v, int64_t full_at, gp_queue_row **rows, siz
         if (e->stream != -1 || e->corr == -1) continue;
         uint64_t yes, g;
         if (!gp_u64map_get(&isl, e->name, &yes)) {
-            yes = (uint64_t)is_launch(gp_trace_s(v->t, e->name));
+            yes = (uint64_t)is_launch(gp_trace_s(v->t, e->name), v->compat);
             if (gp_u64map_put(&isl, e->name, yes)) goto done;
         }
         if (!yes || !gp_u64map_get(&gpu, (uint64_t)e->corr, &g)) continue;

@@ -283,3 +283,11 @@ size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t ma
     }
     return k;
 }
+
+unsigned gp_summary_bottleneck_mask(const gp_summary *s)
+{
+    unsigned all = (1u << GP_G__COUNT) - 1, ops = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->rows[i].group == GP_G_CPU_OP || s->rows[i].group == GP_G_PYTHON) ops = 1;
+    return ops ? all & ~(1u << GP_G_ANNOTATION) : all;
+}

@@ -68,5 +68,12 @@ void gp_summary_free(gp_summary *s);
  * over the groups in mask (bit g set = include): the bottlenecks. Returns
  * k <= max. */
 size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t max);
+/* The groups whose rows are bottleneck candidates (a mask for
+ * gp_summary_top), one rule for `summary` (text, JSON) and `report`: every
+ * group but the annotations, which enclose the operations; in a trace with
+ * no framework CPU operator and no python function (a libgpuprof export, an
+ * NVTX-only program) the user's ranges are the operations, and the
+ * annotations are candidates too. */
+unsigned gp_summary_bottleneck_mask(const gp_summary *s);
 
 #endif

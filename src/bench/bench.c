@@ -39,8 +39,9 @@ static const gp_bench_info infos[GP_BT__COUNT] = {
      "kernel copying a buffer into another; 2 x bytes (read + write) / kernel time from device "
      "events; the destination is read back and checked"},
     {"fp32", "fp32_GFLOPS", "GFLOP/s", 1, 0, 1,
-     "fp32 FMA chains (16 independent chains per work-item, 2 flops per FMA), enough work-items "
-     "to fill the device; flops / kernel time from device events; results checked on the host"},
+     "fp32 FMA chains x -> a x + b (2 flops per FMA), independent chains per work-item (OpenCL: "
+     "the fastest of 16..256, or --chains; CUDA: 32) and enough work-items to fill the device; "
+     "flops / kernel time from device events; results checked on the host"},
     {"fp64", "fp64_GFLOPS", "GFLOP/s", 1, 0, 0,
      "fp64 FMA chains as fp32 (where the device supports fp64)"},
     {"fp16", "fp16_GFLOPS", "GFLOP/s", 1, 0, 0,
@@ -122,17 +123,18 @@ void gp_bench_stat_compute(gp_bench_stat *st)
     }
 }
 
-double gp_bench_expect_fp(size_t g, int64_t n, double a, double b)
+double gp_bench_expect_fp(size_t g, int64_t n, int nvec, double a, double b)
 {
     double s = 0, p = b / (1.0 - a), an = pow(a, (double)n);
-    for (int lane = 0; lane < 16; lane++) {
-        double x0 = (double)(g & 63) * 0.015625 + lane * 0.0625, y0 = x0 + 0.5;
-        s += p + (x0 - p) * an + p + (y0 - p) * an;
-    }
+    for (int k = 0; k < nvec; k++)
+        for (int lane = 0; lane < 16; lane++) {
+            double x0 = (double)(g & 63) * 0.015625 + lane * 0.0625 + 0.5 * k;
+            s += p + (x0 - p) * an;
+        }
     return s;
 }
 
-uint32_t gp_bench_expect_int(size_t g, int64_t n)
+uint32_t gp_bench_expect_int(size_t g, int64_t n, int nvec)
 {
     /* x -> A x + B applied n times is x -> An x + Bn */
     uint32_t A = (uint32_t)GP_BENCH_CHAIN_IA, B = (uint32_t)GP_BENCH_CHAIN_IB;
@@ -146,11 +148,24 @@ uint32_t gp_bench_expect_int(size_t g, int64_t n)
         A = A * A;
     }
     uint32_t r = 0;
-    for (uint32_t lane = 0; lane < 16; lane++) {
-        uint32_t x = (uint32_t)g + lane, y = x + 7;
-        r ^= (An * x + Bn) ^ (An * y + Bn);
-    }
+    for (uint32_t k = 0; k < (uint32_t)nvec; k++)
+        for (uint32_t lane = 0; lane < 16; lane++) r ^= An * ((uint32_t)g + lane + 7 * k) + Bn;
     return r;
+}
+
+const char *gp_bench_chains_how_name(int how)
+{
+    return how == GP_BENCH_CHAINS_FASTEST ? "fastest"
+           : how == GP_BENCH_CHAINS_ASKED ? "--chains"
+           : how == GP_BENCH_CHAINS_FIXED ? "fixed"
+                                          : "none";
+}
+
+int gp_bench_chains_valid(int c)
+{
+    for (int v = GP_BENCH_CHAINS_MIN; v <= GP_BENCH_CHAINS_MAX; v *= 2)
+        if (c == v) return 1;
+    return 0;
 }
 
 void gp_bench_opts_default(gp_bench_opts *o)
@@ -292,7 +307,8 @@ static int run_test(gp_bench_dev *d, gp_bench_fig *f, const gp_bench_opts *o)
         size_t ns = sweep_sizes(o, sz, 32);
         f->sweep = calloc(ns, sizeof *f->sweep);
         if (!f->sweep) return GP_ENOMEM;
-        if ((rc = d->ops->prepare(d->state, t, sz[ns - 1], &err))) goto done;
+        int none = 0;
+        if ((rc = d->ops->prepare(d->state, t, sz[ns - 1], &none, &err))) goto done;
         for (size_t i = 0; i < ns; i++) {
             progress(o, d, t, sz[i]);
             gp_bench_point *p = &f->sweep[i];
@@ -321,7 +337,13 @@ static int run_test(gp_bench_dev *d, gp_bench_fig *f, const gp_bench_opts *o)
             }
     } else {
         progress(o, d, t, 0);
-        if ((rc = d->ops->prepare(d->state, t, 0, &err))) goto done;
+        int chains = o->chains;
+        if ((rc = d->ops->prepare(d->state, t, 0, &chains, &err))) goto done;
+        f->chains = chains;
+        if (chains)
+            f->chains_how = d->chains_fixed ? GP_BENCH_CHAINS_FIXED
+                            : o->chains     ? GP_BENCH_CHAINS_ASKED
+                                            : GP_BENCH_CHAINS_FASTEST;
         rc = repeat(d, t, 0, o, &f->st, &f->work, &err);
         int frc = d->ops->finish(d->state, t, &ok, rc ? NULL : &err);
         if (!rc) rc = frc;

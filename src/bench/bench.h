@@ -46,20 +46,36 @@ int gp_bench_test_parse(const char *name);
 int gp_bench_key_higher_better(const char *key);
 
 /* The compute kernels' chains (the same on every back-end): each
- * work-item g runs 16 lanes l with two variables, x0 = (g & 63) / 64 +
- * l / 16 and y0 = x0 + 1/2, through n steps of x -> A x + B (fixed point
- * 1); the int32 kernel starts from x0 = g + l, y0 = x0 + 7 and steps
- * x -> IA x + IB (mod 2^32). Outputs: the sum of the 32 final values (float
- * kinds) or their XOR (int32). */
+ * work-item g runs nvec vectors of 16 lanes, every lane an independent
+ * chain (16 x nvec chains per work-item): vector k, lane l starts at
+ * x0 + k / 2 with x0 = (g & 63) / 64 + l / 16 and steps n times through
+ * x -> A x + B (fixed point 1); the int32 kernel starts vector k, lane l at
+ * g + l + 7 k and steps x -> IA x + IB (mod 2^32). Outputs: the sum of the
+ * 16 x nvec final values (float kinds) or their XOR (int32). The CUDA
+ * kernels have nvec = 2 (32 chains per thread); the OpenCL ones are built
+ * for nvec = 1, 2, 4, 8 and 16 (see GP_BENCH_CHAINS_*). */
 #define GP_BENCH_CHAIN_A  0.9f
 #define GP_BENCH_CHAIN_B  0.1f
 #define GP_BENCH_CHAIN_IA 1664525
 #define GP_BENCH_CHAIN_IB 1013904223
+/* Independent chains per work-item a kernel variant may have: 16 x nvec,
+ * nvec a power of two from 1 to 16. */
+#define GP_BENCH_CHAINS_MIN 16
+#define GP_BENCH_CHAINS_MAX 256
 /* Expected outputs of work-item g after n steps (closed forms: the float
  * chain contracts, so rounding differences stay at the ulp level; the
  * integer one by composing the affine map, O(log n)). */
-double gp_bench_expect_fp(size_t g, int64_t n, double a, double b);
-uint32_t gp_bench_expect_int(size_t g, int64_t n);
+double gp_bench_expect_fp(size_t g, int64_t n, int nvec, double a, double b);
+uint32_t gp_bench_expect_int(size_t g, int64_t n, int nvec);
+/* How a compute figure's chain count came about. */
+enum {
+    GP_BENCH_CHAINS_FASTEST = 1, /* the fastest of the back-end's variants (OpenCL) */
+    GP_BENCH_CHAINS_ASKED,       /* --chains */
+    GP_BENCH_CHAINS_FIXED        /* the back-end has one variant (CUDA: 32) */
+};
+const char *gp_bench_chains_how_name(int how);
+/* 1 when c is a valid --chains value (16, 32, 64, 128 or 256). */
+int gp_bench_chains_valid(int c);
 
 /* Statistics of one figure's samples (values in the test's unit). */
 typedef struct gp_bench_stat {
@@ -101,6 +117,8 @@ typedef struct gp_bench_fig {
     gp_bench_point *sweep; /* sweep tests: one point per size (malloc'ed) */
     size_t nsweep;
     int64_t half_peak_bytes; /* smallest swept size reaching half the sweep's best mean (-1 none) */
+    int chains;              /* compute tests: independent chains per work-item (0: not one) */
+    int chains_how;          /* GP_BENCH_CHAINS_FASTEST / _ASKED / _FIXED (0: not a compute test) */
 } gp_bench_fig;
 
 /* Per-device peaks (valid flags: unknown is never 0). */
@@ -119,8 +137,11 @@ typedef struct gp_bench_peaks {
  * latencies) and its work (bytes moved or operations). */
 typedef struct gp_bench_ops {
     /* Allocates and initialises what the test needs. GP_EUNSUPPORTED (with
-     * err saying why) when the device cannot run it. */
-    int (*prepare)(void *dev, gp_bench_test t, int64_t bytes, gp_err *err);
+     * err saying why) when the device cannot run it. *chains: in, the
+     * chains per work-item asked for by the compute tests (0: the back-end
+     * chooses); out, the chains of the kernel prepared (0 for the other
+     * tests). */
+    int (*prepare)(void *dev, gp_bench_test t, int64_t bytes, int *chains, gp_err *err);
     int (*sample)(void *dev, gp_bench_test t, int64_t bytes, double *ns, double *work, gp_err *err);
     /* Checks the output of the last repetition (1 correct, 0 wrong with err
      * saying what) and frees the test's buffers. Returns 0 or GP_E*. */
@@ -133,6 +154,7 @@ typedef struct gp_bench_dev {
     char backend[16]; /* "opencl", "cuda" */
     char name[128];
     char driver[96];
+    int chains_fixed; /* compute kernels with one chain count (CUDA: 32); 0: chosen per test */
     gp_bench_peaks peaks;
     const gp_bench_ops *ops;
     void *state;
@@ -153,6 +175,7 @@ typedef struct gp_bench_opts {
     size_t min_reps;      /* default 5 */
     size_t max_reps;      /* default 2000 */
     int64_t sweep_max;    /* largest swept size (default 256 MiB; tests may lower it) */
+    int chains;           /* compute tests: chains per work-item (0: the back-end's choice) */
     void (*progress)(const char *what, void *arg); /* may be NULL */
     void *progress_arg;
 } gp_bench_opts;
@@ -194,7 +217,7 @@ size_t gp_bench_open_devices(const char *sel, gp_bench_dev *devs, size_t max, ch
 void gp_bench_series_name(char *buf, size_t n, const gp_bench_result *r, size_t dev,
                           gp_bench_test t);
 /* Writes r as a run of the store at path (runs row, one process "bench",
- * the devices, one counter track per device and every sample as a counter
+ * the devices with their drivers, one counter track per device and every sample as a counter
  * value named by gp_bench_series_name; sweep points as "...@BYTES").
  * Returns the run id (> 0) or a GP_E* code with err set. */
 int64_t gp_bench_store_save(const char *path, const gp_bench_result *r, const char *command,

@@ -3,6 +3,7 @@
  * own recorded baseline (earlier runs of the store). */
 #include "bench/bench.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,16 @@ int gp_bench_health_check(const gp_bench_result *r, const gp_bench_health_opts *
             int hb = gp_bench_info_of(h->test)->higher_better;
             if (f->peak_valid) h->peak_share = h->value / f->peak;
             if (o->store) {
-                char nm[192];
-                gp_bench_series_name(nm, sizeof nm, r, d, h->test);
+                /* a sweep test's figure is its largest size's: the
+                 * baseline is the series of that size ("KEY@BYTES"), as
+                 * runs with another --max-size measured another size */
+                char nm[224], base[192];
+                gp_bench_series_name(base, sizeof base, r, d, h->test);
+                if (f->nsweep)
+                    snprintf(nm, sizeof nm, "%s@%lld", base,
+                             (long long)f->sweep[f->nsweep - 1].bytes);
+                else
+                    snprintf(nm, sizeof nm, "%s", base);
                 int rc = gp_bench_store_baseline(o->store, nm, 0, o->baseline_runs, &h->base, err);
                 if (rc) return rc;
                 if (h->base.valid && h->base.mean > 0) h->base_share = h->value / h->base.mean;

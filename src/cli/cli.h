@@ -1,6 +1,7 @@
 /* cli/cli.h: the subcommand registry's entry type and shared CLI helpers. */
 #ifndef GP_CLI_CLI_H
 #define GP_CLI_CLI_H
+#include "core/error.h"
 #include "trace/trace.h"
 #include <stddef.h>
 
@@ -18,6 +19,7 @@ typedef struct gp_command {
 GP_CMD_FN(gp_cmd_summary);
 GP_CMD_FN(gp_cmd_audit);   /* cmd_audit.c (issue 16) */
 GP_CMD_FN(gp_cmd_analyze); /* cmd_analyze.c (issue 3) */
+GP_CMD_FN(gp_cmd_merge);   /* cmd_analyze.c (issue 19): combines analyze --shard parts */
 GP_CMD_FN(gp_cmd_compare); /* cmd_compare.c (issue 8) */
 GP_CMD_FN(gp_cmd_advise);  /* cmd_advise.c (issue 8) */
 GP_CMD_FN(gp_cmd_history); /* cmd_history.c (issue 8) */
@@ -39,6 +41,9 @@ void gp_cli_free_traces(gp_trace **traces, size_t n);
  * no event at all (issue 15: an empty input is an error everywhere); 0 else.
  * A recorded run of a store (FILE.db[:ID]) may hold none. */
 int gp_cli_check_events(const gp_trace *t, const char *path);
+/* The same check without printing: 0, or GP_EINVAL with err set to
+ * "PATH: ..." (the line gp_cli_check_events prints after "gpuprof: "). */
+int gp_cli_events_error(const gp_trace *t, const char *path, gp_err *err);
 
 /* Loads one trace or run (keeping its args text) and writes it to out ("-" =
  * stdout) in fmt (a gp_export_format, render/export.h); prints the one-line
@@ -108,6 +113,11 @@ int gp_cli_redact_opt(int c, const char *arg);
 void gp_cli_redact_allow(void);
 /* Sanitizes a string table when this command redacts; 0 or 3 (OOM). */
 int gp_cli_redact_strtab(gp_strtab *st);
+/* The same for a trace: its strings and its args. */
+int gp_cli_redact_trace(gp_trace *t);
+/* Whether this command redacts (option or configuration); *keep (may be
+ * NULL) receives the GP_KEEP_* bits then. */
+int gp_cli_redact_state(unsigned *keep);
 
 /* The store a RUN argument names ("db", "db:ID") copied into buf, or NULL
  * when it names a trace file, not a store. */

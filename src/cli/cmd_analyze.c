@@ -6,11 +6,16 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "report/analyze.h"
+#include "report/analyze_part.h"
+#include "trace/load.h"
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -25,7 +30,11 @@ static void usage(FILE *f)
                "  --delay-cutoff-us US    launch delay outlier threshold (100)\n"
                "  --queue-full N          queue length counted as full (1024)\n"
                "  --straggler-z Z         robust z-score above which a rank is an outlier (3.5)\n"
-               "  --wide                  do not shorten kernel names in tables\n");
+               "  --wide                  do not shorten kernel names in tables\n"
+               "  --workers N             ranks analyzed at once (0: one per core)\n"
+               "  --shard I/N             analyze share I (0 .. N-1) of the files and write a\n"
+               "                          part for `gpuprof merge` (JSON, docs/analyze.md)\n"
+               "  -o, --output FILE       write the part (or report) to FILE, not stdout\n");
 }
 
 static int parse_us(const char *opt, const char *val, int64_t *ns)
@@ -41,11 +50,99 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
     return 0;
 }
 
+/* Writes b to path (atomically: a temporary file renamed), or stdout for
+ * NULL. Returns 0 or 1, with the message printed for a file; a failed
+ * stdout is reported once, by main (close_stdout). */
+static int write_out(const gp_sbuf *b, const char *path)
+{
+    if (!path) return gp_sbuf_write(b, stdout) || fflush(stdout) ? 1 : 0;
+    size_t n = strlen(path) + 16;
+    char *tmp = gp_xmalloc(n);
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int bad = !f || gp_sbuf_write(b, f);
+    if (f && fclose(f)) bad = 1;
+    if (!bad && rename(tmp, path)) bad = 1;
+    if (bad) {
+        fprintf(stderr, "gpuprof: %s: cannot write: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return bad;
+}
+
+/* The result's text report or JSON document to out (NULL: stdout). */
+static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, int json,
+                        const char *out)
+{
+    if (json) {
+        gp_sbuf b = {0};
+        gp_report_analyze_json(&b, res, o);
+        int rc = write_out(&b, out);
+        gp_sbuf_free(&b);
+        return rc;
+    }
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "gpuprof: %s: cannot write: %s\n", out, strerror(errno));
+        return 1;
+    }
+    gp_report_analyze_text(f, res, o);
+    int bad = ferror(f) != 0;
+    if (out ? fclose(f) != 0 : fflush(f) != 0) bad = 1;
+    if (bad && out) fprintf(stderr, "gpuprof: %s: cannot write: %s\n", out, strerror(errno));
+    return bad; /* stdout: reported by main */
+}
+
+/* a file named on the command line must be a trace holding events */
+static int accept_named(const gp_trace *t, const char *path, size_t i, void *ctx, int *is_trace,
+                        gp_err *err)
+{
+    const unsigned char *named = ctx;
+    if (!named[i]) return 0;
+    *is_trace = 1;
+    return gp_cli_events_error(t, path, err);
+}
+
+static int parse_shard(const char *v, size_t *shard, size_t *nshards)
+{
+    char *end;
+    errno = 0;
+    unsigned long long i = strtoull(v, &end, 10), n = 0;
+    int ok = !errno && end != v && *end == '/' && v[0] != '-';
+    if (ok) {
+        const char *d = end + 1;
+        n = strtoull(d, &end, 10);
+        ok = !errno && end != d && !*end && *d != '-' && n >= 1 && n <= 1000000 && i < n;
+    }
+    if (!ok) {
+        fprintf(stderr, "gpuprof: --shard expects I/N with 0 <= I < N (e.g. 0/8), got '%s'\n", v);
+        return -1;
+    }
+    *shard = (size_t)i;
+    *nshards = (size_t)n;
+    return 0;
+}
+
+static void print_times(const gp_analyze_file *files, size_t n, int64_t out_ns, int64_t out_cpu)
+{
+    static const char *const ph[4] = {"load", "views", "analyses", "timeline"};
+    int64_t c[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++) c[k] += files[i].cpu_ns[k];
+    fprintf(stderr, "analyze times, CPU summed over %zu file(s) (ms):", n);
+    for (int k = 0; k < 4; k++) fprintf(stderr, " %s %.1f,", ph[k], (double)c[k] / 1e6);
+    fprintf(stderr, " output wall / CPU %.1f / %.1f\n", (double)out_ns / 1e6,
+            (double)out_cpu / 1e6);
+}
+
 int gp_cmd_analyze(int argc, char **argv)
 {
     gp_analyze_opts o;
     gp_analyze_opts_default(&o);
-    int json = 0;
+    int json = 0, workers = 0, sharded = 0;
+    size_t shard = 0, nshards = 1;
+    const char *out = NULL;
     static const struct option lopts[] = {{"compat", required_argument, 0, 'c'},
                                           {"json", no_argument, 0, 'j'},
                                           {"top", required_argument, 0, 't'},
@@ -56,11 +153,14 @@ int gp_cmd_analyze(int argc, char **argv)
                                           {"queue-full", required_argument, 0, 'q'},
                                           {"straggler-z", required_argument, 0, 'z'},
                                           {"wide", no_argument, 0, 'w'},
+                                          {"workers", required_argument, 0, 'W'},
+                                          {"shard", required_argument, 0, 'S'},
+                                          {"output", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
         long lv;
         char *end;
         switch (ch) {
@@ -77,8 +177,27 @@ int gp_cmd_analyze(int argc, char **argv)
         case 'w':
             o.wide = 1;
             break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'S':
+            if (parse_shard(optarg, &shard, &nshards)) return 2;
+            sharded = 1;
+            break;
+        case 'W':
+            if ((lv = gp_cli_parse_count("--workers", optarg)) < 0) return 2;
+            if (lv > 4096) {
+                fprintf(stderr, "gpuprof: --workers expects at most 4096, got '%s'\n", optarg);
+                return 2;
+            }
+            workers = (int)lv;
+            break;
         case 't':
             if ((lv = gp_cli_parse_count("--top", optarg)) < 0) return 2;
+            if (lv > 2147483647L) {
+                fprintf(stderr, "gpuprof: --top expects at most 2147483647, got '%s'\n", optarg);
+                return 2;
+            }
             o.top = lv;
             break;
         case 'q':
@@ -122,42 +241,138 @@ int gp_cmd_analyze(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    gp_trace **traces;
-    size_t n;
-    int64_t t0 = gp_clock_mono_ns(), c0 = gp_clock_thread_cpu_ns();
-    int rc = gp_cli_load_traces(argv + optind, argc - optind, &traces, &n);
-    if (rc) return rc;
-    int64_t t1 = gp_clock_mono_ns(), c1 = gp_clock_thread_cpu_ns();
-    gp_analyze_result res;
+    char **paths = argv + optind;
+    int npaths = argc - optind;
     gp_err err = {0};
-    if (gp_analyze_run(traces, n, &o, &res, &err)) {
+    size_t n = 0;
+    char **files = gp_paths_expand(paths, npaths, &n, &err);
+    if (!files) {
         fprintf(stderr, "gpuprof: %s\n", err.msg);
-        gp_cli_free_traces(traces, n);
-        return 3;
+        return 2;
     }
-    int64_t t2 = gp_clock_mono_ns(), c2 = gp_clock_thread_cpu_ns();
-    if (json) {
+    /* which files were named on the command line (the rest came from folders) */
+    unsigned char *named = gp_xcalloc(n + 1, 1);
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < npaths; j++)
+            if (!strcmp(files[i], paths[j])) named[i] = 1;
+    size_t first = 0, end = n;
+    if (sharded) gp_analyze_shard_range(n, shard, nshards, &first, &end);
+    gp_analyze_file *fr = gp_xcalloc(end - first + 1, sizeof *fr);
+    int rc = gp_analyze_files(files, n, first, end, workers, &o, accept_named, named, fr, &err);
+    free(named);
+    if (rc) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        rc = rc == GP_ENOMEM ? 3 : 2;
+    } else if (sharded) {
+        gp_analyze_part part = {o,     shard, nshards, n, files, gp_xcalloc(n + 1, sizeof(int64_t)),
+                                first, end,   fr};
+        for (size_t i = 0; i < n; i++) {
+            struct stat st;
+            part.bytes[i] =
+                stat(files[i], &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+        }
         gp_sbuf b = {0};
-        gp_report_analyze_json(&b, &res, &o);
-        rc = gp_sbuf_write(&b, stdout) ? 1 : 0;
+        gp_analyze_part_write(&b, &part);
+        rc = write_out(&b, out);
         gp_sbuf_free(&b);
+        free(part.bytes);
     } else {
-        gp_report_analyze_text(stdout, &res, &o);
+        int64_t t2 = gp_clock_mono_ns(), c2 = gp_clock_thread_cpu_ns();
+        gp_analyze_result res;
+        int e = gp_analyze_assemble(fr, n, &o, &res, &err);
+        if (e == GP_ENOTFOUND) {
+            fprintf(stderr, "gpuprof: %s: %s\n", paths[0], err.msg);
+            rc = 2;
+        } else if (e) {
+            fprintf(stderr, "gpuprof: %s\n", err.msg);
+            rc = 3;
+        } else {
+            rc = write_result(&res, &o, json, out);
+            gp_analyze_free(&res);
+        }
+        if (getenv("GPUPROF_ANALYZE_TIMES")) /* for bench/: where the time goes */
+            print_times(fr, n, gp_clock_mono_ns() - t2, gp_clock_thread_cpu_ns() - c2);
     }
-    if (getenv("GPUPROF_ANALYZE_TIMES")) { /* for bench/: where the time goes */
-        static const char *const ph[5] = {"load", "views", "analyses", "wait for timeline",
-                                          "output"};
-        int64_t out_ns = gp_clock_mono_ns() - t2, out_cpu = gp_clock_thread_cpu_ns() - c2;
-        int64_t w[5] = {t1 - t0, res.phase_ns[0], res.phase_ns[1], res.phase_ns[2], out_ns};
-        int64_t c[5] = {c1 - c0, res.phase_cpu_ns[0], res.phase_cpu_ns[1], res.phase_cpu_ns[2],
-                        out_cpu};
-        fprintf(stderr, "analyze times, wall / CPU of the main thread (ms):");
-        for (int k = 0; k < 5; k++)
-            fprintf(stderr, " %s %.1f / %.1f,", ph[k], (double)w[k] / 1e6, (double)c[k] / 1e6);
-        fprintf(stderr, " timeline thread %.1f / %.1f\n", (double)res.tl_ns / 1e6,
-                (double)res.tl_cpu_ns / 1e6);
+    for (size_t i = 0; i < end - first; i++) gp_analyze_file_free(&fr[i]);
+    free(fr);
+    gp_paths_free(files);
+    return rc;
+}
+
+static void merge_usage(FILE *f)
+{
+    fprintf(f, "usage: gpuprof merge [--json] [--wide] [-o FILE] PART...\n"
+               "  combines the parts written by `gpuprof analyze --shard I/N` (one per shard)\n"
+               "  into the report one `gpuprof analyze` of all the files would print\n"
+               "  --json                  machine-readable output (as analyze --json)\n"
+               "  --wide                  do not shorten kernel names in tables\n"
+               "  -o, --output FILE       write to FILE, not stdout\n");
+}
+
+int gp_cmd_merge(int argc, char **argv)
+{
+    int json = 0, wide = 0;
+    const char *out = NULL;
+    static const struct option lopts[] = {{"json", no_argument, 0, 'j'},
+                                          {"wide", no_argument, 0, 'w'},
+                                          {"output", required_argument, 0, 'o'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
+        switch (ch) {
+        case 'j':
+            json = 1;
+            break;
+        case 'w':
+            wide = 1;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            merge_usage(stdout);
+            return 0;
+        default:
+            merge_usage(stderr);
+            return 2;
+        }
     }
-    gp_analyze_free(&res);
-    gp_cli_free_traces(traces, n);
+    if (optind >= argc) {
+        merge_usage(stderr);
+        return 2;
+    }
+    size_t np = (size_t)(argc - optind);
+    const char *const *names = (const char *const *)(argv + optind);
+    gp_analyze_part *parts = gp_xcalloc(np, sizeof *parts);
+    gp_err err = {0};
+    int rc = 0;
+    size_t nread = 0;
+    for (; nread < np && !rc; nread++)
+        if ((rc = gp_analyze_part_read(names[nread], &parts[nread], &err))) break;
+    gp_analyze_opts o;
+    gp_analyze_file *files = NULL;
+    size_t n = 0;
+    if (!rc) rc = gp_analyze_parts_join(parts, names, np, &o, &files, &n, &err);
+    if (rc) {
+        fprintf(stderr, "gpuprof: %s\n", err.msg);
+        rc = rc == GP_ENOMEM ? 3 : 2;
+    } else {
+        o.wide = wide;
+        gp_analyze_result res;
+        int e = gp_analyze_assemble(files, n, &o, &res, &err);
+        if (e) {
+            fprintf(stderr, "gpuprof: %s\n", err.msg);
+            rc = e == GP_ENOMEM ? 3 : 2;
+        } else {
+            rc = write_result(&res, &o, json, out);
+            gp_analyze_free(&res);
+        }
+    }
+    for (size_t i = 0; i < n; i++) gp_analyze_file_free(&files[i]);
+    free(files);
+    for (size_t i = 0; i < np; i++) gp_analyze_part_free(&parts[i]);
+    free(parts);
     return rc;
 }

@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "  --target-ci PCT     half-width of the 95%% CI as %% of the mean (default 2)\n"
             "  --time-cap S        seconds per figure (sweep: per size; default 2, quick 0.5)\n"
             "  --max-size BYTES    largest size of the host<->device sweep (default 268435456)\n"
+            "  --chains N          compute tests: independent FMA chains per work-item, 16, 32,\n"
+            "                      64, 128 or 256 (default: OpenCL measures each and keeps the\n"
+            "                      fastest; CUDA kernels have 32)\n"
             "Units: GB/s = 1e9 bytes/s; GFLOP/s, GIOP/s = 1e9 operations/s (an FMA or a\n"
             "multiply-add counts 2); us = microseconds. Device times come from device events\n"
             "(OpenCL profiling, CUDA events); latencies from the host clock. %% of peak: only\n"
@@ -99,7 +102,8 @@ enum {
     O_STORE,
     O_EXITCODE,
     O_BENCH,
-    O_SAVE
+    O_SAVE,
+    O_CHAINS
 };
 
 /* Shared option parser of both commands; health adds its own. Returns 0,
@@ -115,6 +119,7 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
                                        {"target-ci", required_argument, 0, O_CI},
                                        {"time-cap", required_argument, 0, O_CAP},
                                        {"max-size", required_argument, 0, O_MAXSZ},
+                                       {"chains", required_argument, 0, O_CHAINS},
                                        {"min-peak", required_argument, 0, O_MINPEAK},
                                        {"min-baseline", required_argument, 0, O_MINBASE},
                                        {"baseline-runs", required_argument, 0, O_BRUNS},
@@ -129,7 +134,7 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:vh", lo, NULL)) != -1) {
-        int for_bench = c == O_ONLY || c == O_NOSTORE || c == O_MAXSZ || c == 'o';
+        int for_bench = c == O_ONLY || c == O_NOSTORE || c == O_CHAINS || c == 'o';
         int for_health = c == O_MINPEAK || c == O_MINBASE || c == O_BRUNS || c == O_STORE ||
                          c == O_EXITCODE || c == O_BENCH || c == O_SAVE;
         if ((health && for_bench) || (!health && for_health) || c == '?') {
@@ -175,6 +180,17 @@ static int parse(int argc, char **argv, bopts *o, int health, void (*use)(FILE *
             if (gp_cli_parse_double("--max-size", optarg, 4096, 1ull << 34, &v)) return 2;
             o->bo.sweep_max = (int64_t)v;
             break;
+        case O_CHAINS: {
+            long n = gp_cli_parse_count("--chains", optarg);
+            if (n < 0) return 2;
+            if (!gp_bench_chains_valid((int)(n > 4096 ? 0 : n))) {
+                fprintf(stderr, "gpuprof: --chains must be 16, 32, 64, 128 or 256 (got %s)\n",
+                        optarg);
+                return 2;
+            }
+            o->bo.chains = (int)n;
+            break;
+        }
         case O_MINPEAK:
             if (gp_cli_parse_double("--min-peak", optarg, 0, 1, &o->ho.min_peak_share)) return 2;
             break;
@@ -226,26 +242,39 @@ static int run_bench(const bopts *o, gp_bench_result *res)
     return 0;
 }
 
-static int any_failed(const gp_bench_result *r)
+/* Tests that failed (not counting those the device cannot run); *first
+ * is the first of them. */
+static int any_failed(const gp_bench_result *r, const gp_bench_fig **first, size_t *first_dev)
 {
+    int n = 0;
     for (size_t d = 0; d < r->ndev; d++)
         for (int t = 0; t < GP_BT__COUNT; t++)
             if (r->devs[d].figs[t].selected && !r->devs[d].figs[t].valid &&
-                strncmp(r->devs[d].figs[t].why, "unsupported", 11))
-                return 1;
-    return 0;
+                strncmp(r->devs[d].figs[t].why, "unsupported", 11)) {
+                if (!n++) *first = &r->devs[d].figs[t], *first_dev = d;
+            }
+    return n;
 }
 
 /* Stores the run; prints the error and returns 2 on failure. */
 static int save(const bopts *o, const gp_bench_result *res, int argc, char **argv)
 {
-    if (o->no_store || !res->ndev) return 0;
     char **av = calloc((size_t)argc + 2, sizeof *av);
     if (!av) return 3;
     av[0] = "gpuprof";
     for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
     char *cmd = gp_redact_argv(av, argc + 1);
     free(av);
+    if (o->no_store || !res->ndev) { /* audited all the same (the audit file) */
+        char result[600];
+        if (!res->ndev)
+            snprintf(result, sizeof result, "no usable device: %.500s", res->none_why);
+        else
+            snprintf(result, sizeof result, "%zu device(s), not stored", res->ndev);
+        gp_cli_audit(NULL, "bench", cmd, result);
+        free(cmd);
+        return 0;
+    }
     gp_err err = {0};
     int64_t run = gp_bench_store_save(o->store, res, cmd, &err);
     char result[600];
@@ -283,8 +312,14 @@ int gp_cmd_bench(int argc, char **argv)
     }
     fflush(stdout);
     rc = save(&o, &res, argc, argv);
-    if (!rc && (!res.ndev || any_failed(&res))) rc = 1;
+    const gp_bench_fig *ff = NULL;
+    size_t fd = 0;
+    int nfail = any_failed(&res, &ff, &fd);
+    if (!rc && (!res.ndev || nfail)) rc = 1;
     if (!res.ndev) fprintf(stderr, "gpuprof: %s\n", res.none_why);
+    if (nfail)
+        fprintf(stderr, "gpuprof: bench: %d test(s) failed (first: %s on %s: %s)\n", nfail,
+                gp_bench_info_of(ff->test)->key, res.devs[fd].sel, ff->why);
     gp_bench_result_free(&res);
     return rc;
 }
@@ -301,6 +336,8 @@ static void health_usage(FILE *f)
             "  --min-peak SHARE      flag below this share of the peak (default 0.6)\n"
             "  --min-baseline SHARE  flag below this share of the baseline (default 0.8)\n"
             "  --baseline-runs N     latest runs in the baseline (default 5, 0 = all)\n"
+            "  --max-size BYTES      largest size of the host<->device sweep (default\n"
+            "                        268435456; the baseline is the same size's)\n"
             "  --save                also store this run in the store (becomes baseline)\n"
             "  --time-cap S          seconds per figure (default 0.5)\n"
             "  --json                machine-readable output\n"

@@ -88,6 +88,11 @@ static int load_trace(const char *path, gp_trace **out)
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         return 2;
     }
+    if (gp_cli_check_events(*out, path)) { /* a named file without events is an error */
+        gp_trace_destroy(*out);
+        *out = NULL;
+        return 2;
+    }
     return 0;
 }
 

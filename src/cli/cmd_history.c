@@ -202,7 +202,6 @@ int gp_cmd_history(int argc, char **argv)
         } else {
             gp_report_history_list_text(stdout, h, rv, n, path, o.top, o.wide, &ho);
         }
-        if (fflush(stdout) != 0) rc = 2;
     }
     gp_history_destroy(h);
     gp_store_runs_free(rows, nr);

@@ -91,7 +91,7 @@ int gp_cmd_memory(int argc, char **argv)
     if (!rc && (json || out)) {
         gp_err err = {0};
         if (gp_write_file(out ? out : "-", &b, &err)) {
-            fprintf(stderr, "gpuprof: %s\n", err.msg);
+            if (out) fprintf(stderr, "gpuprof: %s\n", err.msg); /* stdout: main reports it */
             rc = 1;
         } else if (out) {
             if (n > 1) fprintf(stderr, "gpuprof: the HTML page shows the first trace only\n");

@@ -33,7 +33,7 @@ static void usage(FILE *f)
         "  --max-per-ip N       concurrent requests per client address (default 32; 429 beyond)\n"
         "  --timeout S          idle connection timeout in seconds (default 15); a request\n"
         "                       must arrive whole within 2 x S of the connection being ready\n"
-        "  --quiet              no access log on stderr\n"
+        "  --quiet              no access log on stderr\n" GP_CLI_REDACT_USAGE
         "Stops on SIGINT/SIGTERM. Endpoints: docs/serve.md.\n");
 }
 
@@ -56,6 +56,7 @@ int gp_cmd_serve(int argc, char **argv)
                                        {"max-per-ip", required_argument, 0, 'p'},
                                        {"timeout", required_argument, 0, 'T'},
                                        {"quiet", no_argument, 0, 'q'},
+                                       GP_CLI_REDACT_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -114,6 +115,7 @@ int gp_cmd_serve(int argc, char **argv)
         case 'q':
             o.quiet = 1;
             break;
+            GP_CLI_REDACT_CASES;
         case 'h':
             usage(stdout);
             return 0;
@@ -122,6 +124,8 @@ int gp_cmd_serve(int argc, char **argv)
             return 2;
         }
     }
+    gp_cli_redact_allow();
+    o.redact = gp_cli_redact_state(&o.redact_keep);
     o.paths = argv + optind;
     o.npaths = argc - optind;
     if (!o.npaths && !o.store && !o.monitor)

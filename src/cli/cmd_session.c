@@ -303,6 +303,9 @@ int gp_cmd_session(int argc, char **argv)
         return 2;
     }
     const char *astore = cfg.store_path[0] ? cfg.store_path : NULL;
+    /* the configured store takes the session's audit records from its start
+     * (created owner-only if the session writes its first report later) */
+    if (astore && strcmp(sub, "show") && gp_access_create(astore) < 0) astore = NULL;
     if (!strcmp(sub, "start")) {
         int rc = cmd_start(&cfg, name, desc);
         gp_cli_audit(astore, "session start", name, rc ? "failed" : "ok");

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int redact(gp_strtab *st, int *active);
-static int redact_active(void);
+static int redact(gp_strtab *st, int *active, gp_trace *t);
 
 int gp_cli_load_traces(char **paths, int npaths, gp_trace ***out, size_t *n)
 {
@@ -72,14 +71,8 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
     }
     free(named);
     gp_paths_free(files);
-    int dropargs = redact_active(); /* the args text is the source's own: never redacted */
     for (size_t i = 0; i < k; i++) {
-        if (dropargs) {
-            traces[i]->args_text.n = 0;
-            traces[i]->slice_args.n = 0;
-            traces[i]->instant_args.n = 0;
-        }
-        if (gp_cli_redact_strtab(traces[i]->strings)) {
+        if (gp_cli_redact_trace(traces[i])) {
             gp_cli_free_traces(traces, k);
             return 3;
         }
@@ -91,6 +84,14 @@ int gp_cli_load_traces_ex(char **paths, int npaths, unsigned flags, gp_trace ***
 
 int gp_cli_check_events(const gp_trace *t, const char *path)
 {
+    gp_err err = {0};
+    if (!gp_cli_events_error(t, path, &err)) return 0;
+    fprintf(stderr, "gpuprof: %s\n", err.msg);
+    return 2;
+}
+
+int gp_cli_events_error(const gp_trace *t, const char *path, gp_err *err)
+{
 #ifdef GP_HAVE_SQLITE
     char *file = NULL;
     int64_t run = 0;
@@ -99,14 +100,10 @@ int gp_cli_check_events(const gp_trace *t, const char *path)
         return 0;
     }
 #endif
-    if (!t->meta.has_trace_events) {
-        fprintf(stderr, "gpuprof: %s: not a trace (no \"traceEvents\" array)\n", path);
-        return 2;
-    }
-    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n) {
-        fprintf(stderr, "gpuprof: %s: the trace holds no events\n", path);
-        return 2;
-    }
+    if (!t->meta.has_trace_events)
+        return gp_err_set(err, GP_EINVAL, "%s: not a trace (no \"traceEvents\" array)", path);
+    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n)
+        return gp_err_set(err, GP_EINVAL, "%s: the trace holds no events", path);
     return 0;
 }
 
@@ -202,7 +199,7 @@ int gp_cli_export(const char *path, int fmt, const char *out)
     gp_export_stats st;
     gp_err err = {0};
     rc = gp_export_write(traces[0], fmt, out, &st, &err);
-    if (rc)
+    if (rc && !(rc == GP_EIO && !strcmp(out, "-"))) /* stdout: main reports it, once */
         fprintf(stderr, "gpuprof: %s\n", err.msg);
     else if (strcmp(out, "-"))
         fprintf(stderr,
@@ -254,7 +251,7 @@ const char *gp_cli_store_of(const char *spec, char *buf, size_t n)
 /* --redact state of this command (one command per process). */
 static struct {
     int allowed, set, on;
-    unsigned keep;
+    unsigned keep, keep_now; /* --redact-keep; what applies (with the configuration's) */
 } redact_opt;
 
 int gp_cli_redact_opt(int c, const char *arg)
@@ -284,20 +281,25 @@ void gp_cli_redact_allow(void)
 
 int gp_cli_redact_strtab(gp_strtab *st)
 {
-    return redact(st, NULL);
+    return redact(st, NULL, NULL);
 }
 
-/* Whether --redact (or the configuration's default) applies to this command. */
-static int redact_active(void)
+int gp_cli_redact_trace(gp_trace *t)
+{
+    return redact(t->strings, NULL, t);
+}
+
+int gp_cli_redact_state(unsigned *keep)
 {
     int on = 0;
-    redact(NULL, &on);
+    redact(NULL, &on, NULL);
+    if (keep) *keep = redact_opt.keep_now;
     return on;
 }
 
-/* Redacts st (when not NULL) if redaction applies; *active (when not NULL)
- * says whether it does. */
-static int redact(gp_strtab *st, int *active)
+/* Redacts st and the args of t (when not NULL) if redaction applies;
+ * *active (when not NULL) says whether it does. */
+static int redact(gp_strtab *st, int *active, gp_trace *t)
 {
     if (active) *active = 0;
     if (!redact_opt.allowed) return 0;
@@ -313,7 +315,12 @@ static int redact(gp_strtab *st, int *active)
         }
     }
     if (!on) return 0;
+    redact_opt.keep_now = keep;
     if (active) *active = 1;
+    if (t && gp_sanitize_args(t, keep)) {
+        fprintf(stderr, "gpuprof: out of memory\n");
+        return 3;
+    }
     if (!st) return 0;
     if (gp_sanitize_strtab(st, keep)) {
         fprintf(stderr, "gpuprof: out of memory\n");

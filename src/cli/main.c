@@ -10,6 +10,7 @@ static const gp_command commands[] = {
     {"summary", "per-operation statistics and bottlenecks of a trace", gp_cmd_summary},
     {"analyze", "HTA-style GPU breakdowns: temporal, kernels, idle, launches, queues",
      gp_cmd_analyze},
+    {"merge", "combines the parts of `analyze --shard I/N` into one analyze report", gp_cmd_merge},
     {"compare", "compare baseline and current runs; CI gate for regressions", gp_cmd_compare},
     {"advise", "optimization advice from a trace (rule engine)", gp_cmd_advise},
     {"history", "one operation's figures over the runs of a store, with steps", gp_cmd_history},

@@ -17,8 +17,9 @@ static const char *const secret_words[] = {
 /* Header names whose value is a secret besides those containing a word above. */
 static const char *const secret_headers[] = {"x-amz-security-token", "x-csrf-token",
                                              "x-goog-api-key", "proxy-authorization"};
-/* Short options whose next argument is a secret (mysql/sshpass -p). */
-static const char *const secret_short_options[] = {"-p", "-P"};
+/* Options whose next argument is a secret besides those containing a word
+ * above (mysql/sshpass -p, --pw). */
+static const char *const secret_short_options[] = {"-p", "-P", "--pw", "-pw"};
 /* Options whose next argument is "user:password" (curl -u, --proxy-user). */
 static const char *const userpass_options[] = {"-u", "--user", "-U", "--proxy-user"};
 /* Scheme words after which the next word is a credential. */
@@ -134,6 +135,15 @@ static void redact_word(gp_sbuf *out, const char *w)
             if (*p == ':' && !colon) colon = p;
         }
         if (!(at && colon && colon < at)) at = colon = NULL;
+    } else {
+        /* user:password@host (no scheme): a ':' before the '@', neither
+         * after a '/' */
+        const char *a = strchr(w, '@'), *c = strchr(w, ':');
+        if (a && c && c > w && c < a && a[1] && !memchr(w, '/', (size_t)(a - w)) &&
+            !memchr(w, '=', (size_t)(a - w))) {
+            at = a;
+            colon = c;
+        }
     }
     size_t i = 0;
     while (i < n) {
@@ -171,7 +181,7 @@ static void redact_word(gp_sbuf *out, const char *w)
 
 /* The state carried from word to word (and from argument to argument). */
 typedef struct rstate {
-    int next;     /* the next word is a secret */
+    int next;     /* the next word is a secret (2: when it has >= 8 characters) */
     int userpass; /* the next word is user:password */
 } rstate;
 
@@ -209,20 +219,24 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
             i++;
             continue;
         }
-        size_t j = i;
+        size_t j = i, wstart = i;
         while (j < n && !is_sep((unsigned char)s[j]) && strncmp(s + j, "-----BEGIN ", 11)) j++;
         gp_sbuf_reset(&w);
         gp_sbuf_add(&w, s + i, j - i);
         const char *word = gp_sbuf_cstr(&w);
         i = j;
+        if (st->next == 1 && strspn(word, ":") == strlen(word)) { /* "password": value */
+            gp_sbuf_puts(out, word);
+            continue;
+        }
         if (st->next || st->userpass) {
             if (IN_LIST(word, auth_schemes, 1)) {
                 gp_sbuf_puts(out, word);
                 continue;
             }
-            int up = st->userpass;
+            int up = st->userpass, weak = st->next == 2;
             st->next = st->userpass = 0;
-            if (!up || strchr(word, ':')) {
+            if (weak ? strlen(word) >= 8 : !up || strchr(word, ':')) {
                 gp_sbuf_puts(out, GP_REDACTED);
                 continue;
             }
@@ -230,15 +244,51 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
         /* a header: NAME: value, the value up to the end of the quoted
          * string, the line or the text */
         const char *hc = strchr(word, ':');
-        if (hc && hc > word && secret_header(word, (size_t)(hc - word)) && strncmp(hc, "://", 3)) {
+        const char *hn = word; /* the header name starts after an '=' (--header=NAME:) */
+        for (const char *q = word; hc && q < hc; q++)
+            if (*q == '=') hn = q + 1;
+        if (hc && hc > hn && secret_header(hn, (size_t)(hc - hn)) && strncmp(hc, "://", 3)) {
+            /* the value ends with the quoted string, with the argument when
+             * the header is the whole argument, else (a word in a script)
+             * at the end of the shell command */
             gp_sbuf_add(out, word, (size_t)(hc - word) + 1);
             gp_sbuf_puts(out, " " GP_REDACTED);
-            while (i < n && s[i] != '\n' && !(quote && s[i] == quote)) i++;
+            if (quote)
+                while (i < n && s[i] != '\n' && s[i] != quote) i++;
+            else if (wstart == 0)
+                while (i < n && s[i] != '\n') i++;
+            else
+                while (i < n && !strchr("\n;&|", s[i])) i++;
             continue;
         }
+        /* NAME=Bearer X with a secret NAME: the credential is the next word */
+        const char *e1 = strchr(word, '=');
+        if (e1 && e1 > word && IN_LIST(e1 + 1, auth_schemes, 1)) {
+            const char *nm = word;
+            while (*nm == '-') nm++;
+            if (nm < e1 && gp_redact_secret_name(nm, (size_t)(e1 - nm))) {
+                gp_sbuf_add(out, word, (size_t)(e1 - word) + 1);
+                gp_sbuf_puts(out, e1 + 1);
+                st->next = 1;
+                continue;
+            }
+        }
+        /* mysql -pSECRET: a value glued to -p, unless it is a plain
+         * lower-case word (-pthread, -pedantic, -pipe) */
+        if (word[0] == '-' && word[1] == 'p' && word[2] && !strchr(word, '=')) {
+            int plain = 1;
+            for (const char *q = word + 2; *q; q++)
+                if (!islower((unsigned char)*q)) plain = 0;
+            if (!plain) {
+                gp_sbuf_puts(out, "-p" GP_REDACTED);
+                continue;
+            }
+        }
         if (IN_LIST(word, auth_schemes, 1)) {
+            /* "Bearer X": X is a credential; in another case ("a bearer
+             * token is required") only a word of 8 characters or more is */
             gp_sbuf_puts(out, word);
-            st->next = 1;
+            st->next = IN_LIST(word, auth_schemes, 0) ? 1 : 2;
             continue;
         }
         const char *eq = strchr(word, '=');
@@ -254,6 +304,15 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
                     gp_sbuf_puts(out, GP_REDACTED);
                     continue;
                 }
+            }
+        }
+        if (word[0] == '-' && eq && !eq[1]) { /* --token= VALUE */
+            const char *nm = word;
+            while (*nm == '-') nm++;
+            if (nm < eq && gp_redact_secret_name(nm, (size_t)(eq - nm))) {
+                gp_sbuf_puts(out, word);
+                st->next = 1;
+                continue;
             }
         }
         if (word[0] == '-' && !eq) {
@@ -272,6 +331,13 @@ static void redact_into(gp_sbuf *out, const char *s, rstate *st)
             }
         }
         redact_word(out, word);
+        /* a quoted key with a secret name before ':' (JSON, YAML flow):
+         * its value is the next word */
+        if (i < n && (s[i] == '"' || s[i] == '\'')) {
+            size_t k = i + 1;
+            while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
+            if (k < n && s[k] == ':' && gp_redact_secret_name(word, strlen(word))) st->next = 1;
+        }
     }
     gp_sbuf_free(&w);
 }

@@ -215,3 +215,30 @@ void gp_html_escape(gp_sbuf *b, const char *s)
         }
     }
 }
+
+void gp_sbuf_put_term(gp_sbuf *b, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '\n')
+            gp_sbuf_puts(b, "\\n");
+        else if (*p == '\r')
+            gp_sbuf_puts(b, "\\r");
+        else if (*p == '\t')
+            gp_sbuf_puts(b, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            gp_sbuf_printf(b, "\\x%02x", *p);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            gp_sbuf_printf(b, "\\u%04x", (unsigned)*++p);
+        else
+            gp_sbuf_putc(b, (char)*p);
+    }
+}
+
+char *gp_term_safe(const char *s)
+{
+    gp_sbuf b = {0};
+    gp_sbuf_put_term(&b, s);
+    char *out = gp_xstrdup(b.n ? gp_sbuf_cstr(&b) : "");
+    gp_sbuf_free(&b);
+    return out;
+}

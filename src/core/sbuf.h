@@ -37,4 +37,12 @@ void gp_json_key(gp_sbuf *b, const char *key, int comma);
 /* HTML-escapes s into b (&, <, >, ", '). */
 void gp_html_escape(gp_sbuf *b, const char *s);
 
+/* Writes s into b for a terminal or a line-oriented text output: control
+ * characters (C0, DEL and the C1 range U+0080..U+009F, which some terminals
+ * obey) become \n, \r, \t, \xHH or \uHHHH, so that data (a recorded command
+ * line, a trace name) can neither drive the terminal nor forge lines. */
+void gp_sbuf_put_term(gp_sbuf *b, const char *s);
+/* The same as a new string (malloc'ed; caller frees). */
+char *gp_term_safe(const char *s);
+
 #endif

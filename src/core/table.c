@@ -1,6 +1,7 @@
 /* core/table.c: terminal table layout and unit formatting. */
 #include "core/table.h"
 #include "core/error.h"
+#include "core/sbuf.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ void gp_table_row(gp_table *t, const char *const *cells)
         t->cells = gp_xrealloc(t->cells, t->cap * (size_t)t->ncols * sizeof(char *));
     }
     for (int i = 0; i < t->ncols; i++)
-        t->cells[t->rows * (size_t)t->ncols + (size_t)i] = gp_xstrdup(cells[i] ? cells[i] : "");
+        t->cells[t->rows * (size_t)t->ncols + (size_t)i] = gp_term_safe(cells[i] ? cells[i] : "");
     t->rows++;
 }
 

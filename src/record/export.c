@@ -20,7 +20,11 @@ void gp_exp_us(gp_sbuf *b, int64_t ns)
         gp_sbuf_putc(b, '-');
         ns = -ns;
     }
-    gp_sbuf_printf(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+    /* no printf: the stream sink writes two of these per range */
+    gp_json_int(b, ns / 1000);
+    char f[4] = {(char)('.'), (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
+                 (char)('0' + ns % 10)};
+    gp_sbuf_add(b, f, 4);
 }
 
 static const char *dev_name(int d)
@@ -83,8 +87,11 @@ void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
     gp_json_str(b, gp_trace_s(t, t->cats.v[s->cat].name));
     gp_sbuf_puts(b, ",\"name\":");
     gp_json_str(b, gp_trace_s(t, s->name));
-    gp_sbuf_printf(b, ",\"pid\":%ld,\"tid\":%lld,\"ts\":", (long)getpid(),
-                   (long long)t->tracks.v[s->track].tid);
+    gp_sbuf_puts(b, ",\"pid\":");
+    gp_json_int(b, p->pid);
+    gp_sbuf_puts(b, ",\"tid\":");
+    gp_json_int(b, t->tracks.v[s->track].tid);
+    gp_sbuf_puts(b, ",\"ts\":");
     gp_exp_us(b, s->ts);
     gp_sbuf_puts(b, ",\"dur\":");
     gp_exp_us(b, s->dur);
@@ -130,6 +137,27 @@ void gp_exp_counters(gp_profiler *p, gp_sbuf *b)
         gp_exp_us(b, c->ts);
         gp_sbuf_puts(b, ",\"args\":{\"value\":");
         gp_json_num(b, c->value);
+        gp_sbuf_puts(b, "}}");
+    }
+}
+
+/* The tracker's [memory] events (as chrome.c writes them for exports). */
+void gp_exp_mem_events(gp_profiler *p, gp_sbuf *b)
+{
+    const gp_trace *t = p->tr;
+    for (size_t i = 0; i < t->mem_events.n; i++) {
+        const gp_mem_event *m = &t->mem_events.v[i];
+        gp_sbuf_puts(b, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\","
+                        "\"name\":\"[memory]\",\"pid\":");
+        gp_json_int(b, p->pid);
+        gp_sbuf_puts(b, ",\"tid\":0,\"ts\":");
+        gp_exp_us(b, m->ts);
+        gp_sbuf_puts(b, ",\"args\":{\"Total Allocated\":");
+        gp_json_int(b, m->total_allocated);
+        gp_sbuf_puts(b, ",\"Bytes\":");
+        gp_json_int(b, m->bytes);
+        gp_sbuf_puts(b, ",\"Addr\":");
+        gp_json_int(b, (int64_t)m->addr);
         gp_sbuf_puts(b, "}}");
     }
 }
@@ -377,7 +405,12 @@ int gp_export_json(gp_profiler *p, const char *path)
         gp_json_str(&b, m->dtype);
         gp_sbuf_printf(&b, ",\"bytes\":%lld}", (long long)m->bytes);
     }
-    gp_sbuf_puts(&b, "]}},\n");
+    gp_sbuf_puts(&b, "]},\n\"sessions\":[");
+    for (size_t i = 0; i < p->sessions.n; i++) {
+        if (i) gp_sbuf_puts(&b, ",\n");
+        gp_sbuf_puts(&b, p->sessions.v[i]);
+    }
+    gp_sbuf_puts(&b, "]},\n");
     int rc = write_trace(p, path, gp_sbuf_cstr(&b));
     pthread_mutex_unlock(&p->mu);
     gp_summary_rows_free(rows, n);

@@ -49,6 +49,7 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
         const gp_slice *s = &t->slices.v[i];
         row_of[i] = UINT32_MAX;
         if (s->cat != p->cat_cuda && s->cat != p->cat_cl) continue;
+        if (s->flags & GP_SLICE_WARMUP) continue; /* as the measured ranges: no warm-up */
         uint64_t key = (uint64_t)s->name << 1 | (s->cat == p->cat_cl);
         uint64_t *slot = gp_u64map_slot(&m, key, UINT64_MAX);
         if (!slot) goto done;

@@ -33,6 +33,8 @@ static int64_t kernel_total(gp_profiler *p, uint64_t *count)
     return v;
 }
 
+_Thread_local int gp_rec_warmup;
+
 int gp_measure(gp_profiler *p, const char *name, void (*fn)(void *), void *arg, int warmup,
                int iterations, gp_result *out)
 {
@@ -50,7 +52,9 @@ int gp_measure(gp_profiler *p, const char *name, void (*fn)(void *), void *arg, 
         return GP_ENOMEM;
     }
     const char *rname = gp_intern(p, name);
+    gp_rec_warmup++;
     for (int i = 0; i < warmup; i++) fn(arg);
+    gp_rec_warmup--;
     uint64_t kc0, kc;
     kernel_total(p, &kc0);
     pthread_mutex_lock(&p->mu);

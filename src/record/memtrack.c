@@ -7,6 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A [memory] event of the trace model (allocation: bytes > 0, free: < 0)
+ * with the tracked total after it, so that `gpuprof memory`, the report's
+ * memory chart and the large-memory rule see the tracker's buffers in an
+ * export. The device is not known to the tracker: device type and id stay
+ * absent (views label it "tracked"). Caller holds p->mu. */
+static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts)
+{
+    gp_mem_event e = {
+        ts, (uint64_t)(uintptr_t)ptr, bytes, p->mem_cur, GP_NONE, p->proc_track, GP_NONE, GP_NONE};
+    if (GP_VEC_PUSH(p->tr->mem_events, e) == 0) {
+        if (p->tr->slices.n == 0 && p->tr->counters.n == 0 && p->tr->mem_events.n == 1)
+            p->tr->t_begin = p->tr->t_end = ts;
+        if (ts < p->tr->t_begin) p->tr->t_begin = ts;
+        if (ts > p->tr->t_end) p->tr->t_end = ts;
+    }
+}
+
 static void mem_sample(gp_profiler *p)
 {
     if (p->mem_series == UINT32_MAX)
@@ -47,6 +64,7 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
     if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
     if (p->mem_cur > p->mem_session_peak) p->mem_session_peak = p->mem_cur;
+    mem_event(p, ptr, m.bytes, m.ts);
     mem_sample(p);
     goto out;
 oom:
@@ -72,6 +90,7 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
     }
     gp_membuf *m = &p->mem.v[idx];
     p->mem_cur -= m->bytes;
+    mem_event(p, ptr, -m->bytes, gp_rec_host_ns(p));
     free(m->name);
     free(m->dtype);
     free(m->shape);

@@ -133,6 +133,7 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
     p->tr->tracks.v[p->proc_track].name = gp_trace_str(p->tr, "counters", 8);
     p->tr->tracks.v[p->proc_track].process_name = gp_trace_str(p->tr, p->name, strlen(p->name));
     p->mem_series = UINT32_MAX;
+    p->pid = getpid();
     p->mono0 = gp_clock_mono_ns();
     p->wall0 = gp_clock_wall_ns();
 #if defined(__x86_64__) || defined(__i386__)
@@ -215,6 +216,8 @@ void gp_profiler_destroy(gp_profiler *p)
         free(p->mem.v[i].shape);
     }
     GP_VEC_FREE(p->mem);
+    for (size_t i = 0; i < p->sessions.n; i++) free(p->sessions.v[i]);
+    GP_VEC_FREE(p->sessions);
     GP_VEC_FREE(p->ext);
     GP_VEC_FREE(p->attrs);
     gp_u64map_free(&p->obs_of);
@@ -373,6 +376,7 @@ static void fork_child(void)
 {
     for (gp_profiler *q = live_head; q; q = q->next_live) {
         atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
+        q->pid = getpid();
         pthread_mutex_unlock(&q->mu);
     }
     pthread_mutex_unlock(&live_mu);
@@ -555,8 +559,11 @@ static inline gp_tbuf *tbuf_find(gp_profiler *p)
 __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b, int force)
 {
     gp_chunk *c = b->spare;
-    if (!c) c = atomic_exchange_explicit(&b->freed, NULL, memory_order_acquire);
+    /* a plain load first: while the backlog is full this runs on every begin */
+    if (!c && atomic_load_explicit(&b->freed, memory_order_relaxed))
+        c = atomic_exchange_explicit(&b->freed, NULL, memory_order_acquire);
     if (c) {
+        b->woke = 0;
         b->spare = c->free_next;
         atomic_store_explicit(&c->n, 0, memory_order_relaxed);
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
@@ -567,7 +574,12 @@ __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b
             gp_rec_drain_start(p);
             pthread_mutex_unlock(&p->mu);
         }
-        if (b->nchunks >= GP_MAX_CHUNKS / 2) gp_rec_drain_wake(p);
+        if (b->nchunks >= GP_MAX_CHUNKS / 2 && !b->woke) {
+            /* once until a recycled chunk comes back (a signal per begin
+             * would be a system call per begin while the drain works) */
+            b->woke = b->nchunks >= GP_MAX_CHUNKS;
+            gp_rec_drain_wake(p);
+        }
         if (b->nchunks >= GP_MAX_CHUNKS && !force) return NULL;
         c = chunk_new();
         if (!c) return NULL;
@@ -587,6 +599,9 @@ static inline gp_rev *rec_slot(gp_profiler *p, gp_tbuf *b, int force)
         b->cur = c;
         b->pos = 0;
     }
+    /* the line a few events ahead: a recycled chunk was last read by the
+     * drain on another core, so its lines are fetched for writing early */
+    __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
     return &b->cur->ev[b->pos];
 }
 
@@ -689,6 +704,15 @@ static inline gp_agg *agg_find(gp_tbuf *b, const void *key, uint32_t dev, uint8_
     return e;
 }
 
+/* Counts e's pending durations in its sketch; returns 0 (the new npend). */
+__attribute__((noinline)) static uint32_t agg_flush(gp_agg *e)
+{
+    _Atomic uint64_t *bk = e->bk;
+    for (unsigned i = 0; i < GP_AGG_PEND; i++)
+        bump(&bk[gp_sketch_index(atomic_load_explicit(&e->pend[i], memory_order_relaxed))], 1);
+    return 0;
+}
+
 /* Adds one range of duration dur (self: self) to b's inline aggregate. */
 static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t self, uint64_t t)
 {
@@ -722,8 +746,10 @@ static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t s
         int64_t bb = atomic_load_explicit(&e->bytes, memory_order_relaxed);
         atomic_store_explicit(&e->bytes, (bb < 0 ? 0 : bb) + f->bytes, memory_order_relaxed);
     }
-    _Atomic uint64_t *bk = e->bk;
-    bump(&bk[gp_sketch_index(dur)], 1);
+    uint32_t k = atomic_load_explicit(&e->npend, memory_order_relaxed);
+    atomic_store_explicit(&e->pend[k], dur, memory_order_relaxed);
+    if (__builtin_expect(++k == GP_AGG_PEND, 0)) k = agg_flush(e);
+    atomic_store_explicit(&e->npend, k, memory_order_relaxed);
     bump(&b->rolled, 1);
 }
 
@@ -951,7 +977,10 @@ void gp_observe(gp_profiler *p, const char *name, double value)
 long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
                       int64_t dur, const gp_slice_ext *ext)
 {
-    gp_slice s = {ts, dur, GP_NONE, GP_NONE, name, track, GP_NO_INDEX, cat, 0};
+    uint16_t fl = ext->device == GP_DEV_GPU   ? GP_SLICE_DEV_GPU
+                  : ext->device == GP_DEV_CPU ? GP_SLICE_DEV_CPU
+                                              : 0;
+    gp_slice s = {ts, dur, GP_NONE, GP_NONE, name, track, GP_NO_INDEX, cat, fl};
     if (GP_VEC_RESERVE(p->tr->slices, 1) || GP_VEC_RESERVE(p->ext, 1)) return -1;
     p->tr->slices.v[p->tr->slices.n++] = s;
     p->ext.v[p->ext.n++] = *ext;
@@ -1169,6 +1198,10 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
             _Atomic uint64_t *bk = e->bk;
             for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++)
                 r.sketch[k] = atomic_load_explicit(&bk[k], memory_order_relaxed);
+            uint32_t np = atomic_load_explicit(&e->npend, memory_order_relaxed);
+            for (uint32_t k = 0; k < np && k < GP_AGG_PEND; k++)
+                r.sketch[gp_sketch_index(
+                    atomic_load_explicit(&e->pend[k], memory_order_relaxed))]++;
             if (GP_VEC_PUSH(p->tr->aggs, r)) {
                 free(r.sketch);
                 return GP_ENOMEM;
@@ -1201,6 +1234,7 @@ static void aggs_zero(gp_tbuf *b)
         _Atomic uint64_t *bk = e->bk;
         for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++)
             atomic_store_explicit(&bk[k], 0, memory_order_relaxed);
+        atomic_store_explicit(&e->npend, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&b->emitted, 0, memory_order_relaxed);
     atomic_store_explicit(&b->rolled, 0, memory_order_relaxed);
@@ -1233,6 +1267,8 @@ int gp_profiler_reset(gp_profiler *p)
     p->attrs.n = 0;
     for (size_t i = 0; i < p->obs.n; i++) p->obs.v[i].v.n = 0;
     p->unmatched_end = 0;
+    for (size_t i = 0; i < p->sessions.n; i++) free(p->sessions.v[i]);
+    p->sessions.n = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
     p->mem_peak = p->mem_window_peak = p->mem_cur;

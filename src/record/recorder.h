@@ -61,6 +61,7 @@ typedef struct gp_frame {
 /* Per-name statistics of ranges aggregated without events. Written only by
  * the owning thread (relaxed atomics, so that results calls may read them
  * while it records); the sketch is allocated when the entry is created. */
+#define GP_AGG_PEND 32
 typedef struct gp_agg {
     const void *key; /* name or function address */
     uint32_t dev;
@@ -70,6 +71,12 @@ typedef struct gp_agg {
     _Atomic uint64_t sq_lo, sq_hi;    /* sum of squared durations (128 bits) */
     _Atomic uint64_t first_t, last_t; /* raw time of the first begin, last end */
     _Atomic uint64_t *bk; /* GP_SKETCH_BUCKETS counts (set before the entry is published) */
+    /* durations not yet counted in bk: the sketch is updated GP_AGG_PEND at
+     * a time (an increment of a bucket chosen by the duration just measured,
+     * once per range, stalls the recording thread on the memory dependence;
+     * bench/sustained.sh); readers add these to bk */
+    _Atomic uint32_t npend;
+    _Atomic int64_t pend[GP_AGG_PEND];
 } gp_agg;
 #define GP_AGG_BLOCK  64
 #define GP_AGG_BLOCKS 1024 /* at most 65,536 distinct names per thread */
@@ -102,6 +109,7 @@ typedef struct gp_tbuf {
     gp_frame *fr;             /* open levels */
     gp_chunk *spare;          /* recycled chunks taken from `freed` */
     uint32_t nchunks;         /* chunks allocated by this thread */
+    uint32_t woke;            /* drain woken for a full backlog, no chunk back yet */
     _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
     _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
     _Atomic uint64_t rolled;  /* ranges aggregated inline */
@@ -181,11 +189,13 @@ struct gp_profiler {
     atomic_int drain_state; /* 0 not started, 1 running, 2 stopping */
     uint64_t drained;       /* events drained so far */
     pid_t drain_pid;
+    pid_t pid; /* getpid() (a system call): set at create and in a forked child */
     struct gp_stream *stream;
     /* (typedef for stream.c) */   /* GP_SINK_STREAM output (stream.c) */
     uint64_t streamed_ranges;      /* ranges written by the stream and dropped from tr */
     struct gp_profiler *next_live; /* registry of live profilers (fork handlers) */
-    int64_t kernel_ns_total;       /* sum of kernel durations resolved so far */
+    GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
+    int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
     uint64_t kernel_count;
 
     /* memory tracker */
@@ -262,6 +272,12 @@ void gp_rec_free_threads(gp_profiler *p);
 
 /* Appends a finished slice with its ext record (caller holds p->mu).
  * Returns the slice index or -1 on out of memory. */
+/* Non-zero on a thread while gp_measure runs its warm-up calls: kernel
+ * timers started then are kept on the timeline, flagged GP_SLICE_WARMUP, and
+ * left out of gp_kernel_stats and the kernel totals (as the warm-up is left
+ * out of the measured ranges). */
+extern _Thread_local int gp_rec_warmup;
+
 long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
                       int64_t dur, const gp_slice_ext *ext);
 /* Returns (creating) the GPU track named `label` for key (stream/queue). */
@@ -279,6 +295,7 @@ void gp_exp_us(struct gp_sbuf *b, int64_t ns);
 void gp_exp_meta(gp_profiler *p, struct gp_sbuf *b, int first);
 void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b);
+void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);
 /* Sets p->err (caller holds p->mu or owns p). */
 void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -164,6 +164,8 @@ static int recommend(gp_profiler *p, gp_session_result *out)
     return 0;
 }
 
+static void session_json(const gp_session_result *r, gp_sbuf *bp);
+
 int gp_session_end(gp_session *s, gp_session_result *out)
 {
     if (!s || !out) return GP_EINVAL;
@@ -199,6 +201,18 @@ int gp_session_end(gp_session *s, gp_session_result *out)
     if (gp_mem_pool_info(p, &pool) == 0 && pool.total_valid && pool.free_valid) {
         out->reserved_valid = 1;
         out->mem_reserved_bytes = pool.total_bytes - pool.free_bytes;
+    }
+    if (!rc) { /* kept for the "sessions" of gp_export_json */
+        gp_sbuf b = {0};
+        session_json(out, &b);
+        char *txt = strdup(gp_sbuf_cstr(&b));
+        gp_sbuf_free(&b);
+        pthread_mutex_lock(&p->mu);
+        if (!txt || GP_VEC_PUSH(p->sessions, txt)) {
+            free(txt);
+            rc = GP_ENOMEM;
+        }
+        pthread_mutex_unlock(&p->mu);
     }
     gp_summary_rows_free(s->rows, s->nrows);
     gp_kernel_rows_free(s->krows, s->nk);
@@ -270,9 +284,11 @@ static void num_or_null(gp_sbuf *b, const char *key, double v)
         gp_json_num(b, v);
 }
 
-int gp_session_result_json(const gp_session_result *r, const char *path)
+/* The result as one JSON object (no newline), for gp_session_result_json and
+ * the "sessions" of gp_export_json. */
+static void session_json(const gp_session_result *r, gp_sbuf *bp)
 {
-    gp_sbuf b = {0};
+    gp_sbuf b = *bp;
     gp_sbuf_puts(&b, "{\"schema\":\"gpuprof-session-1\",\"name\":");
     gp_json_str(&b, r->name);
     gp_sbuf_printf(&b, ",\"total_ns\":%lld,\"cpu_ns\":%lld", (long long)r->total_ns,
@@ -327,7 +343,15 @@ int gp_session_result_json(const gp_session_result *r, const char *path)
         if (i) gp_sbuf_putc(&b, ',');
         gp_json_str(&b, r->recommendations[i]);
     }
-    gp_sbuf_puts(&b, "]}\n");
+    gp_sbuf_puts(&b, "]}");
+    *bp = b;
+}
+
+int gp_session_result_json(const gp_session_result *r, const char *path)
+{
+    gp_sbuf b = {0};
+    session_json(r, &b);
+    gp_sbuf_putc(&b, '\n');
     FILE *f = fopen(path, "w");
     int rc = 0;
     if (!f || gp_sbuf_write(&b, f) != 0) rc = GP_EIO;

@@ -158,6 +158,7 @@ void gp_stream_close_(gp_profiler *p)
     gp_exp_meta(p, &b, 0);
     for (size_t i = 0; i < p->tr->slices.n; i++) gp_exp_slice(p, &b, i);
     gp_exp_counters(p, &b);
+    gp_exp_mem_events(p, &b);
     /* the file's rollover holds only what is not in its events */
     gp_rec_collect_aggs(p, 0);
     gp_sbuf_printf(&b,

@@ -40,10 +40,26 @@ void gp_html_json_attrs(gp_sbuf *b, const char *id, const char *attrs, const cha
     gp_sbuf_puts(b, ">");
     const char *p = json, *lim = json + n;
     while (p < lim) {
-        const char *lt = memchr(p, '<', (size_t)(lim - p));
-        if (!lt) {
+        const char *lt = p;
+        while (lt < lim && *lt != '<' && (unsigned char)*lt != 0xe2) lt++;
+        if (lt == lim) {
             gp_sbuf_add(b, p, (size_t)(lim - p));
             break;
+        }
+        if ((unsigned char)*lt == 0xe2) {
+            /* U+2028 and U+2029 (line terminators to a JavaScript parser)
+             * written as \u2028 / \u2029: the element's text is plain ASCII
+             * line-wise whatever parses it */
+            if (lt + 2 < lim && (unsigned char)lt[1] == 0x80 &&
+                ((unsigned char)lt[2] == 0xa8 || (unsigned char)lt[2] == 0xa9)) {
+                gp_sbuf_add(b, p, (size_t)(lt - p));
+                gp_sbuf_puts(b, (unsigned char)lt[2] == 0xa8 ? "\\u2028" : "\\u2029");
+                p = lt + 3;
+            } else {
+                gp_sbuf_add(b, p, (size_t)(lt - p) + 1);
+                p = lt + 1;
+            }
+            continue;
         }
         gp_sbuf_add(b, p, (size_t)(lt - p) + 1);
         if (lt + 1 < lim && (lt[1] == '/' || lt[1] == '!')) {

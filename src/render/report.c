@@ -74,9 +74,11 @@ int gp_report_op_gpu(const gp_trace *t, gp_op_gpu **out, size_t *n)
             item_acc[p].transfer += work.v[w].transfer;
         }
     }
+    int had_ops = 0;
     for (size_t i = 0; i < ns.n; i++) {
         const gp_slice *s = &t->slices.v[ns.items[i].slice];
         if (gp_slice_kind(t, s) != GP_K_CPU_OP) continue;
+        had_ops = 1;
         uint64_t *slot = gp_u64map_slot(&by_name, s->name, UINT64_MAX);
         if (!slot) goto done;
         if (*slot == UINT64_MAX) {
@@ -89,6 +91,40 @@ int gp_report_op_gpu(const gp_trace *t, gp_op_gpu **out, size_t *n)
         r->cpu_ns += s->dur;
         r->gpu_ns += item_acc[i].gpu;
         r->transfer_ns += item_acc[i].transfer;
+    }
+    /* a trace without CPU operators (a libgpuprof export): the ranges that
+     * named their device (gp_range_begin_ex), kept and aggregated, their time
+     * as CPU time or GPU time */
+    for (size_t i = 0; !had_ops && i < t->slices.n + t->aggs.n; i++) {
+        uint32_t name;
+        uint64_t cnt;
+        int64_t dur;
+        int gpu;
+        if (i < t->slices.n) {
+            const gp_slice *s = &t->slices.v[i];
+            if (!(s->flags & (GP_SLICE_DEV_CPU | GP_SLICE_DEV_GPU)) ||
+                gp_slice_kind(t, s) != GP_K_RANGE)
+                continue;
+            name = s->name, cnt = 1, dur = s->dur, gpu = (s->flags & GP_SLICE_DEV_GPU) != 0;
+        } else {
+            const gp_agg_row *a = &t->aggs.v[i - t->slices.n];
+            if ((a->device != 1 && a->device != 2) || t->cats.v[a->cat].kind != GP_K_RANGE)
+                continue;
+            name = a->name, cnt = a->count, dur = a->total_ns, gpu = a->device == 2;
+        }
+        uint64_t *slot = gp_u64map_slot(&by_name, name, UINT64_MAX);
+        if (!slot) goto done;
+        if (*slot == UINT64_MAX) {
+            gp_op_gpu r = {name, 0, 0, 0, 0};
+            *slot = rows.n;
+            if (GP_VEC_PUSH(rows, r)) goto done;
+        }
+        gp_op_gpu *r = &rows.v[*slot];
+        r->count += cnt;
+        if (gpu)
+            r->gpu_ns += dur;
+        else
+            r->cpu_ns += dur;
     }
     if (rows.n > 1) qsort(rows.v, rows.n, sizeof *rows.v, cmp_opgpu);
     *out = rows.v;
@@ -325,10 +361,10 @@ static int advice_section(const gp_trace *t, gp_sbuf *b)
                     td_dur(b, (double)e->time_ns);
                 else
                     gp_sbuf_puts(b, "<td>N/A</td>");
-                if (isnan(e->value))
-                    gp_sbuf_puts(b, "<td>N/A</td>");
-                else
-                    gp_sbuf_printf(b, "<td>%g</td>", e->value);
+                char v[64];
+                gp_sbuf_puts(b, "<td>");
+                gp_html_escape(b, gp_adv_value_str(v, sizeof v, e->value, e->unit));
+                gp_sbuf_puts(b, "</td>");
                 gp_sbuf_puts(b, "</tr>");
             }
             gp_sbuf_puts(b, "</tbody></table>");
@@ -438,8 +474,9 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
         return GP_ENOMEM;
     }
     size_t nsel = 0;
+    unsigned opmask = gp_summary_bottleneck_mask(&s); /* the operations, as for bottlenecks */
     for (size_t i = 0; i < s.n; i++)
-        if (s.rows[i].group != GP_G_ANNOTATION) idx_v[nsel++] = i;
+        if (opmask & (1u << s.rows[i].group)) idx_v[nsel++] = i;
     char lbl[600];
     for (int pass = 0; pass < 2; pass++) {
         qsort_r(idx_v, nsel, sizeof *idx_v, pass ? cmp_count : cmp_mean, s.rows);
@@ -469,8 +506,7 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
                     "class=\"l\">Name</th><th>Count</th><th>Self</th><th>Self % of span</th>"
                     "<th>Total (inclusive)</th></tr></thead><tbody>");
     size_t top[10];
-    unsigned mask = ((1u << GP_G__COUNT) - 1) & ~(1u << GP_G_ANNOTATION);
-    size_t ntop = gp_summary_top(&s, mask, top, 10);
+    size_t ntop = gp_summary_top(&s, gp_summary_bottleneck_mask(&s), top, 10);
     for (size_t i = 0; i < ntop; i++) {
         const gp_op_row *r = &s.rows[top[i]];
         gp_sbuf_printf(b, "<tr><td>%zu</td><td class=\"l\">%s</td><td class=\"l\">", i + 1,

@@ -19,7 +19,9 @@ typedef struct gp_op_gpu {
 
 /* For every CPU operator name of t: its CPU time and the GPU kernel and
  * transfer time of the work launched (through correlation) by runtime calls
- * nested inside it. Sorted by cpu+gpu+transfer descending; *out malloc'd
+ * nested inside it; in a trace without CPU operators (a libgpuprof export),
+ * for every range name that named its device: its time as CPU or GPU time
+ * (kept and aggregated ranges). Sorted by cpu+gpu+transfer descending; *out malloc'd
  * (caller frees). Returns 0 or GP_ENOMEM. */
 int gp_report_op_gpu(const gp_trace *t, gp_op_gpu **out, size_t *n);
 

@@ -30,7 +30,8 @@ void gp_report_advise_text(FILE *f, const gp_trace *t, const gp_advice_list *l, 
             fprintf(f, "    - %.100s: %llu x", e->name, (unsigned long long)e->count);
             if (e->time_ns != GP_NONE)
                 fprintf(f, ", %s", gp_fmt_dur_auto(d, sizeof d, (double)e->time_ns));
-            if (!isnan(e->value)) fprintf(f, ", value %g", e->value);
+            if (!isnan(e->value))
+                fprintf(f, ", value %s", gp_adv_value_str(d, sizeof d, e->value, e->unit));
             fprintf(f, "\n");
         }
     }
@@ -100,6 +101,11 @@ void gp_report_advise_json(gp_sbuf *b, const gp_trace *t, const gp_advice_list *
                 gp_json_int(b, e->time_ns);
             gp_json_key(b, "value", 1);
             gp_json_num(b, e->value);
+            gp_json_key(b, "value_unit", 1);
+            if (gp_adv_unit_name(e->unit))
+                gp_json_str(b, gp_adv_unit_name(e->unit));
+            else
+                gp_sbuf_puts(b, "null");
             gp_sbuf_putc(b, '}');
         }
         gp_sbuf_puts(b, "]}");

@@ -38,7 +38,7 @@ static void json_ranks(gp_sbuf *b, const gp_analyze_rank *r, size_t n, const gp_
         gp_sbuf_printf(b, "%s{", first ? "" : ",");
         first = 0;
         gp_json_key(b, "rank", 0);
-        gp_json_int(b, r[i].v.rank);
+        gp_json_int(b, r[i].rank);
         gp_json_key(b, "idle_us", 1);
         gp_json_num(b, us(t->idle_ns));
         gp_json_key(b, "compute_us", 1);
@@ -72,7 +72,7 @@ static void json_extra(gp_sbuf *b, const gp_analyze_rank *r, size_t n, const gp_
             gp_sbuf_printf(b, "%s{", first ? "" : ",");
             first = 0;
             gp_json_key(b, "rank", 0);
-            gp_json_int(b, r[i].v.rank);
+            gp_json_int(b, r[i].rank);
             gp_json_key(b, "kind", 1);
             gp_json_str(b, gp_copy_kind_name((gp_copy_kind)w->kind));
             gp_json_key(b, "count", 1);
@@ -102,7 +102,7 @@ static void json_extra(gp_sbuf *b, const gp_analyze_rank *r, size_t n, const gp_
         int g = t->gpu_valid;
         gp_sbuf_printf(b, "%s{", i ? "," : "");
         gp_json_key(b, "rank", 0);
-        gp_json_int(b, r[i].v.rank);
+        gp_json_int(b, r[i].rank);
         gp_json_key(b, "span_us", 1);
         gp_json_num(b, us(t->span_ns));
         gp_json_key(b, "cpu_active_us", 1);
@@ -136,7 +136,7 @@ static void json_extra(gp_sbuf *b, const gp_analyze_rank *r, size_t n, const gp_
             gp_sbuf_printf(b, "%s{", first ? "" : ",");
             first = 0;
             gp_json_key(b, "rank", 0);
-            gp_json_int(b, r[i].v.rank);
+            gp_json_int(b, r[i].rank);
             gp_json_key(b, "step", 1);
             gp_json_int(b, t->step);
             gp_json_key(b, "span_us", 1);
@@ -199,7 +199,7 @@ void gp_report_analyze_json(gp_sbuf *out, const gp_analyze_result *res, const gp
     gp_json_str(b, o->compat ? "hta" : "default");
     gp_json_key(b, "ranks", 1);
     gp_sbuf_putc(b, '[');
-    for (size_t i = 0; i < n; i++) gp_sbuf_printf(b, "%s%d", i ? "," : "", r[i].v.rank);
+    for (size_t i = 0; i < n; i++) gp_sbuf_printf(b, "%s%d", i ? "," : "", r[i].rank);
     gp_sbuf_putc(b, ']');
     json_ranks(b, r, n, o);
 
@@ -245,9 +245,9 @@ void gp_report_analyze_json(gp_sbuf *out, const gp_analyze_result *res, const gp
                 gp_sbuf_printf(b, "%s{", first ? "" : ",");
                 first = 0;
                 gp_json_key(b, "rank", 0);
-                gp_json_int(b, r[i].v.rank);
+                gp_json_int(b, r[i].rank);
                 gp_json_key(b, "name", 1);
-                gp_json_str(b, others ? "others" : gp_trace_s(r[i].v.t, t->name));
+                gp_json_str(b, others ? "others" : r[i].top_name[k]);
                 gp_json_key(b, "type", 1);
                 gp_json_str(b, gp_ktype_name((gp_ktype)t->type));
                 gp_json_key(b, "count", 1);
@@ -272,7 +272,7 @@ void gp_report_analyze_json(gp_sbuf *out, const gp_analyze_result *res, const gp
     for (size_t i = 0; i < n; i++) {
         gp_sbuf_printf(b, "%s{", i ? "," : "");
         gp_json_key(b, "rank", 0);
-        gp_json_int(b, r[i].v.rank);
+        gp_json_int(b, r[i].rank);
         gp_json_key(b, "pct", 1);
         gp_json_num(b, r[i].ov_valid ? (o->compat ? round_dec(r[i].ov_pct, 2) : r[i].ov_pct) : NAN);
         gp_sbuf_putc(b, '}');
@@ -288,7 +288,7 @@ void gp_report_analyze_json(gp_sbuf *out, const gp_analyze_result *res, const gp
             gp_sbuf_printf(b, "%s{", first ? "" : ",");
             first = 0;
             gp_json_key(b, "rank", 0);
-            gp_json_int(b, r[i].v.rank);
+            gp_json_int(b, r[i].rank);
             gp_json_key(b, "stream", 1);
             gp_json_int(b, d->stream);
             gp_json_key(b, "host_wait_us", 1);
@@ -308,7 +308,7 @@ void gp_report_analyze_json(gp_sbuf *out, const gp_analyze_result *res, const gp
             const gp_launch_stats *l = &r[i].ls[set];
             gp_sbuf_printf(b, "%s{", i ? "," : "");
             gp_json_key(b, "rank", 0);
-            gp_json_int(b, r[i].v.rank);
+            gp_json_int(b, r[i].rank);
             gp_json_key(b, "launches", 1);
             gp_json_int(b, (int64_t)l->launches);
             gp_json_key(b, "short_kernels", 1);
@@ -349,7 +349,7 @@ void gp_report_analyze_json(gp_sbuf *out, const gp_analyze_result *res, const gp
             gp_sbuf_printf(b, "%s{", first ? "" : ",");
             first = 0;
             gp_json_key(b, "rank", 0);
-            gp_json_int(b, r[i].v.rank);
+            gp_json_int(b, r[i].rank);
             gp_json_key(b, "stream", 1);
             gp_json_int(b, q->stream);
             gp_json_key(b, "max", 1);
@@ -507,8 +507,8 @@ void gp_report_analyze_text(FILE *f, const gp_analyze_result *res, const gp_anal
             n);
     for (size_t i = 0; i < n; i++) {
         const gp_analyze_rank *x = &r[i];
-        fprintf(f, "\n== rank %d: %s%s\n", x->v.rank, gp_trace_s(x->v.t, x->v.t->meta.source),
-                x->v.step_filtered ? " (events after the last ProfilerStep dropped)" : "");
+        fprintf(f, "\n== rank %d: %s%s\n", x->rank, x->source,
+                x->step_filtered ? " (events after the last ProfilerStep dropped)" : "");
         if (!x->tb.valid) {
             fprintf(f, "no GPU events\n");
         } else {
@@ -530,7 +530,7 @@ void gp_report_analyze_text(FILE *f, const gp_analyze_result *res, const gp_anal
             gp_table *tb = gp_table_create(6, h, "llrrrr");
             for (size_t k = 0; k < x->ntop; k++) {
                 const gp_topk *t = &x->top[k];
-                const char *nm = t->name == GP_NO_INDEX ? "others" : gp_trace_s(x->v.t, t->name);
+                const char *nm = t->name == GP_NO_INDEX ? "others" : x->top_name[k];
                 gp_table_rowf(tb, "%s\t%s\t%llu\t%s\t%s\t%s", gp_ktype_name((gp_ktype)t->type),
                               short_name(nm, o->wide, nb, sizeof nb), (unsigned long long)t->count,
                               gp_fmt_dur_auto(a, sizeof a, (double)t->sum),

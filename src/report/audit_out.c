@@ -1,6 +1,7 @@
 /* report/audit_out.c: text and JSON writers of the audit log. */
 #include "report/audit_out.h"
 #include "core/sbuf.h"
+#include <stdlib.h>
 #include <time.h>
 
 static void utc(char *buf, size_t n, int64_t ns)
@@ -25,10 +26,20 @@ void gp_audit_write_text(FILE *f, const gp_audit_rec *r, size_t n, long bad, con
     for (size_t i = 0; i < n; i++) {
         char t[48];
         utc(t, sizeof t, r[i].time_ns);
+        /* one line per record whatever the fields hold (control characters
+         * escaped: a recorded command cannot forge or hide a line) */
         gp_sbuf_reset(&b);
-        gp_sbuf_printf(&b, "%zu\t%s\t%s(%lld)@%s\tpid %lld\t%s\t%s\t%s%s\n", i + 1, t, r[i].user,
-                       (long long)r[i].uid, r[i].host, (long long)r[i].pid, r[i].action,
-                       r[i].target, r[i].result, bad == (long)i ? "\t<- BAD" : "");
+        gp_sbuf_printf(&b, "%zu\t%s\t", i + 1, t);
+        gp_sbuf_put_term(&b, r[i].user);
+        gp_sbuf_printf(&b, "(%lld)@", (long long)r[i].uid);
+        gp_sbuf_put_term(&b, r[i].host);
+        gp_sbuf_printf(&b, "\tpid %lld\t", (long long)r[i].pid);
+        gp_sbuf_put_term(&b, r[i].action);
+        gp_sbuf_putc(&b, '\t');
+        gp_sbuf_put_term(&b, r[i].target);
+        gp_sbuf_putc(&b, '\t');
+        gp_sbuf_put_term(&b, r[i].result);
+        gp_sbuf_printf(&b, "%s\n", bad == (long)i ? "\t<- BAD" : "");
         gp_sbuf_write(&b, f);
     }
     gp_sbuf_free(&b);
@@ -36,7 +47,9 @@ void gp_audit_write_text(FILE *f, const gp_audit_rec *r, size_t n, long bad, con
     if (bad >= 0) {
         char d[128];
         describe(d, sizeof d, &r[bad], bad);
-        fprintf(f, "audit: %s is bad: %s\n", d, why);
+        char *ds = gp_term_safe(d);
+        fprintf(f, "audit: %s is bad: %s\n", ds, why);
+        free(ds);
     }
 }
 

@@ -87,6 +87,18 @@ void gp_bench_write_text(FILE *out, const gp_bench_result *r)
             else
                 fprintf(out, "\n");
         }
+        /* compute kernels: their independent chains per work-item */
+        int nchains = 0;
+        for (int t = 0; t < GP_BT__COUNT; t++) {
+            const gp_bench_fig *f = &dv->figs[t];
+            if (!f->valid || !f->chains) continue;
+            fprintf(out, "%s %s %d (%s)", nchains++ ? "," : "  independent chains per work-item:",
+                    gp_bench_info_of(f->test)->key, f->chains,
+                    f->chains_how == GP_BENCH_CHAINS_FASTEST
+                        ? "the fastest of 16..256"
+                        : gp_bench_chains_how_name(f->chains_how));
+        }
+        if (nchains) fputc('\n', out);
         if (dv->peaks.mem_valid || dv->peaks.fp32_valid)
             fprintf(out, "  peaks: memory %s%s%s\n",
                     dv->peaks.mem_valid ? dv->peaks.mem_src : "unknown",
@@ -195,6 +207,12 @@ void gp_bench_write_json(gp_sbuf *b, const gp_bench_result *r)
             }
             gp_sbuf_putc(b, ',');
             json_stat(b, "stats", &f->st, 0);
+            if (f->chains) {
+                gp_sbuf_puts(b, ",\"chains_per_work_item\":");
+                gp_json_int(b, f->chains);
+                gp_sbuf_puts(b, ",\"chains_chosen\":");
+                gp_json_str(b, gp_bench_chains_how_name(f->chains_how));
+            }
             if (f->nsweep) {
                 gp_sbuf_puts(b, ",\"half_peak_bytes\":");
                 if (f->half_peak_bytes > 0)

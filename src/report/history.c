@@ -38,12 +38,11 @@ void gp_report_history_op_text(FILE *f, const gp_history *h, const gp_hist_op *x
     char a[64], b[64];
     fprintf(f, "== gpuprof history %s: %s %s\n", path, gp_group_name(x->group),
             gp_history_name(h, x->name));
-    fprintf(
-        f,
-        "runs: %zu (the operation in %zu); step: the mean per instance changes by >= %g%% and the "
-        "two-sided Mann-Whitney U test of the instances before/after gives p < %g "
-        "(Bonferroni over the candidate splits)\n",
-        nr, x->runs_present, ho->threshold_pct, ho->alpha);
+    fprintf(f,
+            "runs: %zu (the operation in %zu); step: the mean of the per-run means changes by >= "
+            "%g%% and the two-sided Mann-Whitney U test of the per-run means before/after gives "
+            "p < %g (Bonferroni over the candidate splits)\n",
+            nr, x->runs_present, ho->threshold_pct, ho->alpha);
     double mx = 0;
     for (size_t r = 0; r < nr; r++)
         if (x->pts[r].count) mx = fmax(mx, fmax(x->pts[r].p95_ns, x->pts[r].mean_ns));
@@ -92,7 +91,9 @@ void gp_report_history_op_text(FILE *f, const gp_history *h, const gp_hist_op *x
     }
     gp_table_print(tb, f, 0);
     gp_table_destroy(tb);
-    fprintf(f, "\nSteps (%zu)%s\n", x->nsteps, x->nsteps ? ":" : ": none, the mean did not change");
+    /* no step is not "no change": a change may lack the runs to be significant */
+    fprintf(f, "\nSteps (%zu)%s\n", x->nsteps,
+            x->nsteps ? ":" : ": none passed the test (a change needs enough runs on each side)");
     for (size_t k = 0; k < x->nsteps; k++) {
         const gp_hist_step *s = &x->steps[k];
         char pc[32], pv[32];
@@ -116,8 +117,9 @@ void gp_report_history_list_text(FILE *f, const gp_history *h, const gp_store_ru
             path, nr, nr ? (long long)rows[0].id : 0LL, nr ? (long long)rows[nr - 1].id : 0LL, n,
             withsteps);
     fprintf(f,
-            "step: the mean per instance changes by >= %g%% and the Mann-Whitney U test gives p < "
-            "%g; `gpuprof history --op NAME` shows one operation run by run\n",
+            "step: the mean of the per-run means changes by >= %g%% and the Mann-Whitney U test of "
+            "the per-run means gives p < %g; `gpuprof history --op NAME` shows one operation run "
+            "by run\n",
             ho->threshold_pct, ho->alpha);
     size_t k = top > 0 && (size_t)top < n ? (size_t)top : n;
     if (!k) return;
@@ -259,8 +261,9 @@ static void json_head(gp_sbuf *b, const char *path, const gp_store_run_row *rows
         gp_sbuf_printf(b, "%s%lld", r ? "," : "", (long long)rows[r].id);
     gp_sbuf_putc(b, ']');
     gp_json_key(b, "method", 1);
-    gp_sbuf_puts(b, "{\"figure\":\"mean_ns_per_instance\",\"segmentation\":\"binary\","
-                    "\"test\":\"mann-whitney-u\",\"correction\":\"bonferroni-over-splits\"");
+    gp_sbuf_puts(
+        b, "{\"figure\":\"mean_ns_per_instance\",\"segmentation\":\"binary\","
+           "\"test\":\"mann-whitney-u-on-run-means\",\"correction\":\"bonferroni-over-splits\"");
     gp_json_key(b, "alpha", 1);
     gp_json_num(b, ho->alpha);
     gp_json_key(b, "threshold_pct", 1);

@@ -6,10 +6,6 @@
 #include <gpuprof/common.h>
 #include <stdlib.h>
 
-#define BOTTLENECK_MASK                                                                            \
-    ((1u << GP_G_KERNEL) | (1u << GP_G_MEMORY) | (1u << GP_G_CPU_OP) | (1u << GP_G_RUNTIME) |      \
-     (1u << GP_G_PYTHON) | (1u << GP_G_SYNC) | (1u << GP_G_OTHER))
-
 static const char *const group_titles[GP_G__COUNT] = {
     "GPU kernels", "GPU memory (memcpy/memset)", "CPU operators",       "Runtime/driver API calls",
     "Annotations", "Python functions",           "GPU synchronization", "Other events"};
@@ -79,10 +75,24 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
                 (unsigned long long)t->meta.events_dropped_no_dur);
     if (t->meta.unterminated)
         fprintf(f, "note: the trace's event array was not closed (crashed writer?)\n");
+    uint64_t agg = 0;
+    size_t agg_ops = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->rows[i].agg_count) {
+            agg += s->rows[i].agg_count;
+            agg_ops++;
+        }
+    if (agg)
+        fprintf(f,
+                "note: %llu calls of %zu operations are known only as per-name statistics "
+                "(libgpuprof rollover): counts, totals, min, max and std are exact, their "
+                "percentiles come from a sketch (within 1.6 %%)\n",
+                (unsigned long long)agg, agg_ops);
     for (int g = 0; g < GP_G__COUNT; g++)
         if (o->mask & (1u << g)) print_group(f, t, s, (gp_group)g, o);
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
-    size_t k = gp_summary_top(s, o->mask & BOTTLENECK_MASK, idx, (size_t)o->bottlenecks);
+    size_t k =
+        gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
     if (k) {
         double mx = 0;
         for (size_t i = 0; i < k; i++)
@@ -144,6 +154,12 @@ static void json_row(gp_sbuf *b, const gp_trace *t, const gp_op_row *r, int with
     gp_json_num(b, st->p95);
     gp_json_key(b, "p99_ns", 1);
     gp_json_num(b, st->p99);
+    if (r->agg_count) { /* libgpuprof rollover: calls known only as statistics */
+        gp_json_key(b, "aggregated", 1);
+        gp_json_int(b, (int64_t)r->agg_count);
+        gp_json_key(b, "percentiles_approx", 1);
+        gp_sbuf_puts(b, "true");
+    }
     gp_json_key(b, "span_pct", 1);
     gp_json_num(b, r->share_pct);
     gp_json_key(b, "self_ns", 1);
@@ -201,7 +217,8 @@ void gp_report_summary_json(gp_sbuf *b, const gp_trace *t, const gp_summary *s,
     gp_json_key(b, "bottlenecks", 1);
     gp_sbuf_putc(b, '[');
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
-    size_t k = gp_summary_top(s, o->mask & BOTTLENECK_MASK, idx, (size_t)o->bottlenecks);
+    size_t k =
+        gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
     for (size_t i = 0; i < k; i++) {
         if (i) gp_sbuf_putc(b, ',');
         json_row(b, t, &s->rows[idx[i]], 1);

@@ -3,6 +3,7 @@
  * then holds the trace(s) from the cache, answers from the bodies kept with
  * them or computes with the command's own analysis and writer. */
 #include "serve/api.h"
+#include "trace/sanitize.h"
 #include "serve/timeline_body.h"
 #include "analysis/advise.h"
 #include "analysis/analyze.h"
@@ -606,7 +607,15 @@ static void h_runs(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
         gp_api_error(out, 500, err.msg);
         return;
     }
-    gp_report_runs_json(&out->body, ctx->store, rows, n);
+    for (size_t i = 0; ctx->redact && i < n; i++) { /* --redact: command and host */
+        char *c = gp_sanitize_str(rows[i].command ? rows[i].command : "", ctx->redact_keep);
+        char *h = gp_sanitize_str(rows[i].host ? rows[i].host : "", ctx->redact_keep);
+        free(rows[i].command);
+        free(rows[i].host);
+        rows[i].command = c;
+        rows[i].host = h;
+    }
+    gp_report_runs_json(&out->body, ctx->redact ? "<store>" : ctx->store, rows, n);
     gp_store_runs_free(rows, n);
     out->status = 200;
     out->ctype = JSON;

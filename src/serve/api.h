@@ -22,6 +22,8 @@ typedef struct gp_serve_ctx {
     const char *self_exe;       /* this program, for session control */
     const char *config;         /* --config given to serve, passed to `session` */
     int tls;                    /* served over TLS */
+    int redact;                 /* --redact: names, args, paths, runs sanitized */
+    unsigned redact_keep;       /* its GP_KEEP_* bits */
 } gp_serve_ctx;
 
 typedef struct gp_resp {

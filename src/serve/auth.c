@@ -2,6 +2,8 @@
 #include "serve/auth.h"
 #include "serve/router.h"
 #include <errno.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@ typedef struct tok {
     char s[GP_TOKEN_MAX];
     size_t n;
     int scope;
+    char id[GP_TOKEN_ID_MAX]; /* "tok-" + 12 hex digits of its SHA-256 */
 } tok;
 
 struct gp_tokens {
@@ -77,7 +80,9 @@ gp_tokens *gp_tokens_load(const char *path, gp_err *err)
         memset(&t->v[t->n], 0, sizeof *t->v);
         memcpy(t->v[t->n].s, tk, n);
         t->v[t->n].n = n;
-        t->v[t->n++].scope = scope;
+        t->v[t->n].scope = scope;
+        gp_token_id(tk, n, t->v[t->n].id);
+        t->n++;
     }
     fclose(f);
     if (!t) {
@@ -102,12 +107,30 @@ void gp_tokens_free(gp_tokens *t)
 
 int gp_tokens_scope(const gp_tokens *t, const char *s, size_t n)
 {
+    return gp_tokens_match(t, s, n, NULL);
+}
+
+int gp_tokens_match(const gp_tokens *t, const char *s, size_t n, char id[GP_TOKEN_ID_MAX])
+{
     int scope = GP_SCOPE_NONE;
+    if (id) id[0] = 0;
     if (n > GP_TOKEN_MAX) n = GP_TOKEN_MAX + 1; /* never equal; same work */
     for (size_t i = 0; i < t->n; i++) {
         int eq = gp_ct_equal(t->v[i].s, t->v[i].n, s, n > GP_TOKEN_MAX ? GP_TOKEN_MAX : n) &&
                  n <= GP_TOKEN_MAX;
-        if (eq && t->v[i].scope > scope) scope = t->v[i].scope;
+        if (eq && t->v[i].scope > scope) {
+            scope = t->v[i].scope;
+            if (id) memcpy(id, t->v[i].id, GP_TOKEN_ID_MAX);
+        }
     }
     return scope;
+}
+
+void gp_token_id(const char *token, size_t n, char id[GP_TOKEN_ID_MAX])
+{
+    unsigned char d[32];
+    snprintf(id, GP_TOKEN_ID_MAX, "tok-?");
+    if (gnutls_hash_fast(GNUTLS_DIG_SHA256, token, n, d) < 0) return;
+    snprintf(id, GP_TOKEN_ID_MAX, "tok-%02x%02x%02x%02x%02x%02x", d[0], d[1], d[2], d[3], d[4],
+             d[5]);
 }

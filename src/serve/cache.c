@@ -2,6 +2,7 @@
  * mutex guards the entries; a load runs outside it (the entry is marked
  * loading and other users wait on the condition variable). */
 #include "serve/cache.h"
+#include "trace/sanitize.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/strtab.h"
@@ -36,6 +37,7 @@ typedef struct body {
 struct gp_tentry {
     char id[16];
     char *name;       /* as the operator gave it */
+    char *shown;      /* the name shown (sanitized with --redact) */
     char *root;       /* realpath of a served folder, or NULL */
     const char *kind; /* "file", "folder", "store-run" */
     int state;
@@ -63,6 +65,8 @@ struct gp_tcache {
     size_t n, cap;
     uint64_t limit, used, tick;
     gp_tcache_aux_ops aux; /* make == NULL: none */
+    int redact;
+    unsigned keep;
 };
 
 uint64_t gp_trace_mem_bytes(const gp_trace *t)
@@ -147,6 +151,7 @@ void gp_tcache_destroy(gp_tcache *c)
         free_files(e);
         for (int k = 0; k < 16; k++) free(e->computing[k]);
         free(e->name);
+        free(e->shown);
         free(e->root);
         free(e);
     }
@@ -268,6 +273,7 @@ int gp_tcache_add(gp_tcache *c, const char *name, char *id_out, gp_err *err)
         free(e);
         return rc;
     }
+    if (c->redact) e->shown = gp_sanitize_str(name, c->keep);
     pthread_mutex_lock(&c->mu);
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 16;
@@ -277,6 +283,7 @@ int gp_tcache_add(gp_tcache *c, const char *name, char *id_out, gp_err *err)
             free_files(e);
             free(e->root);
             free(e->name);
+            free(e->shown);
             free(e);
             return gp_err_set(err, GP_ENOMEM, "out of memory");
         }
@@ -355,8 +362,14 @@ static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t *nout, gp_er
     if (!k) {
         free(t);
         return gp_err_set(err, GP_EINVAL, "%s: no trace with a \"traceEvents\" array found",
-                          e->name);
+                          gp_tentry_name(e));
     }
+    for (size_t i = 0; c->redact && i < k; i++)
+        if (gp_sanitize_trace(t[i], c->keep)) {
+            for (size_t j = 0; j < k; j++) gp_trace_destroy(t[j]);
+            free(t);
+            return gp_err_set(err, GP_ENOMEM, "out of memory");
+        }
     *out = t;
     *nout = k;
     return 0;
@@ -437,7 +450,13 @@ gp_trace *const *gp_tentry_traces(const gp_tentry *e, size_t *n)
 
 const char *gp_tentry_name(const gp_tentry *e)
 {
-    return e->name;
+    return e->shown ? e->shown : e->name;
+}
+
+void gp_tcache_set_redact(gp_tcache *c, int on, unsigned keep)
+{
+    c->redact = on;
+    c->keep = keep;
 }
 
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out)
@@ -570,7 +589,7 @@ void gp_tcache_list_json(gp_tcache *c, gp_sbuf *b)
         gp_json_key(b, "id", 0);
         gp_json_str(b, e->id);
         gp_json_key(b, "name", 1);
-        gp_json_str(b, e->name);
+        gp_json_str(b, gp_tentry_name(e));
         gp_json_key(b, "kind", 1);
         gp_json_str(b, e->kind);
         gp_json_key(b, "files", 1);
@@ -592,9 +611,13 @@ void gp_tcache_list_json(gp_tcache *c, gp_sbuf *b)
         gp_json_key(b, "memory_bytes", 1);
         gp_json_int(b, (int64_t)(e->trace_bytes + e->body_bytes));
         gp_json_key(b, "error", 1);
-        if (e->state == ST_ERROR)
+        if (e->state == ST_ERROR && c->redact) {
+            char *m = gp_sanitize_str(e->error, c->keep);
+            gp_json_str(b, m);
+            free(m);
+        } else if (e->state == ST_ERROR) {
             gp_json_str(b, e->error);
-        else
+        } else
             gp_sbuf_puts(b, "null");
         gp_sbuf_putc(b, '}');
     }

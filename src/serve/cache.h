@@ -29,6 +29,10 @@ void gp_tcache_destroy(gp_tcache *c);
  * NULL. Returns 0, or GP_EINVAL / GP_EIO with err set. Adding a name twice
  * is a no-op. */
 int gp_tcache_add(gp_tcache *c, const char *name, char *id_out, gp_err *err);
+/* --redact: every trace loaded from now on is sanitized (trace/sanitize.h,
+ * keep: GP_KEEP_* bits), and entries added from now on show a sanitized
+ * name. */
+void gp_tcache_set_redact(gp_tcache *c, int on, unsigned keep);
 
 /* Finds the trace with id and makes sure it is loaded and current (loads it
  * on first use or when a file changed, in this thread; concurrent callers

@@ -14,6 +14,8 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/sbuf.h"
+#include "store/audit.h"
+#include "trace/sanitize.h"
 #include "store/store.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,7 +48,9 @@ typedef struct conn_state {
 
 typedef struct server {
     gp_serve_ctx ctx;
-    gp_tokens *tokens; /* NULL: no authentication */
+    gp_tokens *tokens;                    /* NULL: no authentication */
+    const char *audit_store, *audit_file; /* where control requests are recorded */
+    pthread_mutex_t audit_mu;
     int quiet;
     long conn_per_ip;
     atomic_int jobs, max_jobs;
@@ -90,6 +94,7 @@ typedef struct req {
     server *s;
     int64_t t0;
     char ipkey[16];
+    char tokid[GP_TOKEN_ID_MAX + 16]; /* who asked (never the token itself) */
 } req;
 
 /* ---- client addresses ---------------------------------------------------------------------- */
@@ -212,6 +217,35 @@ static void csp_html(gp_sbuf *csp, const char *html, size_t n)
                       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
 }
 
+/* Appends the audit record of a request that controls something (every
+ * POST, answered or refused): the route, the body (redacted by the audit
+ * log), the token id and the status. */
+static void audit_request(server *s, req *q, const gp_resp *r)
+{
+    gp_sbuf tg = {0}, res = {0};
+    gp_sbuf_printf(&tg, "POST %s", q->t.path ? q->t.path : "-");
+    if (q->body.n) {
+        gp_sbuf_putc(&tg, ' ');
+        for (size_t i = 0; i < q->body.n && i < 400; i++)
+            gp_sbuf_putc(&tg, q->body.s[i] == '\n' || q->body.s[i] == '\r' ? ' ' : q->body.s[i]);
+    }
+    gp_sbuf_printf(&res, "%d", r->status);
+    if (r->status >= 300 && r->body.n) {
+        gp_sbuf_putc(&res, ' ');
+        gp_sbuf_add(&res, r->body.s, r->body.n > 300 ? 300 : r->body.n);
+        while (res.n && (res.s[res.n - 1] == '\n' || res.s[res.n - 1] == '\r')) res.n--;
+    }
+    gp_sbuf_printf(&res, "; by %s", q->tokid[0] ? q->tokid : "none");
+    gp_err err = {0};
+    pthread_mutex_lock(&s->audit_mu);
+    if (gp_audit_append(s->audit_store, s->audit_file, "serve request", gp_sbuf_cstr(&tg),
+                        gp_sbuf_cstr(&res), &err))
+        fprintf(stderr, "gpuprof serve: warning: %s\n", err.msg);
+    pthread_mutex_unlock(&s->audit_mu);
+    gp_sbuf_free(&tg);
+    gp_sbuf_free(&res);
+}
+
 /* The headers of every answer (and the CSP of an HTML page). */
 static void add_headers(struct MHD_Response *res, const server *s, int status, const char *ctype,
                         int html, const char *body, size_t n)
@@ -249,6 +283,7 @@ static void access_log(const server *s, const req *q, int status)
 
 static enum MHD_Result respond(struct MHD_Connection *c, server *s, req *q, gp_resp *r)
 {
+    if (q && q->method == GP_M_POST) audit_request(s, q, r);
     struct MHD_Response *res =
         MHD_create_response_from_buffer(r->body.n, r->body.s, MHD_RESPMEM_MUST_COPY);
     if (!res) return MHD_NO;
@@ -316,9 +351,11 @@ static enum MHD_Result send_error(struct MHD_Connection *c, server *s, req *q, i
 
 /* The scope of the request's token: the Authorization header ("Bearer T"),
  * or for GET/HEAD the gpuprof_token cookie the dashboard sets. */
-static int scope_of(server *s, struct MHD_Connection *c, unsigned method, int *presented)
+static int scope_of(server *s, struct MHD_Connection *c, unsigned method, int *presented,
+                    char *tokid, size_t tokid_n)
 {
     *presented = 0;
+    snprintf(tokid, tokid_n, "no token");
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     const char *tok = NULL;
     if (h && !strncasecmp(h, "Bearer ", 7)) tok = h + 7;
@@ -327,7 +364,10 @@ static int scope_of(server *s, struct MHD_Connection *c, unsigned method, int *p
     if (!tok && h) *presented = 1; /* another scheme: still a wrong credential */
     if (!tok) return GP_SCOPE_NONE;
     *presented = 1;
-    return gp_tokens_scope(s->tokens, tok, strlen(tok));
+    char id[GP_TOKEN_ID_MAX];
+    int scope = gp_tokens_match(s->tokens, tok, strlen(tok), id);
+    snprintf(tokid, tokid_n, "%s", scope == GP_SCOPE_NONE ? "an invalid token" : id);
+    return scope;
 }
 
 /* ---- GET /metrics -----------------------------------------------------------------------------
@@ -545,9 +585,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (q->method != GP_M_POST && q->body.n)
         return send_error(c, s, q, 400, "a GET request has no body");
     int need = q->method == GP_M_POST ? GP_SCOPE_CONTROL : q->route->scope;
+    if (!s->tokens) snprintf(q->tokid, sizeof q->tokid, "anyone (no token file)");
     if (s->tokens && need != GP_SCOPE_NONE) {
         int presented;
-        int have = scope_of(s, c, q->method, &presented);
+        int have = scope_of(s, c, q->method, &presented, q->tokid, sizeof q->tokid);
         if (have == GP_SCOPE_NONE)
             return send_error(c, s, q, 401,
                               presented ? "invalid token" : "a bearer token is required");
@@ -670,6 +711,14 @@ static int load_mon_config(gp_mon_config *c, const char *path, gp_err *err)
     return 0;
 }
 
+/* Appends a record of the server itself (start, stop) to the audit log. */
+static void serve_audit(server *s, const char *action, const char *target, const char *result)
+{
+    gp_err err = {0};
+    if (gp_audit_append(s->audit_store, s->audit_file, action, target, result, &err))
+        fprintf(stderr, "gpuprof serve: warning: %s\n", err.msg);
+}
+
 int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
 {
     gp_err err = {0};
@@ -692,6 +741,9 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
      * request whose first byte came before it has at least --timeout s */
     s->deadline_ns = 2 * (int64_t)(o->timeout_s > 0 ? o->timeout_s : 15) * 1000000000LL;
     atomic_init(&s->stop_reaper, 0);
+    pthread_mutex_init(&s->audit_mu, NULL);
+    s->audit_store = o->store;
+    s->audit_file = gp_audit_file();
     s->quiet = o->quiet;
     s->conn_per_ip = o->conn_per_ip > 0 ? o->conn_per_ip : 32;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -719,11 +771,17 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     if (o->tls_cert && (!(cert = slurp(o->tls_cert, &err)) || !(key = slurp(o->tls_key, &err))))
         goto fail;
     if (load_mon_config(&s->ctx.moncfg, o->config, &err)) goto fail;
+    /* the audit file of --config (GPUPROF_AUDIT_FILE still wins) */
+    if (!getenv("GPUPROF_AUDIT_FILE") && s->ctx.moncfg.audit_file[0])
+        s->audit_file = s->ctx.moncfg.audit_file;
     s->ctx.cache = gp_tcache_create((o->cache_mb ? o->cache_mb : 1024) << 20);
     s->ctx.store = o->store;
     s->ctx.self_exe = self_exe;
     s->ctx.config = o->config;
     s->ctx.tls = cert != NULL;
+    s->ctx.redact = o->redact;
+    s->ctx.redact_keep = o->redact_keep;
+    if (s->ctx.cache && o->redact) gp_tcache_set_redact(s->ctx.cache, 1, o->redact_keep);
     if (!s->ctx.cache) {
         gp_err_set(&err, GP_ENOMEM, "out of memory");
         goto fail;
@@ -761,6 +819,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         gp_metrics_opts mo;
         memset(&mo, 0, sizeof mo);
         mo.dcgm = o->metric_dcgm;
+        if (o->redact && !(o->redact_keep & GP_KEEP_HOST)) /* --redact: no host name */
+            snprintf(mo.hostname, sizeof mo.hostname, "<host>");
         if (!(s->ctx.metrics = gp_metrics_create(s->ctx.mon, &mo))) {
             gp_err_set(&err, GP_ENOMEM, "--monitor: out of memory");
             rc = 1;
@@ -825,6 +885,15 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)&ss)->sin_addr, host, sizeof host);
     else
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)&ss)->sin6_addr, host, sizeof host);
+    gp_sbuf where = {0};
+    gp_sbuf_printf(&where, "%s://%s%s%s:%u/ (%d traces%s%s; %s)", cert ? "https" : "http",
+                   ss.ss_family == AF_INET6 ? "[" : "", host, ss.ss_family == AF_INET6 ? "]" : "",
+                   di ? di->port : 0, o->npaths, o->store ? ", store " : "",
+                   o->store ? o->store : "",
+                   s->tokens    ? "tokens required"
+                   : o->no_auth ? "--no-auth"
+                                : "loopback, no tokens");
+    serve_audit(s, "serve start", gp_sbuf_cstr(&where), "listening");
     fprintf(stderr, "gpuprof serve: listening on %s://%s%s%s:%u/ (%d traces%s%s%s)\n",
             cert ? "https" : "http", ss.ss_family == AF_INET6 ? "[" : "", host,
             ss.ss_family == AF_INET6 ? "]" : "", di ? di->port : 0, o->npaths,
@@ -842,10 +911,14 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
     atomic_store(&s->stop_reaper, 1);
     if (reaper) pthread_join(s->reaper, NULL);
     MHD_stop_daemon(d);
+    serve_audit(s, "serve stop", gp_sbuf_cstr(&where),
+                sig == SIGINT ? "stopped (SIGINT)" : "stopped (SIGTERM)");
+    gp_sbuf_free(&where);
     rc = 0;
     goto done;
 fail:
     fprintf(stderr, "gpuprof serve: %s\n", err.msg);
+    serve_audit(s, "serve start", o->listen ? o->listen : "127.0.0.1:6970", err.msg);
 done:
     for (int i = 0; i < ROUTES_MAX; i++)
         if (s->fixed[i]) MHD_destroy_response(s->fixed[i]);
@@ -864,6 +937,7 @@ done:
     pthread_mutex_destroy(&s->ip_mu);
     pthread_mutex_destroy(&s->conn_mu);
     pthread_mutex_destroy(&s->met_mu);
+    pthread_mutex_destroy(&s->audit_mu);
     free(s);
     return rc;
 }

@@ -24,14 +24,16 @@ typedef struct gp_serve_opts {
     const char *token_file; /* --token-file */
     int no_auth;            /* --no-auth: a non-loopback address without tokens */
     const char *tls_cert, *tls_key;
-    uint64_t cache_mb;  /* --cache-mb (default 1024) */
-    int monitor;        /* --monitor: run the device sampler, /api/devices from it */
-    int metric_dcgm;    /* --metric-names dcgm: /metrics also has dcgm-exporter names */
-    const char *config; /* monitor configuration (--config) */
-    int threads;        /* network threads (0 = one per core) */
-    int quiet;          /* no access log */
-    long conn_per_ip;   /* concurrent connections per client address (default 32) */
-    long timeout_s;     /* idle connection timeout (default 15) */
+    uint64_t cache_mb;    /* --cache-mb (default 1024) */
+    int monitor;          /* --monitor: run the device sampler, /api/devices from it */
+    int metric_dcgm;      /* --metric-names dcgm: /metrics also has dcgm-exporter names */
+    const char *config;   /* monitor configuration (--config) */
+    int threads;          /* network threads (0 = one per core) */
+    int quiet;            /* no access log */
+    long conn_per_ip;     /* concurrent connections per client address (default 32) */
+    long timeout_s;       /* idle connection timeout (default 15) */
+    int redact;           /* --redact (or the configuration's): serve sanitized traces */
+    unsigned redact_keep; /* GP_KEEP_* bits (trace/sanitize.h) */
 } gp_serve_opts;
 
 /* Runs the server until SIGINT or SIGTERM. Prints one line per failure and

@@ -2,6 +2,7 @@
  * optional append-only JSONL file (see audit.h). SHA-256 from GnuTLS. */
 #include "store/audit.h"
 #include "store/access.h"
+#include "store/store.h"
 #include "core/jdom.h"
 #include "core/vec.h"
 #include "core/redact.h"
@@ -225,8 +226,8 @@ static int read_store(const char *path, recvec *v, gp_err *err)
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rc = gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+    if (!(db = gp_store_open_reader(path))) {
+        rc = gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
         goto done;
     }
     sqlite3_busy_timeout(db, 10000);
@@ -239,7 +240,8 @@ static int read_store(const char *path, recvec *v, gp_err *err)
         rc = gp_err_set(err, GP_EPARSE, "%s: %s", path, sqlite3_errmsg(db));
         goto done;
     }
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         gp_audit_rec r;
         memset(&r, 0, sizeof r);
         r.time_ns = sqlite3_column_int64(st, 0);
@@ -263,6 +265,8 @@ static int read_store(const char *path, recvec *v, gp_err *err)
             goto done;
         }
     }
+    if (s != SQLITE_DONE) /* a damaged store: never a partial log */
+        rc = gp_err_set(err, GP_EIO, "%s: %s", path, sqlite3_errmsg(db));
 done:
     sqlite3_finalize(st);
     sqlite3_close(db);

@@ -50,6 +50,9 @@ typedef struct gp_store_ev {
  * store written by a newer gpuprof. Returns 0 or a GP_E* code with err set. */
 struct sqlite3;
 int gp_store_ensure_schema_(struct sqlite3 *db, const char *path, gp_err *err);
+/* A read-only connection to the store at path that creates no file when
+ * the store is another user's (docs/security.md), or NULL. */
+struct sqlite3 *gp_store_open_reader(const char *path);
 
 /* Initialises ev to an empty event of `table` (unknown fields GP_NONE). */
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table);

@@ -75,27 +75,48 @@ static int step_end(sqlite3 *db, sqlite3_stmt *st, int last, const char *path, g
     return rc;
 }
 
+/* 1 when both the -wal and the -shm file of the store at path exist (a
+ * writer has it open, or was killed). */
+static int wal_present(const char *path)
+{
+    gp_sbuf w = {0};
+    struct stat st;
+    gp_sbuf_printf(&w, "%s-wal", path);
+    int ok = stat(gp_sbuf_cstr(&w), &st) == 0;
+    gp_sbuf_reset(&w);
+    gp_sbuf_printf(&w, "%s-shm", path);
+    ok = ok && stat(gp_sbuf_cstr(&w), &st) == 0;
+    gp_sbuf_free(&w);
+    return ok;
+}
+
 /* Opens a store for reading. In order: read-write without create (lets
  * SQLite recover the WAL of a killed writer; skipped when strict or the
  * store is another user's, security.md); read-only; read-only with
  * immutable=1 (read-only media, or a file owned by another user whose -shm
- * cannot be created: the file is then read as it is, without locking). */
+ * cannot be created: the file is then read as it is, without locking).
+ * Another user's store without -wal/-shm files is opened immutable at once:
+ * a plain read-only open would create them, owned by the reader, and the
+ * owner could no longer write its own store. */
 static sqlite3 *open_any(const char *path, int strict)
 {
     sqlite3 *db = NULL;
-    if (gp_access_foreign(path)) strict = 1;
+    int foreign = gp_access_foreign(path);
+    if (foreign) strict = 1;
     if (!strict && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
         sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
         return db;
     sqlite3_close(db);
     db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
-        return db;
-    int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
-    if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB) return db; /* reported by the caller */
-    sqlite3_close(db);
-    db = NULL;
+    if (!(foreign && !wal_present(path))) {
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
+            return db;
+        int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
+        if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB) return db; /* reported by the caller */
+        sqlite3_close(db);
+        db = NULL;
+    }
     gp_sbuf u = {0};
     gp_sbuf_puts(&u, "file:");
     for (const char *c = path; *c; c++) {
@@ -158,6 +179,11 @@ static int open_store(const char *path, int strict, sqlite3 **out, gp_err *err)
 static int open_ro(const char *path, sqlite3 **out, gp_err *err)
 {
     return open_store(path, 0, out, err);
+}
+
+struct sqlite3 *gp_store_open_reader(const char *path)
+{
+    return open_any(path, 1);
 }
 
 /* Per-process mapping of the store's local ids to the trace's. */
@@ -755,6 +781,35 @@ static int starts_with_kw(const char *sql, const char *kw)
     return !sqlite3_strnicmp(sql, kw, (int)n) && !(isalnum((unsigned char)sql[n]) || sql[n] == '_');
 }
 
+/* Checks every statement of sql (VACUUM, the authorizer at prepare time,
+ * sqlite3_stmt_readonly) before any runs, so that input with several
+ * statements is refused as a whole, with no partial output. 0 or the error. */
+static int sql_check_all(sqlite3 *db, const char *path, const char *sql, sql_guard *guard,
+                         gp_err *err)
+{
+    const char *tail = sql;
+    while (tail && *tail) {
+        sqlite3_stmt *st = NULL;
+        guard->why[0] = 0;
+        if (starts_with_kw(tail, "VACUUM"))
+            return gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: VACUUM is not allowed",
+                              path);
+        if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
+            if (guard->why[0])
+                return gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: %s", path,
+                                  guard->why);
+            return gp_err_set(err, GP_EPARSE, "%s: SQL error: %s", path, sqlite3_errmsg(db));
+        }
+        if (!st) break; /* trailing whitespace or comment */
+        int ro = sqlite3_stmt_readonly(st);
+        sqlite3_finalize(st);
+        if (!ro)
+            return gp_err_set(err, GP_EINVAL, "%s: gpuprof sql is read-only: the statement writes",
+                              path);
+    }
+    return 0;
+}
+
 int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *err)
 {
     FILE *f = fp;
@@ -767,6 +822,10 @@ int gp_store_sql(const char *path, const char *sql, int json, void *fp, gp_err *
         sqlite3_set_authorizer(db, sql_authorizer, &guard) != SQLITE_OK) {
         sqlite3_close(db);
         return gp_err_set(err, GP_EIO, "%s: cannot make the connection read-only", path);
+    }
+    if ((rc = sql_check_all(db, path, sql, &guard, err))) {
+        sqlite3_close(db);
+        return rc;
     }
     const char *tail = sql;
     gp_sbuf b = {0};

@@ -1247,6 +1247,11 @@ static void commit_event(P *p, const char *at)
             t->tracks.v[track].device = (int32_t)e->pid;
             t->tracks.v[track].stream = e->tid;
         }
+        if (kind == GP_K_RANGE && e->nargs) {
+            const arg *da = ARG(e, "device");
+            if (da && da->type == V_STR && KEY(da->val, "gpu")) sl.flags |= GP_SLICE_DEV_GPU;
+            if (da && da->type == V_STR && KEY(da->val, "cpu")) sl.flags |= GP_SLICE_DEV_CPU;
+        }
         if (sl.gpu == GP_NO_INDEX && e->nargs) {
             const arg *sa = ARG(e, "stream");
             int64_t sv;

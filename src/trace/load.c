@@ -129,6 +129,23 @@ static void *worker(void *arg)
     }
 }
 
+int gp_load_one(const char *path, int threads, unsigned flags, int progress, gp_trace **out,
+                gp_err *err)
+{
+    *out = NULL;
+#ifdef GP_HAVE_SQLITE
+    char *dbfile;
+    int64_t run;
+    if (gp_store_spec(path, &dbfile, &run)) {
+        int rc = gp_store_load(dbfile, run, out, err);
+        free(dbfile);
+        return rc;
+    }
+#endif
+    gp_import_opts o = {progress, threads, (flags & GP_LOAD_KEEP_ARGS) != 0};
+    return gp_import_json_file(path, &o, out, err);
+}
+
 int gp_load_many(char *const *paths, size_t n, int threads, gp_trace **traces, gp_err *err)
 {
     return gp_load_many_ex(paths, n, threads, 0, traces, err, NULL);

@@ -27,6 +27,12 @@ int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **
 /* gp_load_many_progress with flags: GP_LOAD_KEEP_ARGS keeps every JSON
  * event's "args" text in the trace (trace->args_text), for lossless exports. */
 #define GP_LOAD_KEEP_ARGS 1u
+
+/* Imports one file (or run store spec); progress as gp_import_opts; threads:
+ * parts a large plain file may be parsed in (0 = one per core). Returns 0
+ * with *out set, or a GP_E* code with err set and *out NULL. */
+int gp_load_one(const char *path, int threads, unsigned flags, int progress, gp_trace **out,
+                gp_err *err);
 int gp_load_many_ex(char *const *paths, size_t n, int threads, unsigned flags, gp_trace **traces,
                     gp_err *err, _Atomic(uint64_t) *read_bytes);
 

@@ -3,6 +3,7 @@
 #include "trace/sanitize.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/jdom.h"
 #include "core/redact.h"
 #include "core/sbuf.h"
 #include <ctype.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 int gp_sanitize_keep_parse(const char *list, char *bad, size_t nbad)
@@ -73,12 +75,23 @@ static void replace_word(gp_sbuf *b, const char *w, const char *rep)
     gp_sbuf_free(&out);
 }
 
-/* The name after /home/ or /Users/ at p (length in *n), or NULL. */
+/* 1 when p starts a Windows drive path: a letter, ':', '\\' or '/'. */
+static int drive_path(const char *p)
+{
+    return isalpha((unsigned char)p[0]) && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+           (isalnum((unsigned char)p[3]) || p[3] == '.' || p[3] == '_');
+}
+
+/* The name after /home/, /Users/ or X:\Users\ at p (length in *n), or NULL. */
 static const char *home_user(const char *p, size_t *n)
 {
-    const char *q = !strncmp(p, "/home/", 6) ? p + 6 : !strncmp(p, "/Users/", 7) ? p + 7 : NULL;
+    const char *q =
+        !strncmp(p, "/home/", 6)                                                            ? p + 6
+        : !strncmp(p, "/Users/", 7)                                                         ? p + 7
+        : drive_path(p) && !strncasecmp(p + 3, "Users", 5) && (p[8] == '\\' || p[8] == '/') ? p + 9
+                                                                                            : NULL;
     if (!q) return NULL;
-    *n = strcspn(q, "/ \t\n'\",;)]}>");
+    *n = strcspn(q, "/\\ \t\n'\",;)]}>");
     return *n ? q : NULL;
 }
 
@@ -86,6 +99,7 @@ static int path_start(const char *s, size_t i)
 {
     if (i && !strchr(" \t\n'\"=:(,;[{", s[i - 1])) return 0;
     if (s[i] == '~' && s[i + 1] == '/') return 1;
+    if (drive_path(s + i)) return 1;
     return s[i] == '/' && (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.' || s[i + 1] == '_');
 }
 
@@ -176,7 +190,67 @@ int gp_sanitize_strtab(gp_strtab *st, unsigned keep)
     return gp_strtab_rewrite(st, rewrite, &keep) ? GP_ENOMEM : 0;
 }
 
+/* Appends the JSON text j[0..n) to out with every string (keys and values)
+ * sanitized; numbers, literals and structure are copied byte for byte. */
+static void sanitize_json(gp_sbuf *out, const char *j, size_t n, unsigned keep)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (j[i] != '"') {
+            gp_sbuf_putc(out, j[i++]);
+            continue;
+        }
+        size_t e = i + 1;
+        while (e < n && j[e] != '"') e += j[e] == '\\' ? 2 : 1;
+        if (e >= n) { /* not JSON: nothing of it is kept */
+            gp_sbuf_puts(out, "\"" GP_REDACTED "\"");
+            return;
+        }
+        gp_jv v;
+        gp_err err = {0};
+        if (gp_jdom_parse(j + i, e + 1 - i, &v, &err) || v.type != GP_JSTR) {
+            gp_sbuf_puts(out, "\"" GP_REDACTED "\"");
+            if (!err.code) gp_jdom_free(&v);
+        } else {
+            char *r = gp_sanitize_str(v.str, keep);
+            gp_json_str(out, r);
+            free(r);
+            gp_jdom_free(&v);
+        }
+        i = e + 1;
+    }
+}
+
+static void sanitize_refs(gp_args_ref *r, size_t n, const char *text, gp_sbuf *out, unsigned keep)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t from = out->n;
+        sanitize_json(out, text + r[k].off, r[k].len, keep);
+        r[k].off = from;
+        r[k].len = (uint32_t)(out->n - from);
+    }
+}
+
+int gp_sanitize_args(gp_trace *t, unsigned keep)
+{
+    if (!t->args_text.n) return 0;
+    gp_sbuf out = {0};
+    sanitize_refs(t->slice_args.v, t->slice_args.n, t->args_text.v, &out, keep);
+    sanitize_refs(t->instant_args.v, t->instant_args.n, t->args_text.v, &out, keep);
+    t->args_text.n = 0;
+    if (out.n > UINT32_MAX || GP_VEC_RESERVE(t->args_text, out.n)) {
+        gp_sbuf_free(&out);
+        t->slice_args.n = t->instant_args.n = 0; /* nothing unsanitized stays */
+        return GP_ENOMEM;
+    }
+    memcpy(t->args_text.v, out.s, out.n);
+    t->args_text.n = out.n;
+    gp_sbuf_free(&out);
+    return 0;
+}
+
 int gp_sanitize_trace(gp_trace *t, unsigned keep)
 {
+    if (gp_sanitize_args(t, keep)) return GP_ENOMEM;
     return gp_sanitize_strtab(t->strings, keep);
 }

@@ -16,9 +16,9 @@
  *
  * Ids of strings do not change, so every figure (which groups by id) is
  * the same as without --redact. The allow list (--redact-keep, config key
- * redact_keep) names categories to keep: "user,host,paths,home,env". The
- * trace model holds no free-text event arguments (Kineto "args" such as
- * input shapes are not imported), so outputs carry none. */
+ * redact_keep) names categories to keep: "user,host,paths,home,env".
+ * Event arguments (Kineto "args", kept as JSON text for exports) keep their
+ * numbers and shapes; their strings are sanitized like names. */
 #ifndef GP_TRACE_SANITIZE_H
 #define GP_TRACE_SANITIZE_H
 #include "core/strtab.h"
@@ -41,7 +41,14 @@ int gp_sanitize_keep_parse(const char *list, char *bad, size_t nbad);
 /* One string sanitized (malloc'ed, caller frees). keep: GP_KEEP_* bits. */
 char *gp_sanitize_str(const char *s, unsigned keep);
 
-/* Rewrites every string of t / of a string table. 0 or GP_ENOMEM. */
+/* Rewrites the events' args objects (the JSON text kept for exports):
+ * every string in them, key or value, goes through gp_sanitize_str;
+ * numbers and arrays (input shapes, ids, sizes) stay byte for byte. 0 or
+ * GP_ENOMEM (the args are then dropped). */
+int gp_sanitize_args(gp_trace *t, unsigned keep);
+
+/* Rewrites every string of t (its string table and its args) / of a string
+ * table. 0 or GP_ENOMEM. */
 int gp_sanitize_trace(gp_trace *t, unsigned keep);
 int gp_sanitize_strtab(gp_strtab *st, unsigned keep);
 

@@ -989,6 +989,12 @@ static int read_input(R *r, gp_input *in)
             rc = (int)got;
             goto out;
         }
+        if (first && got >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) {
+            /* a UTF-8 byte order mark is skipped, as in every other input */
+            memmove(buf, buf + 3, (size_t)got - 3);
+            got -= 3;
+            l->bytes += 3;
+        }
         if (first && got > 0) {
             size_t look = (size_t)got < 65536 ? (size_t)got : 65536;
             const char *z = memchr(buf, 0, look);

@@ -85,10 +85,11 @@ gp_kind gp_kind_from_category(const char *s, size_t n)
     if (eq(s, n, "user_annotation")) return GP_K_USER_ANNOTATION;
     if (eq(s, n, "gpu_user_annotation")) return GP_K_GPU_ANNOTATION;
     if (eq(s, n, "cuda_runtime") || eq(s, n, "Runtime") || eq(s, n, "runtime") ||
-        eq(s, n, "hip_runtime"))
+        eq(s, n, "hip_runtime") || eq(s, n, "mtia_runtime"))
         return GP_K_RUNTIME;
     if (eq(s, n, "cuda_driver") || eq(s, n, "Driver")) return GP_K_DRIVER;
-    if (eq(s, n, "kernel") || eq(s, n, "Kernel")) return GP_K_KERNEL;
+    /* MTIA (HTA 0.6.1: mtia_ccp_events are GPU kernels, memory "dma..." included) */
+    if (eq(s, n, "kernel") || eq(s, n, "Kernel") || eq(s, n, "mtia_ccp_events")) return GP_K_KERNEL;
     if (eq(s, n, "gpu_memcpy") || eq(s, n, "Memcpy")) return GP_K_MEMCPY;
     if (eq(s, n, "gpu_memset") || eq(s, n, "Memset")) return GP_K_MEMSET;
     if (eq(s, n, "cuda_sync") || eq(s, n, "gpu_sync")) return GP_K_SYNC;

@@ -18,9 +18,9 @@ typedef enum gp_kind {
     GP_K_PYTHON,          /* python_function */
     GP_K_USER_ANNOTATION, /* user_annotation (CPU side ranges, ProfilerStep#N) */
     GP_K_GPU_ANNOTATION,  /* gpu_user_annotation (ranges drawn on GPU streams) */
-    GP_K_RUNTIME,         /* cuda_runtime, Runtime, hip runtime */
+    GP_K_RUNTIME,         /* cuda_runtime, Runtime, hip_runtime, mtia_runtime */
     GP_K_DRIVER,          /* cuda_driver */
-    GP_K_KERNEL,          /* kernel, Kernel */
+    GP_K_KERNEL,          /* kernel, Kernel, mtia_ccp_events */
     GP_K_MEMCPY,          /* gpu_memcpy, Memcpy */
     GP_K_MEMSET,          /* gpu_memset, Memset */
     GP_K_SYNC,            /* cuda_sync (GPU-side synchronization) */
@@ -71,6 +71,12 @@ typedef enum gp_copy_kind {
 
 /* Slice flags */
 #define GP_SLICE_FROM_BE 0x1 /* built from B/E pair */
+#define GP_SLICE_WARMUP  0x2 /* libgpuprof: a kernel timed during gp_measure's warm-up */
+/* a libgpuprof range whose begin named its device (gp_range_begin_ex;
+ * "device":"cpu"/"gpu" in an export): the seed's advice rules treat it as a
+ * CPU operation or a GPU operation */
+#define GP_SLICE_DEV_CPU 0x4
+#define GP_SLICE_DEV_GPU 0x8
 
 /* A complete duration event ("X", or a matched B/E pair). 48 bytes. */
 typedef struct gp_slice {

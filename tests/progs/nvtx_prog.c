@@ -2,12 +2,21 @@
  * (header-only; no GPU, no CUDA library): push/pop ranges, start/end ranges
  * (one ended on another thread), marks, a named domain with a registered
  * string, a thread name. t_run_nvtx.py checks what `gpuprof run --nvtx`
- * records. Usage: nvtx_prog [ITERATIONS]. */
+ * records. Usage: nvtx_prog [ITERATIONS]
+ *        nvtx_prog stress THREADS PAIRS: THREADS threads (which exit before
+ *          the program) each nest PAIRS names written into one reused stack
+ *          buffer (same pointer, changing text) inside a literal-named range;
+ *          prints the CLOCK_MONOTONIC ns before and after them
+ *        nvtx_prog fork: a range open across fork, ranges in the child
+ *        nvtx_prog clock N: N ranges "clock probe" 5 ms apart, each printed
+ *          as "probe BEFORE AFTER" (CLOCK_MONOTONIC ns read around it) */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,8 +38,93 @@ static void *ender(void *arg)
     return NULL;
 }
 
+static int stress_pairs;
+
+static long long mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void *stress_worker(void *arg)
+{
+    long k = (long)arg;
+    char buf[48];
+    nvtxDomainHandle_t dom = nvtxDomainCreateA("stressdom");
+    nvtxStringHandle_t reg = nvtxDomainRegisterStringA(dom, "reg");
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = reg;
+    for (int i = 0; i < stress_pairs; i++) {
+        snprintf(buf, sizeof buf, "dyn %ld %d", k, i % 3); /* same pointer, new text */
+        nvtxRangePushA("stress outer");
+        nvtxRangePushA(buf);
+        if (i % 100 == 0) nvtxDomainMarkEx(dom, &a);
+        nvtxRangePop();
+        nvtxRangePop();
+    }
+    return NULL;
+}
+
+static int stress(int threads, int pairs)
+{
+    stress_pairs = pairs;
+    pthread_t th[64];
+    if (threads > 64) threads = 64;
+    nvtxMarkA("stress start"); /* NVTX initialised before the threads (TSan runs) */
+    printf("mono_before %lld\n", mono_ns());
+    for (long k = 0; k < threads; k++) pthread_create(&th[k], NULL, stress_worker, (void *)k);
+    for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+    printf("mono_after %lld\n", mono_ns());
+    return 0;
+}
+
+static int forked(void)
+{
+    nvtxRangePushA("across fork");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 5; i++) {
+            nvtxRangePushA("child range");
+            spin_us(20);
+            nvtxRangePop();
+        }
+        nvtxRangePop(); /* the range opened before the fork, ended in the child */
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    nvtxRangePushA("parent after fork");
+    nvtxRangePop();
+    nvtxRangePop();
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
+static int clock_probes(int n)
+{
+    for (int i = 0; i < n; i++) {
+        long long b = mono_ns();
+        nvtxRangePushA("clock probe");
+        spin_us(50);
+        nvtxRangePop();
+        long long a = mono_ns();
+        printf("probe %lld %lld\n", b, a);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probes(argc > 2 ? atoi(argv[2]) : 100);
+    if (argc > 1 && !strcmp(argv[1], "stress"))
+        return stress(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 3000);
+    if (argc > 1 && !strcmp(argv[1], "fork")) return forked();
     int iters = argc > 1 ? atoi(argv[1]) : 3;
     nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main thread");
     nvtxDomainHandle_t dom = nvtxDomainCreateA("mylib");

@@ -31,6 +31,7 @@ typedef struct cu_pending {
     cudaEvent_t start, end;
     uint32_t name;
     cudaStream_t stream;
+    int warmup; /* ended during gp_measure's warm-up */
 } cu_pending;
 
 typedef struct cu_state {
@@ -162,7 +163,7 @@ int gp_cuda_end(gp_profiler *p, const char *name, void *stream)
     cu_open o = s->open.v[i - 1];
     memmove(&s->open.v[i - 1], &s->open.v[i], (s->open.n - i) * sizeof o);
     s->open.n--;
-    cu_pending pe = {o.start, 0, o.name, o.stream};
+    cu_pending pe = {o.start, 0, o.name, o.stream, gp_rec_warmup != 0};
     if ((rc = cu_event(s, &pe.end))) goto out;
     cudaError_t e = s->api.EventRecord(pe.end, pe.stream);
     if (e != cudaSuccess) {
@@ -196,9 +197,14 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             uint32_t track = gp_rec_gpu_track(p, (uint64_t)(uintptr_t)pe->stream, label);
             int64_t dur = (int64_t)((double)dur_ms * 1e6);
             gp_slice_ext x = {dur, -1, 0, 0, GP_DEV_GPU, GP_BACKEND_CUDA};
-            if (track != GP_NO_INDEX &&
-                gp_rec_add_slice(p, track, p->cat_cuda, pe->name,
-                                 s->ref_host_ns + (int64_t)((double)at_ms * 1e6), dur, &x) >= 0) {
+            long si =
+                track == GP_NO_INDEX
+                    ? -1
+                    : gp_rec_add_slice(p, track, p->cat_cuda, pe->name,
+                                       s->ref_host_ns + (int64_t)((double)at_ms * 1e6), dur, &x);
+            if (si >= 0 && pe->warmup) {
+                p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
+            } else if (si >= 0) {
                 p->kernel_ns_total += dur;
                 p->kernel_count++;
             }

@@ -8,14 +8,20 @@
 #include "store/store.h"
 #include <cupti_callbacks.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <nvtx3/nvToolsExt.h> /* also brings the injection types (nvtxTypes.h) */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #define INJ_API  __attribute__((visibility("default")))
 #define BUF_SIZE (8u << 20)
@@ -132,9 +138,16 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
     (void)size;
 }
 
+static int n_started; /* NVTX: defined with the NVTX part below */
+static void n_fork_prepare(void);
+static void n_fork_parent(void);
+static void n_fork_child(void);
+static void n_drain_stop(void);
+
 static void at_exit(void)
 {
     if (S.started_cupti) S.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (n_started) n_drain_stop(); /* hands every published NVTX event to the writer */
     pthread_mutex_lock(&S.mu);
     gp_store_writer *w = S.w;
     S.w = NULL;
@@ -145,13 +158,12 @@ static void at_exit(void)
     }
 }
 
-static _Thread_local uint32_t tl_track; /* defined with the NVTX part below */
-
 /* fork without exec: the store connection must not cross the fork; the
  * child records as a process of its own (NVTX; CUDA itself does not work in
  * a child forked after cuInit, so CUPTI is not flushed there). */
 static void fork_prepare(void)
 {
+    n_fork_prepare(); /* NVTX's drain holds its lock while it calls the writer */
     pthread_mutex_lock(&S.mu);
     if (S.w) gp_store_writer_fork_prepare(S.w);
 }
@@ -160,14 +172,15 @@ static void fork_parent(void)
 {
     if (S.w) gp_store_writer_fork_parent(S.w);
     pthread_mutex_unlock(&S.mu);
+    n_fork_parent();
 }
 
 static void fork_child(void)
 {
     if (S.w) gp_store_writer_fork_child(S.w);
     S.started_cupti = 0;
-    tl_track = UINT32_MAX; /* the forking thread has a new tid in the child */
     pthread_mutex_unlock(&S.mu);
+    n_fork_child();
 }
 
 static void init_once(void)
@@ -241,21 +254,366 @@ INJ_API int InitializeInjection(void)
     return 1;
 }
 
-/* ---- NVTX ---- */
+/* ---- NVTX ----
+ *
+ * The hot path (push/pop/mark) touches only the calling thread's state: one
+ * timestamp (TSC, or CLOCK_MONOTONIC without an invariant TSC) per event, the
+ * name looked up in a per-thread cache (no interning per push), and finished
+ * events appended to per-thread chunks published with one release store. A
+ * drain thread takes the published events every drain period, converts the
+ * timestamps to CLOCK_MONOTONIC ns (the store's clock) and hands them to the
+ * store writer in batches (docs/recording.md, "NVTX"). */
+
+typedef struct nev { /* a finished event in a thread's chunk */
+    uint64_t t0, t1; /* raw times; t1 == NEV_MARK for a mark */
+    uint32_t name, track;
+} nev;
+#define NEV_MARK      UINT64_MAX
+#define NCHUNK_EVENTS 1024
+#define NCHUNK_MAX                                                                                 \
+    8192 /* chunks in flight per thread (8 M events, 192 MiB): the writer queue's bound */
+typedef struct nchunk {
+    _Atomic(struct nchunk *) next; /* set by the owner when this chunk is full */
+    _Atomic uint32_t n;            /* events published (release by the owner) */
+    nev ev[NCHUNK_EVENTS];
+} nchunk;
 
 typedef struct nrange {
-    int64_t ts;
+    uint64_t t;
     uint32_t name;
 } nrange;
 
+/* One name-cache entry: a message pointer (ASCII literal or registered
+ * handle) of a domain -> string id. A pointer into a read-only segment is
+ * trusted while no library was unloaded; any other pointer is trusted only
+ * while its text still equals the copy taken when it was interned. */
+typedef struct ncache {
+    const void *key, *dom;
+    char *copy; /* NULL when key points into read-only memory */
+    uint32_t id;
+} ncache;
+#define NCACHE 256
+#define NPAGES 64 /* per-thread verdicts "this page is read-only" */
+
 #define NVTX_DEPTH 128
-static _Thread_local nrange tl_stack[NVTX_DEPTH];
-static _Thread_local int tl_depth;
-static _Thread_local uint32_t tl_track = UINT32_MAX;
+typedef struct nthr {
+    /* owner side */
+    nchunk *cur;
+    uint32_t pos;
+    int depth;
+    uint32_t track;
+    uint64_t gen; /* N.unload_gen the cache was filled under */
+    nrange stack[NVTX_DEPTH];
+    ncache cache[NCACHE];
+    uintptr_t page[NPAGES]; /* page number + 1 (0 = empty) */
+    uint8_t page_ro[NPAGES];
+    _Atomic uint32_t nchunks; /* chunks in flight (owner adds, drain subtracts) */
+    _Atomic uint64_t dropped; /* events lost (deep stack, backlog), drain reports */
+    _Atomic int dead;         /* the thread exited: free once drained */
+    /* drain side (under N.mu) */
+    nchunk *head;
+    uint32_t head_pos;
+    struct nthr *next;
+} nthr;
+
+static __thread nthr *tl_n;
+
+typedef struct nanchor { /* a (raw, mono) pair: raw -> ns is linear between anchors */
+    uint64_t raw;
+    int64_t mono;
+} nanchor;
+
+static struct {
+    int use_tsc;
+    pthread_mutex_t mu; /* threads list, anchors, drain state */
+    pthread_cond_t cv;
+    pthread_t thr;
+    int running, stop, awake;
+    int64_t period_ns;
+    nthr *threads;
+    pthread_key_t key;
+    nanchor *anc;
+    size_t nanc, canc;
+    _Atomic uint64_t unload_gen; /* bumped when a library was unloaded */
+    unsigned long long dl_subs;
+} N = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static inline uint64_t n_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (N.use_tsc) return __builtin_ia32_rdtsc();
+#endif
+    return (uint64_t)gp_clock_mono_ns();
+}
+
+/* Takes a (raw, mono) anchor: the TSC read on both sides of the clock read. */
+static nanchor n_anchor_now(void)
+{
+    nanchor a;
+    if (!N.use_tsc) {
+        a.mono = gp_clock_mono_ns();
+        a.raw = (uint64_t)a.mono;
+        return a;
+    }
+    uint64_t r0 = n_now();
+    a.mono = gp_clock_mono_ns();
+    uint64_t r1 = n_now();
+    a.raw = r0 + (r1 - r0) / 2;
+    return a;
+}
+
+/* Appends an anchor when it is later than the last one (caller holds N.mu). */
+static void n_anchor_add(nanchor a)
+{
+    if (N.nanc && (a.raw <= N.anc[N.nanc - 1].raw || a.mono <= N.anc[N.nanc - 1].mono)) return;
+    if (N.nanc == N.canc) {
+        size_t nc = N.canc ? N.canc * 2 : 256;
+        nanchor *nv = realloc(N.anc, nc * sizeof *nv);
+        if (!nv) return;
+        N.anc = nv;
+        N.canc = nc;
+    }
+    N.anc[N.nanc++] = a;
+}
+
+/* raw -> CLOCK_MONOTONIC ns: linear between the two anchors around raw
+ * (caller holds N.mu; at least two anchors; raw <= the last one in practice). */
+static int64_t n_to_ns(uint64_t raw)
+{
+    if (!N.use_tsc) return (int64_t)raw;
+    size_t lo = 0, hi = N.nanc - 1; /* find the segment [lo, lo + 1] holding raw */
+    if (raw >= N.anc[hi].raw)
+        lo = hi - 1;
+    else if (raw > N.anc[0].raw)
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (N.anc[mid].raw <= raw)
+                lo = mid;
+            else
+                hi = mid;
+        }
+    const nanchor *a = &N.anc[lo], *b = &N.anc[lo + 1];
+    double f = (double)(b->mono - a->mono) / (double)(b->raw - a->raw);
+    return a->mono + (int64_t)((double)(int64_t)(raw - a->raw) * f);
+}
+
+static void n_thread_exit(void *arg)
+{
+    nthr *t = arg;
+    tl_n = NULL; /* a later NVTX call in another destructor registers anew */
+    atomic_store_explicit(&t->dead, 1, memory_order_release);
+}
+
+static void n_drain_wake(void);
+
+/* The calling thread's state, registered on first use (NULL on no memory). */
+static nthr *n_self_slow(void)
+{
+    nthr *t = calloc(1, sizeof *t);
+    nchunk *c = calloc(1, sizeof *c);
+    if (!t || !c) {
+        free(t);
+        free(c);
+        return NULL;
+    }
+    t->cur = t->head = c;
+    atomic_init(&t->nchunks, 1);
+    t->track = UINT32_MAX;
+    t->gen = atomic_load_explicit(&N.unload_gen, memory_order_relaxed);
+    pthread_mutex_lock(&N.mu);
+    t->next = N.threads;
+    N.threads = t;
+    pthread_mutex_unlock(&N.mu);
+    pthread_setspecific(N.key, t);
+    tl_n = t;
+    return t;
+}
+
+static inline nthr *n_self(void)
+{
+    nthr *t = tl_n;
+    return t ? t : n_self_slow();
+}
+
+static uint32_t n_track(nthr *t)
+{
+    if (t->track == UINT32_MAX)
+        t->track = gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, (int64_t)syscall(SYS_gettid),
+                                         GP_NONE, NULL);
+    return t->track;
+}
+
+/* Moves the owner to a new chunk; 0 when the backlog is full or no memory. */
+static int n_next_chunk(nthr *t)
+{
+    uint32_t inflight = atomic_load_explicit(&t->nchunks, memory_order_relaxed);
+    if (inflight >= NCHUNK_MAX) {
+        n_drain_wake();
+        return 0;
+    }
+    nchunk *c = malloc(sizeof *c);
+    if (!c) return 0;
+    atomic_init(&c->next, NULL);
+    atomic_init(&c->n, 0);
+    atomic_fetch_add_explicit(&t->nchunks, 1, memory_order_relaxed);
+    atomic_store_explicit(&t->cur->next, c, memory_order_release);
+    t->cur = c;
+    t->pos = 0;
+    if (inflight + 1 >= 8) n_drain_wake(); /* the drain falls behind: call it now */
+    return 1;
+}
+
+static inline void n_emit(nthr *t, uint64_t t0, uint64_t t1, uint32_t name, uint32_t track)
+{
+    if (__builtin_expect(t->pos == NCHUNK_EVENTS, 0) && !n_next_chunk(t)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    nev *e = &t->cur->ev[t->pos++];
+    e->t0 = t0;
+    e->t1 = t1;
+    e->name = name;
+    e->track = track;
+    atomic_store_explicit(&t->cur->n, t->pos, memory_order_release);
+}
+
+typedef struct ndomain {
+    char *name;
+} ndomain;
+
+#define NREG_MAGIC 0x6e726567u
+typedef struct nreg { /* an nvtxStringHandle_t */
+    uint32_t magic;
+    uint32_t id; /* the string's id under dom's name */
+    const ndomain *dom;
+    char *s;
+} nreg;
+
+/* Interns a message under a domain's name ("domain::message"). */
+static uint32_t n_intern(const ndomain *d, const char *m)
+{
+    if (!m) m = "";
+    if (!d || !d->name) return gp_store_writer_str(S.w, m);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s::%s", d->name, m);
+    return gp_store_writer_str(S.w, buf);
+}
+
+typedef struct ro_probe {
+    uintptr_t addr;
+    int found, ro;
+} ro_probe;
+
+static int ro_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    ro_probe *p = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (p->addr >= lo && p->addr < lo + ph->p_memsz) {
+            p->found = 1;
+            p->ro = !(ph->p_flags & PF_W);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 when s lies in a read-only segment of a loaded object (a literal); the
+ * verdict is kept per page (forgotten when a library is unloaded). */
+static int n_readonly(nthr *t, const char *s)
+{
+    uintptr_t pg = ((uintptr_t)s >> 12) + 1;
+    unsigned slot = (unsigned)(pg ^ (pg >> 6)) & (NPAGES - 1);
+    if (t->page[slot] == pg) return t->page_ro[slot];
+    ro_probe p = {(uintptr_t)s, 0, 0};
+    dl_iterate_phdr(ro_cb, &p);
+    /* a string crossing into the next page is judged by its first page only
+     * when both are read-only: check the end too */
+    int ro = p.found && p.ro;
+    if (ro) {
+        ro_probe q = {(uintptr_t)s + strlen(s), 0, 0};
+        dl_iterate_phdr(ro_cb, &q);
+        ro = q.found && q.ro;
+        if (!ro) return 0; /* not cached: the verdict is for this string only */
+    }
+    t->page[slot] = pg;
+    t->page_ro[slot] = (uint8_t)ro;
+    return ro;
+}
+
+/* Name id of an ASCII message m of domain d through the thread's cache. */
+static uint32_t n_name(nthr *t, const ndomain *d, const char *m)
+{
+    if (!m) m = "";
+    uint64_t gen = atomic_load_explicit(&N.unload_gen, memory_order_relaxed);
+    if (__builtin_expect(gen != t->gen, 0)) { /* a library went away: forget literals */
+        for (int i = 0; i < NCACHE; i++)
+            if (!t->cache[i].copy) t->cache[i].key = NULL;
+        memset(t->page, 0, sizeof t->page);
+        t->gen = gen;
+    }
+    ncache *c = &t->cache[(((uintptr_t)m >> 3) ^ ((uintptr_t)d >> 4) ^ ((uintptr_t)m >> 11)) &
+                          (NCACHE - 1)];
+    if (__builtin_expect(c->key == m && c->dom == d, 1) && (!c->copy || !strcmp(c->copy, m)))
+        return c->id;
+    uint32_t id = n_intern(d, m);
+    int writable = c->key == m && c->copy; /* same buffer, new text: known writable */
+    free(c->copy);
+    c->copy = NULL;
+    c->key = NULL;
+    if (writable || !n_readonly(t, m)) {
+        c->copy = strdup(m);
+        if (!c->copy) return id;
+    }
+    c->key = m;
+    c->dom = d;
+    c->id = id;
+    return id;
+}
+
+/* Name id of an event's attributes (or of a plain ASCII message). */
+static uint32_t n_attr_name(nthr *t, const ndomain *d, const nvtxEventAttributes_t *a,
+                            const char *plain)
+{
+    if (!a) return n_name(t, d, plain);
+    if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return n_name(t, d, a->message.ascii);
+    if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+        const nreg *r = (const nreg *)a->message.registered;
+        if (!r || r->magic != NREG_MAGIC) return n_name(t, d, "<invalid registered string>");
+        return r->dom == d ? r->id : n_name(t, d, r->s);
+    }
+    return n_name(t, d, "<unsupported message type>");
+}
+
+static inline int n_push(nthr *t, uint32_t name)
+{
+    int k = t->depth;
+    if (__builtin_expect(k < NVTX_DEPTH, 1)) {
+        t->stack[k].name = name;
+        t->stack[k].t = n_now();
+    } else {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    }
+    t->depth = k + 1;
+    return k;
+}
+
+static inline int n_pop(nthr *t)
+{
+    if (t->depth <= 0) return -1;
+    uint64_t t1 = n_now();
+    int k = --t->depth;
+    if (__builtin_expect(k < NVTX_DEPTH, 1))
+        n_emit(t, t->stack[k].t, t1, t->stack[k].name, n_track(t));
+    return k;
+}
 
 typedef struct nstart { /* start/end ranges may end on another thread */
     uint64_t id;
-    int64_t ts;
+    uint64_t t;
     uint32_t name, track;
 } nstart;
 static struct {
@@ -265,150 +623,324 @@ static struct {
     uint64_t next_id;
 } R = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-typedef struct ndomain {
-    char *name;
-} ndomain;
-
-static uint32_t my_track(void)
+static uint64_t start_range(nthr *t, uint32_t name)
 {
-    if (tl_track == UINT32_MAX)
-        tl_track = gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, (int64_t)syscall(SYS_gettid),
-                                         GP_NONE, NULL);
-    return tl_track;
-}
-
-/* Name id of an event: its ASCII or registered message, prefixed with the
- * domain's name for named domains ("domain::message"). */
-static uint32_t msg_name(const ndomain *d, const nvtxEventAttributes_t *a, const char *plain)
-{
-    const char *m = plain;
-    if (a) {
-        if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
-            m = a->message.ascii;
-        else if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED)
-            m = (const char *)a->message.registered;
-        else
-            m = "<unsupported message type>";
-    }
-    if (!m) m = "";
-    if (!d || !d->name) return gp_store_writer_str(S.w, m);
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s::%s", d->name, m);
-    return gp_store_writer_str(S.w, buf);
-}
-
-static void push(uint32_t name)
-{
-    if (tl_depth < NVTX_DEPTH)
-        tl_stack[tl_depth] = (nrange){gp_clock_mono_ns(), name};
-    else
-        gp_store_writer_add_dropped(S.w, 1);
-    tl_depth++;
-}
-
-static int pop(void)
-{
-    if (tl_depth <= 0) return -1;
-    int64_t t1 = gp_clock_mono_ns();
-    if (--tl_depth < NVTX_DEPTH) {
-        gp_store_ev e;
-        gp_store_ev_init(&e, GP_ST_SLICE);
-        e.cat = S.cat_nvtx;
-        e.name = tl_stack[tl_depth].name;
-        e.track = my_track();
-        e.ts = tl_stack[tl_depth].ts;
-        e.dur = t1 - e.ts;
-        gp_store_writer_put(S.w, &e, 1);
-    }
-    return tl_depth;
-}
-
-static uint64_t start_range(uint32_t name)
-{
+    uint64_t now = n_now();
+    uint32_t track = n_track(t);
     pthread_mutex_lock(&R.mu);
     if (R.n == R.cap) {
         size_t nc = R.cap ? R.cap * 2 : 64;
         nstart *nv = realloc(R.v, nc * sizeof *nv);
         if (!nv) {
             pthread_mutex_unlock(&R.mu);
+            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
             return 0;
         }
         R.v = nv;
         R.cap = nc;
     }
     uint64_t id = ++R.next_id;
-    R.v[R.n++] = (nstart){id, gp_clock_mono_ns(), name, my_track()};
+    R.v[R.n++] = (nstart){id, now, name, track};
     pthread_mutex_unlock(&R.mu);
     return id;
 }
 
-static void end_range(uint64_t id)
+static void end_range(nthr *t, uint64_t id)
 {
-    int64_t t1 = gp_clock_mono_ns();
+    uint64_t t1 = n_now();
     pthread_mutex_lock(&R.mu);
     for (size_t i = R.n; i-- > 0;)
         if (R.v[i].id == id) {
-            gp_store_ev e;
-            gp_store_ev_init(&e, GP_ST_SLICE);
-            e.cat = S.cat_nvtx;
-            e.name = R.v[i].name;
-            e.track = R.v[i].track;
-            e.ts = R.v[i].ts;
-            e.dur = t1 - e.ts;
+            nstart r = R.v[i];
             R.v[i] = R.v[--R.n];
             pthread_mutex_unlock(&R.mu);
-            gp_store_writer_put(S.w, &e, 1);
+            n_emit(t, r.t, t1, r.name, r.track); /* on the starting thread's track */
             return;
         }
     pthread_mutex_unlock(&R.mu);
 }
 
-static void mark(uint32_t name)
+/* ---- NVTX drain ---- */
+
+static int dl_subs_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    gp_store_ev e;
-    gp_store_ev_init(&e, GP_ST_INSTANT);
-    e.cat = S.cat_nvtx;
-    e.name = name;
-    e.track = my_track();
-    e.ts = gp_clock_mono_ns();
-    gp_store_writer_put(S.w, &e, 1);
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_subs;
+    return 1;
 }
+
+/* Hands the events of t published up to `until` (raw time) to the writer
+ * (caller holds N.mu). Returns 1 when t is dead and fully drained. */
+static int n_drain_thread(nthr *t, uint64_t until, int all)
+{
+    int dead = atomic_load_explicit(&t->dead, memory_order_acquire);
+    gp_store_ev batch[256];
+    size_t nb = 0;
+    int more = 1;
+    while (more) {
+        uint32_t n = atomic_load_explicit(&t->head->n, memory_order_acquire);
+        while (t->head_pos < n) {
+            const nev *e = &t->head->ev[t->head_pos];
+            uint64_t at = e->t1 == NEV_MARK ? e->t0 : e->t1; /* when it was emitted */
+            if (!all && N.use_tsc && at > until) {           /* after the last anchor: next time */
+                more = 0;
+                break;
+            }
+            gp_store_ev *o = &batch[nb];
+            gp_store_ev_init(o, e->t1 == NEV_MARK ? GP_ST_INSTANT : GP_ST_SLICE);
+            o->cat = S.cat_nvtx;
+            o->name = e->name;
+            o->track = e->track;
+            o->ts = n_to_ns(e->t0);
+            if (e->t1 != NEV_MARK) o->dur = n_to_ns(e->t1) - o->ts;
+            t->head_pos++;
+            if (++nb == sizeof batch / sizeof batch[0]) {
+                gp_store_writer_put(S.w, batch, nb);
+                nb = 0;
+            }
+        }
+        if (!more || t->head_pos < NCHUNK_EVENTS) break;
+        nchunk *nx = atomic_load_explicit(&t->head->next, memory_order_acquire);
+        if (!nx) break;
+        free(t->head);
+        t->head = nx;
+        t->head_pos = 0;
+        atomic_fetch_sub_explicit(&t->nchunks, 1, memory_order_relaxed);
+    }
+    if (nb) gp_store_writer_put(S.w, batch, nb);
+    uint64_t d = atomic_exchange_explicit(&t->dropped, 0, memory_order_relaxed);
+    if (d) gp_store_writer_add_dropped(S.w, d);
+    if (!dead || !more) return 0;
+    return atomic_load_explicit(&t->head->n, memory_order_acquire) == t->head_pos &&
+           !atomic_load_explicit(&t->head->next, memory_order_acquire);
+}
+
+static void n_free_thread(nthr *t)
+{
+    for (nchunk *c = t->head; c;) {
+        nchunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
+        free(c);
+        c = nx;
+    }
+    for (int i = 0; i < NCACHE; i++) free(t->cache[i].copy);
+    free(t);
+}
+
+/* One pass over every thread (caller holds N.mu). all: take everything,
+ * also events stamped after the new anchor (at exit). */
+static void n_drain_all(int all)
+{
+    if (!S.w) return;
+    unsigned long long subs = 0;
+    dl_iterate_phdr(dl_subs_cb, &subs);
+    if (subs != N.dl_subs) {
+        N.dl_subs = subs;
+        atomic_fetch_add_explicit(&N.unload_gen, 1, memory_order_relaxed);
+    }
+    if (N.use_tsc) {
+        /* a new anchor at most every 1 ms; the first rate over >= 10 ms
+         * (>= 2 ms at exit: a process that short waits that long once) */
+        int64_t age = gp_clock_mono_ns() - N.anc[N.nanc - 1].mono;
+        int64_t need = N.nanc > 1 ? 1000000 : all ? 2000000 : 10000000;
+        if (age < need && N.nanc == 1 && !all) return;
+        if (age < need && N.nanc == 1) {
+            struct timespec ts = {0, (long)(need - age)};
+            while (nanosleep(&ts, &ts) && errno == EINTR) {
+            }
+        }
+        if (age >= need || N.nanc == 1) n_anchor_add(n_anchor_now());
+        if (N.nanc < 2) return; /* the clock did not move */
+    }
+    uint64_t until = N.use_tsc ? N.anc[N.nanc - 1].raw : UINT64_MAX;
+    for (nthr **pp = &N.threads; *pp;) {
+        nthr *t = *pp;
+        if (n_drain_thread(t, until, all)) {
+            *pp = t->next;
+            n_free_thread(t);
+        } else {
+            pp = &t->next;
+        }
+    }
+}
+
+static void *n_drain_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_mutex_lock(&N.mu);
+    while (!N.stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + N.period_ns;
+        ts.tv_sec = at / 1000000000;
+        ts.tv_nsec = at % 1000000000;
+        N.awake = 0;
+        while (!N.stop && !N.awake && pthread_cond_timedwait(&N.cv, &N.mu, &ts) == 0) {
+        }
+        N.awake = 1;
+        if (!N.stop) n_drain_all(0);
+    }
+    pthread_mutex_unlock(&N.mu);
+    return NULL;
+}
+
+static void n_drain_wake(void)
+{
+    /* a recording thread never waits for a drain pass: when the lock is
+     * taken, the drain is running (or being woken) already */
+    if (pthread_mutex_trylock(&N.mu)) return;
+    if (!N.awake) {
+        N.awake = 1;
+        pthread_cond_signal(&N.cv);
+    }
+    pthread_mutex_unlock(&N.mu);
+}
+
+/* Starts the drain thread (caller holds N.mu). */
+static void n_drain_start(void)
+{
+    /* (re)initialised without destroy: in a forked child the old one may
+     * still count the parent's waiting drain thread */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    memset(&N.cv, 0, sizeof N.cv);
+    pthread_cond_init(&N.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    N.stop = 0;
+    N.awake = 0;
+    N.running = pthread_create(&N.thr, NULL, n_drain_main, NULL) == 0;
+    if (!N.running)
+        fprintf(stderr, "gpuprof nvtx injection: no drain thread; events kept to exit\n");
+}
+
+/* Stops the drain thread and hands over everything published (at exit). */
+static void n_drain_stop(void)
+{
+    pthread_mutex_lock(&N.mu);
+    int running = N.running;
+    N.stop = 1;
+    pthread_cond_signal(&N.cv);
+    pthread_mutex_unlock(&N.mu);
+    if (running) pthread_join(N.thr, NULL);
+    pthread_mutex_lock(&N.mu);
+    N.running = 0;
+    n_drain_all(1);
+    pthread_mutex_unlock(&N.mu);
+}
+
+static pthread_once_t n_once = PTHREAD_ONCE_INIT;
+
+static void n_init_once(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d; /* invariant TSC: CPUID.80000007H:EDX[8] */
+    const char *clk = getenv("GPUPROF_CLOCK");
+    N.use_tsc = __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8)) &&
+                !(clk && !strcmp(clk, "monotonic"));
+#endif
+    if (pthread_key_create(&N.key, n_thread_exit)) return;
+    const char *ms = getenv("GPUPROF_COMMIT_MS");
+    int64_t commit = ms && atoi(ms) > 0 ? atoi(ms) : 100;
+    N.period_ns = commit * 1000000 / 2; /* events reach the writer within half a commit */
+    if (N.period_ns > 50000000) N.period_ns = 50000000;
+    dl_iterate_phdr(dl_subs_cb, &N.dl_subs);
+    pthread_mutex_lock(&N.mu);
+    n_anchor_add(n_anchor_now());
+    n_drain_start();
+    pthread_mutex_unlock(&N.mu);
+    n_started = 1;
+}
+
+/* fork: the child drops what the parent's threads published (the parent
+ * writes it), keeps the forking thread's open ranges and starts its own
+ * drain thread. */
+static void n_fork_prepare(void)
+{
+    if (n_started) pthread_mutex_lock(&N.mu);
+}
+
+static void n_fork_parent(void)
+{
+    if (n_started) pthread_mutex_unlock(&N.mu);
+}
+
+static void n_fork_child(void)
+{
+    if (!n_started) return;
+    nthr *self = tl_n;
+    for (nthr *t = N.threads, *nx; t; t = nx) {
+        nx = t->next;
+        if (t == self) continue;
+        n_free_thread(t);
+    }
+    N.threads = NULL;
+    if (self) {
+        while (self->head != self->cur) {
+            nchunk *nx = atomic_load_explicit(&self->head->next, memory_order_relaxed);
+            free(self->head);
+            self->head = nx;
+        }
+        self->head_pos = self->pos;
+        atomic_store_explicit(&self->nchunks, 1, memory_order_relaxed);
+        atomic_store_explicit(&self->dropped, 0, memory_order_relaxed);
+        self->track = UINT32_MAX; /* the forking thread has a new tid in the child */
+        self->next = NULL;
+        N.threads = self;
+    }
+    pthread_mutex_unlock(&N.mu);
+    pthread_mutex_lock(&N.mu);
+    n_drain_start();
+    pthread_mutex_unlock(&N.mu);
+}
+
+#define N_SELF_OR(fail)                                                                            \
+    nthr *t = S.w ? n_self() : NULL;                                                               \
+    if (!t) return fail
 
 static void NVTX_API n_MarkEx(const nvtxEventAttributes_t *a)
 {
-    if (S.w) mark(msg_name(NULL, a, NULL));
+    N_SELF_OR();
+    uint32_t name = n_attr_name(t, NULL, a, NULL);
+    n_emit(t, n_now(), NEV_MARK, name, n_track(t));
 }
 static void NVTX_API n_MarkA(const char *m)
 {
-    if (S.w) mark(msg_name(NULL, NULL, m));
+    N_SELF_OR();
+    uint32_t name = n_name(t, NULL, m);
+    n_emit(t, n_now(), NEV_MARK, name, n_track(t));
 }
 static nvtxRangeId_t NVTX_API n_RangeStartEx(const nvtxEventAttributes_t *a)
 {
-    return S.w ? start_range(msg_name(NULL, a, NULL)) : 0;
+    N_SELF_OR(0);
+    return start_range(t, n_attr_name(t, NULL, a, NULL));
 }
 static nvtxRangeId_t NVTX_API n_RangeStartA(const char *m)
 {
-    return S.w ? start_range(msg_name(NULL, NULL, m)) : 0;
+    N_SELF_OR(0);
+    return start_range(t, n_name(t, NULL, m));
 }
 static void NVTX_API n_RangeEnd(nvtxRangeId_t id)
 {
-    if (S.w) end_range(id);
+    N_SELF_OR();
+    end_range(t, id);
 }
 static int NVTX_API n_RangePushEx(const nvtxEventAttributes_t *a)
 {
-    if (!S.w) return -1;
-    push(msg_name(NULL, a, NULL));
-    return tl_depth - 1;
+    N_SELF_OR(-1);
+    return n_push(t, n_attr_name(t, NULL, a, NULL));
 }
 static int NVTX_API n_RangePushA(const char *m)
 {
-    if (!S.w) return -1;
-    push(msg_name(NULL, NULL, m));
-    return tl_depth - 1;
+    N_SELF_OR(-1);
+    return n_push(t, n_name(t, NULL, m));
 }
 static int NVTX_API n_RangePop(void)
 {
-    return S.w ? pop() : -1;
+    N_SELF_OR(-1);
+    return n_pop(t);
 }
 static void NVTX_API n_NameOsThreadA(uint32_t tid, const char *name)
 {
@@ -416,28 +948,32 @@ static void NVTX_API n_NameOsThreadA(uint32_t tid, const char *name)
 }
 static void NVTX_API n_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    if (S.w) mark(msg_name((const ndomain *)d, a, NULL));
+    N_SELF_OR();
+    uint32_t name = n_attr_name(t, (const ndomain *)d, a, NULL);
+    n_emit(t, n_now(), NEV_MARK, name, n_track(t));
 }
 static nvtxRangeId_t NVTX_API n_DomainRangeStartEx(nvtxDomainHandle_t d,
                                                    const nvtxEventAttributes_t *a)
 {
-    return S.w ? start_range(msg_name((const ndomain *)d, a, NULL)) : 0;
+    N_SELF_OR(0);
+    return start_range(t, n_attr_name(t, (const ndomain *)d, a, NULL));
 }
 static void NVTX_API n_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
     (void)d;
-    if (S.w) end_range(id);
+    N_SELF_OR();
+    end_range(t, id);
 }
 static int NVTX_API n_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    if (!S.w) return -1;
-    push(msg_name((const ndomain *)d, a, NULL));
-    return tl_depth - 1;
+    N_SELF_OR(-1);
+    return n_push(t, n_attr_name(t, (const ndomain *)d, a, NULL));
 }
 static int NVTX_API n_DomainRangePop(nvtxDomainHandle_t d)
 {
     (void)d;
-    return S.w ? pop() : -1;
+    N_SELF_OR(-1);
+    return n_pop(t);
 }
 static nvtxDomainHandle_t NVTX_API n_DomainCreateA(const char *name)
 {
@@ -452,8 +988,18 @@ static void NVTX_API n_DomainDestroy(nvtxDomainHandle_t d)
 }
 static nvtxStringHandle_t NVTX_API n_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
 {
-    (void)d;
-    return (nvtxStringHandle_t)(s ? strdup(s) : NULL); /* the handle is the string */
+    /* the handle carries the string's id: no lookup when it is used */
+    nreg *r = S.w && s ? calloc(1, sizeof *r) : NULL;
+    if (!r) return NULL;
+    r->s = strdup(s);
+    if (!r->s) {
+        free(r);
+        return NULL;
+    }
+    r->magic = NREG_MAGIC;
+    r->dom = (const ndomain *)d;
+    r->id = n_intern(r->dom, s);
+    return (nvtxStringHandle_t)r;
 }
 
 static void set(NvtxFunctionTable t, unsigned n, unsigned id, NvtxFunctionPointer f)
@@ -468,6 +1014,8 @@ INJ_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
     if (on && !strcmp(on, "0")) return 0;
     pthread_once(&S.once, init_once);
     if (!S.w) return 0;
+    pthread_once(&n_once, n_init_once);
+    if (!n_started) return 0;
     const NvtxExportTableCallbacks *cb = get ? get(NVTX_ETID_CALLBACKS) : NULL;
     if (!cb || !cb->GetModuleFunctionTable) return 0;
     NvtxFunctionTable t = NULL;

@@ -12,6 +12,7 @@ typedef struct cl_pending {
     uint32_t name;
     int64_t host_ns; /* host time of gp_cl_event (just after enqueue) */
     uint64_t queue;
+    int warmup; /* enqueued during gp_measure's warm-up */
 } cl_pending;
 
 typedef struct cl_state {
@@ -39,7 +40,8 @@ int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev)
         rc = GP_EINVAL;
         goto out;
     }
-    cl_pending pe = {ev, gp_trace_str(p->tr, name, strlen(name)), now, (uint64_t)(uintptr_t)q};
+    cl_pending pe = {ev, gp_trace_str(p->tr, name, strlen(name)), now, (uint64_t)(uintptr_t)q,
+                     gp_rec_warmup != 0};
     if (GP_VEC_PUSH(st->pend, pe)) {
         clReleaseEvent(ev);
         rc = GP_ENOMEM;
@@ -73,8 +75,12 @@ static int cl_time(gp_profiler *p, cl_state *st, const cl_pending *pe)
     uint32_t track = gp_rec_gpu_track(p, pe->queue, label);
     if (track == GP_NO_INDEX) return 1;
     gp_slice_ext x = {dur, -1, 0, 0, GP_DEV_UNSET, GP_BACKEND_OPENCL};
-    if (gp_rec_add_slice(p, track, p->cat_cl, pe->name, (int64_t)s + st->off, dur, &x) < 0)
-        return 1;
+    long si = gp_rec_add_slice(p, track, p->cat_cl, pe->name, (int64_t)s + st->off, dur, &x);
+    if (si < 0) return 1;
+    if (pe->warmup) {
+        p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
+        return 0;
+    }
     p->kernel_ns_total += dur;
     p->kernel_count++;
     return 0;

@@ -116,8 +116,8 @@
   /* ---- runs ---- */
   function loadRuns() {
     var c = gp.el('runs');
-    if (!cfg.store) { gp.none(c, 'No store is served (gpuprof serve --store FILE).'); return; }
-    api('/api/runs').then(function (doc) {
+    if (!cfg.store) { gp.none(c, 'No store is served (gpuprof serve --store FILE).'); return null; }
+    return api('/api/runs').then(function (doc) {
       gp.clear(c);
       if (!doc.runs.length) { gp.none(c, 'The store holds no run.'); return; }
       var tb = table(c, ['Run', 'Start', 'Duration', 'Exit', 'Events', 'Command', 'Views']);
@@ -137,7 +137,7 @@
   /* ---- devices ---- */
   function loadDevices() {
     var c = gp.el('devices');
-    api('/api/devices').then(function (doc) {
+    return api('/api/devices').then(function (doc) {
       gp.clear(c);
       gp.h('p', {class: 'mut'}, doc.gpu_count + ' GPU(s); backends ' + doc.health +
         (cfg.monitor ? '; live (every 2 s)' : '; one sample (start with --monitor for a live panel)'), c);
@@ -157,8 +157,9 @@
     }, function (e) { fail(c, e); });
   }
 
-  loadTraces();
-  loadRuns();
-  loadDevices();
+  /* data-ready on the body once the three panels were filled (tests) */
+  Promise.all([loadTraces(), loadRuns(), loadDevices()]).then(function () {
+    document.body.setAttribute('data-ready', '1');
+  });
   if (cfg.monitor) setInterval(loadDevices, 2000);
 })();

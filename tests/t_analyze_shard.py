@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""t_analyze_shard.py (issue 19, part 5): `gpuprof analyze --shard I/N` parts
+combined by `gpuprof merge` give byte for byte the output of one
+`gpuprof analyze` of all the files (JSON and text, default and --compat hta),
+for every shard count from 1 to more shards than files, on every shared
+multi-rank folder, on a folder of all the shared traces together, and on
+synthetic folders (bench/gen_ranks.py --variety: ranks numbered by
+distributedInfo, file name or position, two files claiming one rank, ranks
+with one ProfilerStep name or none -- the compat step filter then depends on
+the other ranks, also across parts --, fractional timestamps, a kernel name
+that is not UTF-8, a .gz rank, an empty trace, a JSON file that is no trace).
+Errors (overlapping, missing or foreign shards, other options or inputs,
+corrupt parts, bad --shard) are one line and exit 2. (The RSS bound is
+tests/test_analyze_stream.c: a child of this Python process would inherit
+its peak RSS through exec.)"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("GPUPROF_BIN", "gpuprof")
+SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+TRACES = os.environ.get("GPUPROF_TRACES", os.path.join(SRC, "..", "shared", "traces"))
+GEN = os.path.join(SRC, "bench", "gen_ranks.py")
+fails = []
+
+
+def check(cond, what):
+    if not cond:
+        fails.append(what)
+        print("FAIL:", what)
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True)
+
+
+def ok(*args):
+    p = run(*args)
+    if p.returncode != 0:
+        raise SystemExit("FAIL: gpuprof %s: exit %d: %s" % (" ".join(args), p.returncode,
+                                                           p.stderr.decode(errors="replace")))
+    return p.stdout
+
+
+def parts(tmp, folder, n, mode):
+    out = []
+    for i in range(n):
+        path = os.path.join(tmp, "part-%d-of-%d.json" % (i, n))
+        ok("analyze", *mode, "--shard", "%d/%d" % (i, n), "-o", path, folder)
+        out.append(path)
+    return out
+
+
+def nfiles(folder):
+    return len([f for f in os.listdir(folder) if f.endswith(".json") or f.endswith(".json.gz")])
+
+
+def same_as_single(tmp, folder, counts, text=True):
+    for mode in ([], ["--compat", "hta"]):
+        single = ok("analyze", "--json", *mode, folder)
+        single_txt = ok("analyze", *mode, folder) if text else None
+        for n in counts:
+            ps = parts(tmp, folder, n, mode)
+            merged = ok("merge", "--json", *reversed(ps))  # order of the parts is free
+            check(merged == single, "%s %s: merge of %d parts differs from the single run's JSON"
+                  % (folder, mode, n))
+            if text and n == counts[-1]:
+                check(ok("merge", *ps) == single_txt,
+                      "%s %s: merge of %d parts differs from the single run's text" %
+                      (folder, mode, n))
+            for p in ps:
+                os.unlink(p)
+
+
+def error(what, args, needle):
+    p = run(*args)
+    err = p.stderr.decode(errors="replace")
+    lines = err.strip().split("\n")
+    check(p.returncode == 2, "%s: exit %d, not 2 (%s)" % (what, p.returncode, err.strip()))
+    check(len(lines) == 1 and lines[0].startswith("gpuprof: ") and needle in lines[0],
+          "%s: expected one line with %r, got %r" % (what, needle, err))
+    check(p.stdout == b"", "%s: wrote to stdout" % what)
+
+
+def errors(tmp, folder, other):
+    p3 = parts(tmp, folder, 3, [])
+    error("overlapping shards", ["merge", p3[0], p3[1], p3[1], p3[2]], "overlapping")
+    error("missing shard", ["merge", p3[0], p3[2]], "shard 1/3 is missing")
+    p2 = parts(tmp, folder, 2, [])
+    error("shard counts", ["merge", p3[0], p3[1], p3[2], p2[0]], "shards")
+    top = os.path.join(tmp, "top5.json")
+    ok("analyze", "--top", "5", "--shard", "1/3", "-o", top, folder)
+    error("other options", ["merge", p3[0], top, p3[2]], "other analyze options")
+    hta = os.path.join(tmp, "hta.json")
+    ok("analyze", "--compat", "hta", "--shard", "1/3", "-o", hta, folder)
+    error("other mode", ["merge", p3[0], hta, p3[2]], "other analyze options")
+    foreign = os.path.join(tmp, "foreign.json")
+    ok("analyze", "--shard", "1/3", "-o", foreign, other)
+    error("other inputs", ["merge", p3[0], foreign, p3[2]], "other input files")
+    text = open(p3[1], "rb").read()
+    cases = {
+        "truncated": text[: len(text) // 2],
+        "empty": b"",
+        "not json": b"hello",
+        "other json": b'{"traceEvents": []}',
+        "version": text.replace(b'"version":1', b'"version":99', 1),
+        "mangled field": text.replace(b'"tb.valid":', b'"tb.valid":"x",' + b'"_":', 1),
+        "missing table": text.replace(b'"queue":[', b'"queue_":[', 1),
+        "fraction": text.replace(b'"rank_hint":', b'"rank_hint":0.5,"_":', 1),
+        "range": text.replace(b'"first":', b'"first":1000,"_":', 1),
+    }
+    check(b'"tb.valid":' in text and b'"queue":[' in text, "part lacks expected keys")
+    for what, body in cases.items():
+        bad = os.path.join(tmp, "bad.json")
+        with open(bad, "wb") as f:
+            f.write(body)
+        error("corrupt part (%s)" % what, ["merge", p3[0], bad, p3[2]], bad)
+    error("no such part", ["merge", os.path.join(tmp, "nope.json")], "nope.json")
+    for bad in ("3/3", "a/b", "-1/2", "1", "1/0", "0/2x"):
+        error("--shard %s" % bad, ["analyze", "--shard", bad, folder], "--shard")
+    for p in p3 + p2:
+        os.unlink(p)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        syn = os.path.join(tmp, "syn")
+        subprocess.run([sys.executable, GEN, syn, "--ranks", "30", "--mb", "0.15", "--variety"],
+                       check=True)
+        n = nfiles(syn)
+        same_as_single(tmp, syn, [1, 2, 3, 7, n, n + 3])
+        # compat step filter decided across ranks: one name each, different
+        # (3, 10: on) or equal (3, 17: off), with a rank without steps (4)
+        for name, members in (("s_on", ["rank_0003.json", "rank_0010.json"]),
+                              ("s_off", ["rank_0003.json", "rank_0017.json", "rank_0004.json.gz"]),
+                              ("s_one", ["rank_0003.json"])):
+            d = os.path.join(tmp, name)
+            os.mkdir(d)
+            for m in members:
+                shutil.copy(os.path.join(syn, m), d)
+            same_as_single(tmp, d, [1, 2, 3])
+        on = ok("analyze", "--compat", "hta", os.path.join(tmp, "s_on")).decode()
+        off = ok("analyze", "--compat", "hta", os.path.join(tmp, "s_off")).decode()
+        check(on.count("events after the last ProfilerStep dropped") == 2,
+              "two ranks with different single step names: filter not applied")
+        check("events after the last ProfilerStep dropped" not in off,
+              "ranks with one equal step name: filter applied")
+        errors(tmp, syn, os.path.join(tmp, "s_off"))
+        if os.path.isdir(TRACES):
+            every = os.path.join(tmp, "every")
+            os.mkdir(every)
+            for sub in sorted(os.listdir(TRACES)):
+                full = os.path.join(TRACES, sub)
+                if not os.path.isdir(full):
+                    continue
+                for f in sorted(os.listdir(full)):
+                    if f.endswith(".json.gz") or f.endswith(".json"):
+                        os.symlink(os.path.join(full, f), os.path.join(every, sub + "_" + f))
+                if sum(f.endswith(".json.gz") for f in os.listdir(full)) > 1:
+                    same_as_single(tmp, full, [1, 2, 3])
+            same_as_single(tmp, every, [2, 5], text=True)
+        else:
+            print("shared traces not found (%s): the shared folders are skipped" % TRACES)
+    if fails:
+        print("%d failure(s)" % len(fails))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
