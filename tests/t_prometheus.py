@@ -273,6 +273,28 @@ try:
         "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
     check(rc == 0 and names and not any("A100" in n for n in names),
           "run --config: GPU monitoring off, host counters only")
+    # GPUPROF_NVIDIA_SMI: the nvidia-smi back-end when NVML is absent
+    db3 = os.path.join(tmp, "run3.db")
+    # (nvidia-smi is a process per query: a longer run for its first samples.
+    # The sampler spawns it with the environment: its thread starts only once
+    # run has set CMD's environment, else setenv raced with the spawn and
+    # the samples were lost now and then)
+    rc, out, err = run(["run", "-q", "--no-summary", "--sample-interval", "20", "-o", db3,
+                        "--", "sleep", "1.5"],
+                       {"GPUPROF_NVIDIA_SMI": os.path.join(DATA, "fake-nvidia-smi")})
+    names = [r[0] for r in sqlite3.connect(db3).execute(
+        "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
+    check(rc == 0 and any(n.startswith("NVIDIA A100-SXM4-40GB util_pct") for n in names),
+          "run: GPU counters through GPUPROF_NVIDIA_SMI (%s; %s)" % (err.strip(), names[:4]))
+    # --set KEY=VALUE as monitor --set
+    db4 = os.path.join(tmp, "run4.db")
+    rc, out, err = run(["run", "-q", "--no-summary", "--sample-interval", "20", "--set",
+                        "enable_gpu_monitoring=false", "-o", db4, "--", "sleep", "0.2"],
+                       scenario("nvml_prom.scn"))
+    names = [r[0] for r in sqlite3.connect(db4).execute(
+        "select s.s from counters c join strings s on s.id = c.name and s.proc = c.proc")]
+    check(rc == 0 and names and not any("A100" in n for n in names),
+          "run --set enable_gpu_monitoring=false: host counters only")
     rc, out, err = run(["run", "--sample-interval", "20", "--set", "nope=1", "--", "true"])
     check(rc == 2 and "unknown key 'nope'" in err, "run --set: a bad key is refused")
 
@@ -298,7 +320,7 @@ try:
     token = "t0ken-" + os.urandom(12).hex()
     tokf = os.path.join(tmp, "token")
     open(tokf, "w").write(token + "\n")
-    gport, pport = free_port(), free_port()
+    gport, pport, sport = free_port(), free_port(), free_port()
     rules = os.path.join(SRC, "dashboards", "gpuprof-rules.yml")
     pr = subprocess.run([PROMTOOL, "check", "rules", rules], capture_output=True, text=True)
     check(pr.returncode == 0, "dashboards/gpuprof-rules.yml: promtool check rules")
@@ -315,7 +337,10 @@ scrape_configs:
       credentials_file: %s
     static_configs:
       - targets: ['127.0.0.1:%d']
-""" % (rules, tokf, gport))
+  - job_name: gpuprof_serve
+    static_configs:
+      - targets: ['127.0.0.1:%d']
+""" % (rules, tokf, gport, sport))
     prom = subprocess.Popen([PROMETHEUS, "--config.file=" + cfgp,
                              "--web.listen-address=127.0.0.1:%d" % pport,
                              "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
@@ -350,6 +375,15 @@ scrape_configs:
                           env=env_for(scenario("nvml_prom.scn")), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     procs.append(gp)
+    # and gpuprof serve --monitor (GET /metrics beside the API; loopback: no token)
+    tmpout = os.path.join(tmp, "serve-out")
+    sv = subprocess.Popen([GP, "serve", "--monitor", "--metric-names", "dcgm", "--quiet",
+                           "--listen", "127.0.0.1:%d" % sport],
+                          env=env_for(dict(scenario("nvml_prom.scn"),
+                                           GPUPROF_MONITORING_INTERVAL_SECONDS="0.25",
+                                           GPUPROF_OUTPUT_DIR=tmpout)),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    procs.append(sv)
     gurl = "http://127.0.0.1:%d" % gport
     while time.time() < deadline and http(gurl + "/metrics")[0] is None:
         time.sleep(0.1)
@@ -375,36 +409,37 @@ scrape_configs:
     ua = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
     grew = None
     while time.time() < deadline:
-        r = query('max_over_time(gpuprof_alerts_total{kind="temperature",level="critical"}[5m])')
+        r = query('max_over_time(gpuprof_alerts_total{job="gpuprof",kind="temperature",level="critical"}[5m])')
         if r and float(r[0]["value"][1]) >= 1:
             grew = r
             break
         time.sleep(0.3)
     check(grew is not None, "prometheus: the temperature alert counter reached 1")
-    r = query('min_over_time(gpuprof_alerts_total{kind="temperature",level="critical"}[5m])')
+    r = query('min_over_time(gpuprof_alerts_total{job="gpuprof",kind="temperature",level="critical"}[5m])')
     check(r and float(r[0]["value"][1]) == 0, "prometheus: the counter was 0 before (it grew)")
-    r = query('max_over_time(gpu_thermal_alerts_total[5m]) - min_over_time(gpu_thermal_alerts_total[5m])')
+    r = query('max_over_time(gpu_thermal_alerts_total{job="gpuprof"}[5m]) - '
+              'min_over_time(gpu_thermal_alerts_total{job="gpuprof"}[5m])')
     check(r and float(r[0]["value"][1]) == 1, "prometheus: gpu_thermal_alerts_total grew by 1")
     r = query("up{job=\"gpuprof\"}")
     check(r and r[0]["value"][1] == "1", "prometheus: target up (with the bearer token)")
-    r = query("gpu_device_count")
+    r = query('gpu_device_count{job="gpuprof"}')
     check(r and r[0]["value"][1] == "2", "prometheus: gpu_device_count 2")
-    r = query('gpuprof_gpu_memory_used_bytes{uuid="%s"}' % ua)
+    r = query('gpuprof_gpu_memory_used_bytes{job="gpuprof",uuid="%s"}' % ua)
     want = {"gpu": "0", "uuid": ua, "model": "NVIDIA A100-SXM4-80GB", "hostname": HOST,
             "backend": "nvml", "job": "gpuprof"}
     check(r and len(r) == 1 and all(r[0]["metric"].get(k) == v for k, v in want.items()) and
           float(r[0]["value"][1]) == 21474836480, "prometheus: per-GPU gauge, labels and value")
-    r = query('gpuprof_gpu_power_watts{uuid="%s"}' % ua)
+    r = query('gpuprof_gpu_power_watts{job="gpuprof",uuid="%s"}' % ua)
     check(r and float(r[0]["value"][1]) == 250.5, "prometheus: power 250.5 W")
-    r = query('DCGM_FI_DEV_FB_USED{UUID="%s",modelName="NVIDIA A100-SXM4-80GB"}' % ua)
+    r = query('DCGM_FI_DEV_FB_USED{job="gpuprof",UUID="%s",modelName="NVIDIA A100-SXM4-80GB"}' % ua)
     check(r and float(r[0]["value"][1]) == 20480 and r[0]["metric"].get("Hostname") == HOST,
           "prometheus: dcgm-exporter name and labels")
-    r = query('gpuprof_gpu_memory_used_bytes{model="Odd \\"GPU\\" \\\\ name"}')
+    r = query('gpuprof_gpu_memory_used_bytes{job="gpuprof",model="Odd \\"GPU\\" \\\\ name"}')
     check(r and float(r[0]["value"][1]) == 1073741824, "prometheus: escaped label value round trip")
-    r = query('gpuprof_gpu_temperature_celsius{gpu="1"}')
+    r = query('gpuprof_gpu_temperature_celsius{gpu="1"}')  # both jobs
     check(r == [], "prometheus: an unsupported field is absent, not 0")
     # the shipped rules and dashboard work on what gpuprof exposes
-    r = query('gpuprof:gpu_memory_used:ratio{uuid="%s"}' % ua)
+    r = query('gpuprof:gpu_memory_used:ratio{job="gpuprof",uuid="%s"}' % ua)
     check(r and float(r[0]["value"][1]) == 0.25, "rules: recording rule (memory ratio 0.25)")
     firing = None
     while time.time() < deadline and not firing:
@@ -424,6 +459,28 @@ scrape_configs:
     for v in dash["templating"]["list"][1:]:
         st, body, _ = http(base + "/api/v1/label/%s/values" % v["name"])
         check(st == 200 and json.loads(body)["data"], "dashboard: variable %s has values" % v["name"])
+    # the serve --monitor target, scraped by the same Prometheus
+    served = None
+    while time.time() < deadline + 15 and not served:
+        served = query('max_over_time(gpuprof_alerts_total{job="gpuprof_serve",kind="temperature",'
+                       'level="critical"}[5m])')
+        served = served if served and float(served[0]["value"][1]) >= 1 else None
+        time.sleep(0.3)
+    r = query('up{job="gpuprof_serve"}')
+    check(r and r[0]["value"][1] == "1", "prometheus: serve --monitor target up")
+    r = query('gpu_device_count{job="gpuprof_serve"}')
+    check(r and r[0]["value"][1] == "2", "prometheus: serve --monitor: gpu_device_count 2")
+    r = query('gpuprof_gpu_memory_used_bytes{job="gpuprof_serve",uuid="%s"}' % ua)
+    want["job"] = "gpuprof_serve"
+    check(r and len(r) == 1 and all(r[0]["metric"].get(k) == v for k, v in want.items()) and
+          float(r[0]["value"][1]) == 21474836480,
+          "prometheus: serve --monitor: per-GPU gauge, labels and value")
+    r = query('DCGM_FI_DEV_FB_USED{job="gpuprof_serve",UUID="%s"}' % ua)
+    check(r and float(r[0]["value"][1]) == 20480, "prometheus: serve --monitor: dcgm name")
+    check(served is not None, "prometheus: serve --monitor: the temperature alert counter grew")
+    sv.send_signal(signal.SIGTERM)
+    sv.wait(timeout=10)
+    check(sv.returncode == 0, "serve --monitor stops on SIGTERM")
     gp.send_signal(signal.SIGTERM)
     gp.wait(timeout=10)
     check(gp.returncode == 0, "monitor --prometheus stops on SIGTERM")

@@ -120,6 +120,14 @@ def main():
             same("/api/advise?trace=" + i, cli("advise", "--json", p)[1], "advise " + name)
             same("/api/advise?trace=%s&min_priority=high" % i,
                  cli("advise", "--json", "--min-priority", "high", p)[1], "advise high " + name)
+            same("/api/advise?trace=%s&only=small-gpu-op,batch-calls&set=small-gpu-op.max_us=5,"
+                 "batch-calls.min_run=3" % i,
+                 cli("advise", "--json", "--only", "small-gpu-op,batch-calls", "--set",
+                     "small-gpu-op.max_us=5", "--set", "batch-calls.min_run=3", p)[1],
+                 "advise only/set " + name)
+            same("/api/advise?trace=%s&disable=small-gpu-op,large-memory" % i,
+                 cli("advise", "--json", "--disable", "small-gpu-op,large-memory", p)[1],
+                 "advise disable " + name)
         # timeline: one trace; the file the command writes
         for p in (single, nccl):
             out = os.path.join(tmp, "tl.json")
@@ -147,6 +155,18 @@ def main():
                   "default-src 'none'" in csp and "unsafe-inline" not in csp.split("style-src")[0]
                   and h.get("x-content-type-options") == "nosniff",
                   "view %s: CSP with script hashes, nosniff" % view)
+            # again: the kept answer (made once when the page was kept) has the same
+            # bytes and the same headers as the computed one
+            st2, h2, b2 = s.get("/view/%s?trace=%s" % (view, ids[p]))
+            sec = ("content-type", "content-security-policy", "x-content-type-options",
+                   "cache-control", "referrer-policy", "x-frame-options", "content-length")
+            check(st2 == 200 and b2 == open(out, "rb").read() and
+                  all(h2.get(k) == h.get(k) for k in sec) and
+                  "access-control-allow-origin" not in h2,
+                  "view %s from the cache: same bytes and headers" % view)
+            st3, h3, b3 = s.get("/view/%s?trace=%s" % (view, ids[p]), method="HEAD")
+            check(st3 == 200 and b3 == b"" and h3.get("content-length") == h.get("content-length"),
+                  "view %s: HEAD of a kept page has its length, no body" % view)
         if store:
             same("/api/runs", cli("runs", "--json", store)[1], "runs")
             same("/api/summary?trace=" + ids["%s:2" % store],
@@ -200,6 +220,9 @@ def main():
                            ("/api/summary?trace=%s&bogus=1" % ids[alex], 400),
                            ("/api/summary?trace=%s&category=nope" % ids[alex], 400),
                            ("/api/profiler/hta?trace=%s&compat=xyz" % ids[alex], 400),
+                           ("/api/advise?trace=%s&only=nosuch" % ids[alex], 400),
+                           ("/api/advise?trace=%s&set=small-gpu-op.max_us=-1" % ids[alex], 400),
+                           ("/api/advise?trace=%s&set=small-gpu-op.nope=1" % ids[alex], 400),
                            ("/api/nothing", 404), ("/metrics", 404)):
             st, h, b = s.get(path)
             ok = st == code and h.get("content-type") == "application/json"
@@ -221,10 +244,30 @@ def main():
             check(st == 409, "starting a running session: 409")
             time.sleep(0.5)
             st, _, b = s.get("/api/sessions", method="POST",
+                             body=json.dumps({"action": "snapshot", "name": "web1"}),
+                             headers={"Content-Type": "application/json"})
+            check(st == 200 and json.loads(b)["action"] == "snapshot" and
+                  "snapshot requested" in json.loads(b)["message"],
+                  "POST snapshot of a running session: %d %r" % (st, b[:120]))
+            st, _, b = s.get("/api/sessions", method="POST",
                              body=json.dumps({"action": "stop", "name": "web1"}),
                              headers={"Content-Type": "application/json"})
             check(st == 200, "POST stop the session")
+            st, _, b = s.get("/api/sessions", method="POST",
+                             body=json.dumps({"action": "snapshot", "name": "web1"}),
+                             headers={"Content-Type": "application/json"})
+            check(st == 409, "POST snapshot of a stopped session: 409 (%d)" % st)
             same("/api/sessions", cli("session", "list", "--json", env=env)[1], "sessions list")
+            # session show: GET /api/sessions?name=NAME = `session show NAME --json`
+            rc, want = cli("session", "show", "web1", "--json", env=env)
+            check(rc == 0 and want.startswith(b"{"), "session show web1 --json works")
+            same("/api/sessions?name=web1", want, "session show")
+            st, _, b = s.get("/api/sessions?name=nosuch")
+            check(st == 404 and json.loads(b)["status"] == 404, "session show of no session: 404")
+            st, _, b = s.get("/api/sessions?name=..%2Fx")
+            check(st == 400, "session show of a bad name: 400")
+            st, _, b = s.get("/api/sessions?name=web1&x=1")
+            check(st == 400, "session show with an unknown parameter: 400")
             st, _, b = s.get("/api/sessions", method="POST",
                              body=json.dumps({"action": "start", "name": "../x"}),
                              headers={"Content-Type": "application/json"})
@@ -268,6 +311,17 @@ def main():
                   re.search(r"^gpu_device_count %d$" % ngpu, text, re.M) and
                   re.search(r'^gpuprof_gpu_temperature_celsius\{[^}]*uuid="GPU-', text, re.M),
                   "--monitor: GET /metrics is the exposition (%d, %r)" % (st, text[:200]))
+            # gzip when asked (Prometheus asks): the same exposition, compressed
+            import gzip
+            st, h, z = m.get("/metrics", headers={"Accept-Encoding": "gzip"})
+            try:
+                zt = gzip.decompress(z).decode()
+            except (OSError, EOFError):
+                zt = ""
+            check(st == 200 and h.get("content-encoding") == "gzip" and
+                  "accept-encoding" in h.get("vary", "").lower() and
+                  re.search(r"^gpu_device_count %d$" % ngpu, zt, re.M) and len(z) < len(b) / 3,
+                  "--monitor: GET /metrics in gzip when asked (%d of %d bytes)" % (len(z), len(b)))
             promtool = shutil.which("promtool")
             if promtool:
                 r = subprocess.run([promtool, "check", "metrics"], input=b, capture_output=True)
@@ -277,6 +331,28 @@ def main():
                                                      r"gpu_total_memory_mb|gpu_total_memory_used_mb)",
                                                      l.strip())]
                 check(not bad, "promtool check metrics on serve's /metrics: %r" % bad[:5])
+            # a session started through the API counts in this process's
+            # gpu_profiling_sessions_total
+            def sessions_total():
+                t = m.get("/metrics")[2].decode()
+                v = re.search(r"^gpu_profiling_sessions_total (\S+)$", t, re.M)
+                return float(v.group(1)) if v else None
+            n0 = sessions_total()
+            st, _, b = m.get("/api/sessions", method="POST",
+                             body=json.dumps({"action": "start", "name": "mon1"}),
+                             headers={"Content-Type": "application/json"})
+            n1 = None
+            for _ in range(50):  # the exposition is rendered again on the next look
+                n1 = sessions_total()
+                if n1 == (n0 or 0) + 1:
+                    break
+                time.sleep(0.1)
+            check(st == 200 and n0 == 0 and n1 == 1,
+                  "--monitor: a session started by POST counts in gpu_profiling_sessions_total "
+                  "(%s -> %s)" % (n0, n1))
+            m.get("/api/sessions", method="POST",
+                  body=json.dumps({"action": "stop", "name": "mon1"}),
+                  headers={"Content-Type": "application/json"})
         finally:
             m.stop()
     shutil.rmtree(tmp, ignore_errors=True)

@@ -86,7 +86,49 @@ def main():
         check(page.get("console") == [], "the console stays silent: %s" % page.get("console"))
     finally:
         s.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    # the live panel: --monitor with the NVML stand-in, and a store's runs
+    build = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
+    fake = os.path.join(build, "tests", "libfake_nvml.so")
+    if os.path.exists(fake):
+        db = os.path.join(tmp, "runs.db")
+        for _ in range(2):
+            subprocess.run([BIN, "run", "-q", "--no-summary", "-o", db, "--", "true"],
+                           capture_output=True, timeout=60)
+        env = dict(os.environ, GPUPROF_NVML_LIB=fake, GPUPROF_NVIDIA_SMI="/nonexistent",
+                   FAKE_NVML_SCENARIO=os.path.join(SRC, "tests", "data", "monitor",
+                                                   "nvml_basic.scn"),
+                   GPUPROF_MONITORING_INTERVAL_SECONDS="0.5", GPUPROF_OUTPUT_DIR=tmp)
+        s = Server([other, "--monitor", "--store", db, "--quiet"], env=env)
+        try:
+            r = subprocess.run([node, "--experimental-websocket",
+                                os.path.join(SRC, "tests", "serve_cdp_live.js"), chrome,
+                                "http://127.0.0.1:%d" % s.port],
+                               capture_output=True, text=True, timeout=300)
+            check(r.returncode == 0, "serve_cdp_live.js ran (%s)" % r.stderr.strip()[-400:])
+            page = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else {}
+            api = json.loads(s.get("/api/devices")[2])
+            want = [[d["index"], d["backend"], d["name"]] for d in api["devices"]]
+            got = [x[:3] for x in page.get("devicesAfter") or []]
+            check(got == want and any(b == "nvml" for _, b, _ in got),
+                  "--monitor: the devices panel lists /api/devices' devices (GPUs of the "
+                  "stand-in): %s" % got)
+            nv = [x for x in page.get("devicesAfter") or [] if x[1] == "nvml"]
+            # the stand-in's GPU 1 is lost after two samples: its row says N/A
+            lost = {d["index"] for d in api["devices"] if d["backend"] == "nvml" and not d["sample"]}
+            check(nv and any(x[3] != "N/A" and float(x[3]) >= 0 for x in nv) and
+                  all(x[3] == "N/A" for x in nv if x[0] in lost),
+                  "--monitor: GPU utilization shown (N/A for a lost GPU): %s" % nv)
+            check(page.get("refreshed") is True, "--monitor: the panel is polled (re-rendered)")
+            runs = [x["id"] for x in json.loads(s.get("/api/runs")[2])["runs"]]
+            check(page.get("runs") == runs and len(runs) == 2,
+                  "the runs panel lists the store's runs %s" % page.get("runs"))
+            check(page.get("console") == [], "live page: the console stays silent: %s"
+                  % page.get("console"))
+        finally:
+            s.stop()
+    else:
+        print("note: no NVML stand-in built; the live devices panel is not checked")
+    shutil.rmtree(tmp, ignore_errors=True)
     print("t_serve_browser: %d failure(s)" % len(failures))
     return 1 if failures else 0
 

@@ -9,7 +9,7 @@ port gets nothing), a non-loopback address without tokens (refused; --no-auth
 warns), a token file readable by others (refused). After each the server
 must still answer, and no token may appear in its log. Exit 77 without
 serve."""
-import json, os, socket, ssl, subprocess, sys, tempfile, threading, time
+import http.client, json, os, socket, ssl, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import BIN, Server, status_of  # noqa: E402
@@ -87,10 +87,20 @@ def main():
         # oversize header and URL
         r = s.raw(b"GET /api/traces HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 60000 + b"\r\n\r\n")
         code = status_of(r)
-        check(code is not None and 400 <= code < 500, "oversize header: 4xx (%s)" % code)
+        check(code == 431, "oversize header: 431 (%s)" % code)
+        r = s.raw(b"GET /api/traces HTTP/1.1\r\nHost: x\r\n" +
+                  b"".join(b"X-%d: %s\r\n" % (i, b"b" * 100) for i in range(400)) + b"\r\n")
+        check(status_of(r) == 431, "400 headers of 100 bytes: 431 (%s)" % status_of(r))
         up("an oversize header")
         st, _, _ = s.get("/api/traces?x=" + "a" * 5000, headers=rd)
-        check(st in (414, 431), "URL over 4096 bytes: 414 (%d)" % st)
+        check(st == 414, "URL over 4096 bytes: 414 (%d)" % st)
+        r = s.raw(b"GET /api/traces?x=" + b"a" * 20000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        check(status_of(r) in (414, 431), "URL of 20 kB (beyond the header memory): 414/431 (%s)"
+              % status_of(r))
+        r = s.raw(b"OPTIONS /api/traces HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\n"
+                  b"Access-Control-Request-Method: GET\r\n\r\n")
+        check(status_of(r) == 405 and b"access-control" not in r.lower(),
+              "CORS preflight (OPTIONS): 405, no Access-Control header")
         big = "x" * (100 * 1024)
         st, _, _ = s.get("/api/sessions", method="POST", body=big, headers=ct)
         check(st == 413, "body over 64 KiB: 413")
@@ -156,6 +166,51 @@ def main():
               "the idle slow connection is closed by the timeout (%.1f s)" % (time.time() - t0))
         c.close()
         up("slowloris")
+        # slowloris that keeps sending: a byte every 0.4 s never lets the idle
+        # timeout fire; the request deadline (twice --timeout: 4 s) closes it,
+        # in the request line, the headers or the body
+        def trickle(first, byte):
+            c = socket.create_connection(("127.0.0.1", s.port))
+            c.settimeout(0.1)
+            t0 = time.time()
+            c.sendall(first)
+            try:
+                while time.time() - t0 < 12:
+                    c.sendall(byte)
+                    try:
+                        if not c.recv(100):
+                            return time.time() - t0
+                    except socket.timeout:
+                        pass
+                    time.sleep(0.4)
+            except OSError:
+                return time.time() - t0
+            finally:
+                c.close()
+            return None
+        for what, first, byte in (
+                ("request line", b"GET /api/tra", b"c"),
+                ("headers", b"GET /api/traces HTTP/1.1\r\nHost: x\r\nX-Slow: ", b"a"),
+                ("body", b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                 CTRL.encode() + b"\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 60000\r\n\r\n", b" ")):
+            took = trickle(first, byte)
+            check(took is not None and 3.5 < took < 9,
+                  "a %s sent a byte at a time is closed by the request deadline (%s s)"
+                  % (what, took and round(took, 1)))
+        up("slowloris that keeps sending")
+        # a keep-alive connection whose requests arrive in time stays usable
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        ok = True
+        for _ in range(4):
+            c.request("GET", "/api/traces", headers=rd)
+            r = c.getresponse()
+            r.read()
+            ok = ok and r.status == 200
+            time.sleep(1.6)
+        c.close()
+        check(ok, "a keep-alive connection used for 6 s (over the deadline) with prompt "
+                  "requests is not cut")
     finally:
         rc, err = s.stop()
     check(READ not in err and CTRL not in err, "no token in the server's log")
@@ -232,7 +287,6 @@ def main():
             check(t.scheme == "https", "https announced")
             ctx = ssl.create_default_context(cafile=cert)
             ctx.check_hostname = False
-            import http.client
             c = http.client.HTTPSConnection("127.0.0.1", t.port, context=ctx, timeout=30)
             c.request("GET", "/api/traces")
             r = c.getresponse()

@@ -237,5 +237,88 @@ TEST(listen_rules_and_token)
     ASSERT_EQ_INT(gp_promhttp_token_eq("", "s3cret-token-0123"), 0);
 }
 
-TEST_MAIN(values_units_and_absent_fields, seed_counters_histogram_and_cache, textfile_atomic,
-          listen_rules_and_token)
+/* A file of the fake sysfs tree (parents made). */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+/* An AMD GPU through the sysfs back-end: the same per-device families with
+ * backend="sysfs", base units, and no dcgm-exporter name (NVIDIA only). */
+TEST(sysfs_backend_devices)
+{
+    char root[64];
+    snprintf(root, sizeof root, "/tmp/gpuprof-metrics-sysfs-XXXXXX");
+    if (!mkdtemp(root)) abort();
+    const char *d = "/sys/class/drm/card0/device/";
+    char rel[256];
+#define F(file, text) (snprintf(rel, sizeof rel, "%s%s", d, file), put_file(root, rel, text))
+    F("vendor", "0x1002\n");
+    F("device", "0x740f\n");
+    F("product_name", "AMD Instinct MI210\n");
+    F("unique_id", "ab12cd34ef56\n");
+    F("uevent", "DRIVER=amdgpu\nPCI_SLOT_NAME=0000:03:00.0\n");
+    F("gpu_busy_percent", "73\n");
+    F("mem_info_vram_total", "68702699520\n");
+    F("mem_info_vram_used", "17179869184\n");
+    F("hwmon/hwmon3/temp1_input", "54000\n");
+    F("hwmon/hwmon3/power1_average", "243000000\n");
+#undef F
+    put_file(root, "/proc/stat", "cpu  100 0 100 800 0 0 0 0 0 0\n");
+    gp_mon_config c;
+    gp_mon_config_defaults(&c);
+    snprintf(c.nvml_library, sizeof c.nvml_library, "/nonexistent/libnvidia-ml.so.1");
+    snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "/nonexistent/nvidia-smi");
+    snprintf(c.sysfs_root, sizeof c.sysfs_root, "%s", root);
+    c.enable_opencl_monitoring = 0;
+    c.enable_host_monitoring = 0;
+    c.enable_event_log = 0;
+    c.export_json_reports = 0;
+    c.device_discovery_interval_seconds = 0;
+    gp_monitor *m = gp_monitor_create(&c);
+    ASSERT(m != NULL);
+    ASSERT_EQ_INT(gp_monitor_sample_now(m), 0);
+    gp_metrics_opts o = {0};
+    o.dcgm = 1;
+    snprintf(o.hostname, sizeof o.hostname, "node-7");
+    gp_metrics *x = gp_metrics_create(m, &o);
+    gp_metrics_text *t = gp_metrics_acquire(x);
+    ASSERT(t != NULL);
+    char key[512];
+    const char *lab = "{gpu=\"0\",uuid=\"ab12cd34ef56\",model=\"AMD Instinct "
+                      "MI210\",hostname=\"node-7\",backend=\"sysfs\"}";
+    snprintf(key, sizeof key, "gpuprof_gpu_utilization_ratio%s", lab);
+    ASSERT_NEAR(value_of(t->data, key), 0.73, 1e-12);
+    snprintf(key, sizeof key, "gpuprof_gpu_memory_used_bytes%s", lab);
+    ASSERT_NEAR(value_of(t->data, key), 17179869184.0, 0);
+    snprintf(key, sizeof key, "gpuprof_gpu_temperature_celsius%s", lab);
+    ASSERT_NEAR(value_of(t->data, key), 54, 0);
+    snprintf(key, sizeof key, "gpuprof_gpu_power_watts%s", lab);
+    ASSERT_NEAR(value_of(t->data, key), 243, 1e-9);
+    ASSERT_NEAR(value_of(t->data, "gpu_device_count"), 1, 0);
+    /* unknown to this card: absent, not 0 */
+    ASSERT(!strstr(t->data, "gpuprof_gpu_fan_speed_ratio{"));
+    ASSERT(!strstr(t->data, "gpuprof_gpu_ecc_corrected_errors_total{"));
+    /* dcgm-exporter names are for NVIDIA devices only */
+    ASSERT(!strstr(t->data, "DCGM_FI_DEV_GPU_UTIL{"));
+    gp_metrics_release(t);
+    gp_metrics_destroy(x);
+    gp_monitor_destroy(m);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", root);
+}
+
+TEST_MAIN(values_units_and_absent_fields, sysfs_backend_devices, seed_counters_histogram_and_cache,
+          textfile_atomic, listen_rules_and_token)

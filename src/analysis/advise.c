@@ -10,6 +10,7 @@
 #include "core/hash.h"
 #include "core/table.h"
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1430,6 +1431,68 @@ int gp_adv_param_find(const gp_adv_rule *r, const char *name)
     for (int i = 0; i < GP_ADV_MAX_PARAMS && r->params[i].name; i++)
         if (!strcmp(r->params[i].name, name)) return i;
     return -1;
+}
+
+int gp_adv_parse_rules(const char *list, unsigned char *mark, unsigned char val, char *msg,
+                       size_t mn)
+{
+    const char *p = list;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        char id[64];
+        if (k && k < sizeof id) {
+            memcpy(id, p, k);
+            id[k] = 0;
+            int r = gp_adv_rule_find(id);
+            if (r < 0) {
+                snprintf(msg, mn, "unknown rule '%s' (see --list-rules)", id);
+                return -1;
+            }
+            mark[r] = val;
+        } else if (k) {
+            snprintf(msg, mn, "unknown rule '%.*s...' (see --list-rules)", 40, p);
+            return -1;
+        }
+        if (!e) return 0;
+        p = e + 1;
+    }
+}
+
+int gp_adv_parse_set(const char *arg, double (*values)[GP_ADV_MAX_PARAMS],
+                     unsigned char (*set)[GP_ADV_MAX_PARAMS], char *msg, size_t mn)
+{
+    const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
+    if (!dot || !eq || eq < dot) {
+        snprintf(msg, mn, "--set expects RULE.PARAM=VALUE, got '%.200s'", arg);
+        return -1;
+    }
+    char rule[64], param[64];
+    snprintf(rule, sizeof rule, "%.*s", (int)(dot - arg), arg);
+    snprintf(param, sizeof param, "%.*s", (int)(eq - dot - 1), dot + 1);
+    int r = gp_adv_rule_find(rule);
+    if (r < 0) {
+        snprintf(msg, mn, "unknown rule '%s' (see --list-rules)", rule);
+        return -1;
+    }
+    size_t nr;
+    const gp_adv_rule *all = gp_adv_rules(&nr);
+    int p = gp_adv_param_find(&all[r], param);
+    if (p < 0) {
+        snprintf(msg, mn, "rule '%s' has no parameter '%s' (see --list-rules)", rule, param);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(eq + 1, &end);
+    if (errno || end == eq + 1 || *end || !isfinite(v) || v < 0) {
+        snprintf(msg, mn, "--set %s.%s expects a non-negative number, got '%.100s'", rule, param,
+                 eq + 1);
+        return -1;
+    }
+    values[r][p] = v;
+    set[r][p] = 1;
+    return 0;
 }
 
 /* ---- the engine --------------------------------------------------------- */

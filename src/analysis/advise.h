@@ -116,4 +116,14 @@ int gp_adv_rule_find(const char *id);
 /* Finds parameter name of rule r; returns its index or -1. */
 int gp_adv_param_find(const gp_adv_rule *r, const char *name);
 
+/* The option values of `gpuprof advise` and the server's /api/advise, one
+ * parser for both. A comma list of rule ids: mark[r] = val for each (0, or
+ * -1 with msg "unknown rule 'X' (see --list-rules)"). */
+int gp_adv_parse_rules(const char *list, unsigned char *mark, unsigned char val, char *msg,
+                       size_t mn);
+/* "RULE.PARAM=VALUE" (VALUE a non-negative number): values[r][p] = VALUE,
+ * set[r][p] = 1 (0, or -1 with msg). */
+int gp_adv_parse_set(const char *arg, double (*values)[GP_ADV_MAX_PARAMS],
+                     unsigned char (*set)[GP_ADV_MAX_PARAMS], char *msg, size_t mn);
+
 #endif

@@ -25,55 +25,19 @@ static void usage(FILE *f)
 
 static int parse_rule_list(const char *arg, unsigned char *mark, unsigned char val)
 {
-    char *dup = gp_xstrdup(arg), *save = NULL;
-    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int r = gp_adv_rule_find(tok);
-        if (r < 0) {
-            fprintf(stderr, "gpuprof: unknown rule '%s' (see --list-rules)\n", tok);
-            free(dup);
-            return -1;
-        }
-        mark[r] = val;
-    }
-    free(dup);
-    return 0;
+    char msg[256];
+    if (!gp_adv_parse_rules(arg, mark, val, msg, sizeof msg)) return 0;
+    fprintf(stderr, "gpuprof: %s\n", msg);
+    return -1;
 }
 
 static int parse_set(const char *arg, double (*values)[GP_ADV_MAX_PARAMS],
                      unsigned char (*set)[GP_ADV_MAX_PARAMS])
 {
-    const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
-    if (!dot || !eq || eq < dot) {
-        fprintf(stderr, "gpuprof: --set expects RULE.PARAM=VALUE, got '%s'\n", arg);
-        return -1;
-    }
-    char rule[64], param[64];
-    snprintf(rule, sizeof rule, "%.*s", (int)(dot - arg), arg);
-    snprintf(param, sizeof param, "%.*s", (int)(eq - dot - 1), dot + 1);
-    int r = gp_adv_rule_find(rule);
-    if (r < 0) {
-        fprintf(stderr, "gpuprof: unknown rule '%s' (see --list-rules)\n", rule);
-        return -1;
-    }
-    size_t nr;
-    const gp_adv_rule *rules = gp_adv_rules(&nr);
-    int p = gp_adv_param_find(&rules[r], param);
-    if (p < 0) {
-        fprintf(stderr, "gpuprof: rule '%s' has no parameter '%s' (see --list-rules)\n", rule,
-                param);
-        return -1;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod(eq + 1, &end);
-    if (errno || end == eq + 1 || *end || !isfinite(v) || v < 0) {
-        fprintf(stderr, "gpuprof: --set %s.%s expects a non-negative number, got '%s'\n", rule,
-                param, eq + 1);
-        return -1;
-    }
-    values[r][p] = v;
-    set[r][p] = 1;
-    return 0;
+    char msg[512];
+    if (!gp_adv_parse_set(arg, values, set, msg, sizeof msg)) return 0;
+    fprintf(stderr, "gpuprof: %s\n", msg);
+    return -1;
 }
 
 int gp_cmd_advise(int argc, char **argv)

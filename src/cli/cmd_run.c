@@ -196,9 +196,20 @@ static int sampler_start(sampler *sp, const char *db, int64_t run, long ms, gp_m
     }
     pthread_mutex_init(&sp->mu, NULL);
     pthread_cond_init(&sp->cv, NULL);
+    return 0;
+}
+
+/* Starts the sampling thread of a sampler_start'ed sampler; called once the
+ * environment of CMD is set (setenv must not run while the thread reads the
+ * environment: the nvidia-smi back-end spawns with it). 0, or -1 with the
+ * sampler released. */
+static int sampler_go(sampler *sp)
+{
     if (pthread_create(&sp->th, NULL, sampler_main, sp) != 0) {
         gp_store_writer_stop(sp->w);
         gp_monitor_destroy(sp->mon);
+        pthread_mutex_destroy(&sp->mu);
+        pthread_cond_destroy(&sp->cv);
         return -1;
     }
     return 0;
@@ -409,8 +420,9 @@ int gp_cmd_run(int argc, char **argv)
         sfd[0] = sfd[1] = -1;
         unsetenv("GPUPROF_STATUS_FD");
     }
-    /* before the injection environment is set: the monitor's own OpenCL
-     * calls must not load the layer into gpuprof */
+    /* the monitor made before the injection environment is set: its own
+     * OpenCL calls must not load the layer into gpuprof; its thread starts
+     * after the last setenv (sampler_go) */
     sampler smp;
     int sampling = sample_ms > 0 && sampler_start(&smp, db, run, sample_ms, mcfg) == 0;
     char num[32];
@@ -428,6 +440,10 @@ int gp_cmd_run(int argc, char **argv)
         fprintf(stderr, "gpuprof: recording run %lld into %s (OpenCL %s, CUDA %s, NVTX %s)\n",
                 (long long)run, out, opencl ? "on" : "off", cuda ? "on" : "off",
                 nvtx ? "on" : "off");
+    if (sampling && sampler_go(&smp)) {
+        sampling = 0;
+        fprintf(stderr, "gpuprof: device sampling off: cannot start its thread\n");
+    }
 
     fflush(NULL);
     int64_t t0 = gp_clock_mono_ns();

@@ -33,7 +33,8 @@ static void usage(FILE *f)
         "  --config FILE        monitor configuration (YAML; default $GPUPROF_CONFIG)\n"
         "  --threads N          network threads (default: one per core)\n"
         "  --max-per-ip N       concurrent requests per client address (default 32; 429 beyond)\n"
-        "  --timeout S          idle connection timeout in seconds (default 15)\n"
+        "  --timeout S          idle connection timeout in seconds (default 15); a request\n"
+        "                       must arrive whole within 2 x S of the connection being ready\n"
         "  --quiet              no access log on stderr\n" GP_CLI_REDACT_USAGE
         "Stops on SIGINT/SIGTERM. Endpoints: docs/serve.md.\n");
 }

@@ -206,10 +206,10 @@ static int cmd_list(const gp_mon_config *cfg, int json)
 static int cmd_show(const gp_mon_config *cfg, const char *name, int json)
 {
     char path[1200];
-    snprintf(path, sizeof path, "%s/%s.json", cfg->output_dir, name);
-    char *text = gp_session_slurp(path);
+    int running;
+    char *text = gp_session_report_read(cfg->output_dir, name, path, sizeof path, &running);
     if (!text) {
-        if (gp_session_running_pid(cfg->output_dir, name))
+        if (running)
             fprintf(stderr,
                     "gpuprof session: '%s' is still running; its report is written when "
                     "it stops\n",

@@ -643,6 +643,14 @@ uint64_t gp_monitor_alert_count(gp_monitor *m, int kind)
     return n;
 }
 
+void gp_monitor_count_session(gp_monitor *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->sessions_started++;
+    m->generation++;
+    pthread_mutex_unlock(&m->mu);
+}
+
 int gp_monitor_session_start(gp_monitor *m, const char *name, const char *description)
 {
     pthread_mutex_lock(&m->mu);

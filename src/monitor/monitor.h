@@ -41,4 +41,9 @@ int gp_monitor_view(gp_monitor *m, gp_mon_view *v);
 /* Frees v's arrays and zeroes it. */
 void gp_mon_view_free(gp_mon_view *v);
 
+/* Counts a session started on m's behalf by another process (`gpuprof
+ * serve --monitor` starts sessions by running `gpuprof session start`):
+ * gpu_profiling_sessions_total grows as for gp_monitor_session_start. */
+void gp_monitor_count_session(gp_monitor *m);
+
 #endif

@@ -4,6 +4,7 @@
 #include "monitor/backend.h"
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +145,7 @@ typedef struct nvml_state {
     nvmlEventSet_t evset;
     pthread_t xid_thread;
     int xid_running;
-    volatile int xid_stop;
+    atomic_int xid_stop; /* set by the owner, read by the XID thread */
     pthread_mutex_t xid_mu;
     nvmlSample_t *sbuf;
     unsigned sbuf_cap;
@@ -177,7 +178,7 @@ static const char *nvml_errstr(const nvml_state *st, nvmlReturn_t r)
 static void *xid_main(void *arg)
 {
     nvml_state *st = arg;
-    while (!st->xid_stop) {
+    while (!atomic_load(&st->xid_stop)) {
         nvmlEventData_t ev;
         memset(&ev, 0, sizeof ev);
         nvmlReturn_t r = st->f.ev_wait(st->evset, &ev, 200);
@@ -203,7 +204,7 @@ static void nvml_fini(void *state)
     nvml_state *st = state;
     if (!st) return;
     if (st->xid_running) {
-        st->xid_stop = 1;
+        atomic_store(&st->xid_stop, 1);
         pthread_join(st->xid_thread, NULL);
     }
     if (st->evset && st->f.ev_free) st->f.ev_free(st->evset);
@@ -324,10 +325,10 @@ static int nvml_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         snprintf(cuda, sizeof cuda, "%d.%d", cv / 1000, (cv % 1000) / 10);
     /* stop the XID thread while the handle table changes */
     if (st->xid_running) {
-        st->xid_stop = 1;
+        atomic_store(&st->xid_stop, 1);
         pthread_join(st->xid_thread, NULL);
         st->xid_running = 0;
-        st->xid_stop = 0;
+        atomic_store(&st->xid_stop, 0);
     }
     nvml_dev old[GP_MAX_DEVS];
     int nold = st->ndev;

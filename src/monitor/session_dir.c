@@ -85,6 +85,15 @@ char *gp_session_slurp(const char *path)
     return b.s;
 }
 
+char *gp_session_report_read(const char *dir, const char *name, char *path, size_t pn, int *running)
+{
+    *running = 0;
+    snprintf(path, pn, "%s/%s.json", dir, name);
+    char *text = gp_session_slurp(path);
+    if (!text) *running = gp_session_running_pid(dir, name) != 0;
+    return text;
+}
+
 size_t gp_session_list(const char *dir, gp_session_entry *out, size_t max)
 {
     size_t n = 0;

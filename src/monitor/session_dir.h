@@ -36,4 +36,11 @@ size_t gp_session_list(const char *dir, gp_session_entry *out, size_t max);
 /* The contents of a file as a NUL-terminated string (free), or NULL. */
 char *gp_session_slurp(const char *path);
 
+/* The report of session name (DIR/NAME.json, the text `gpuprof session show
+ * NAME --json` prints) as a NUL-terminated string (free); its path is
+ * written to path[0..pn). NULL when there is none: *running is then 1 when
+ * the session's sampler still runs (its report is written when it stops). */
+char *gp_session_report_read(const char *dir, const char *name, char *path, size_t pn,
+                             int *running);
+
 #endif

@@ -12,6 +12,7 @@
 #include "analysis/memory.h"
 #include "analysis/summary.h"
 #include "core/jdom.h"
+#include "monitor/monitor.h"
 #include "monitor/session_dir.h"
 #include "report/compile.h"
 #include "serve/metrics.h"
@@ -131,7 +132,8 @@ static void with_trace(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, con
         gp_trace *const *tr = gp_tentry_traces(e, &n);
         rc = fn(tr, n, gp_tentry_name(e), opts, &out->body, &err);
         if (!rc)
-            gp_tentry_body_put(ctx->cache, e, key.s, &out->body);
+            gp_tentry_body_put(ctx->cache, e, key.s, &out->body,
+                               ctype == HTML ? GP_API_KEPT_HTML : GP_API_KEPT_JSON);
         else
             gp_tentry_body_abandon(ctx->cache, e, key.s);
     }
@@ -404,50 +406,81 @@ static void h_view_report(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 
 /* ---- advise --------------------------------------------------------------------------------- */
 
+typedef struct adv_opts {
+    int minp;
+    double (*values)[GP_ADV_MAX_PARAMS];
+    unsigned char (*set)[GP_ADV_MAX_PARAMS];
+    unsigned char *enabled;
+} adv_opts;
+
 static int c_advise(gp_trace *const *t, size_t n, const char *name, const void *opts, gp_sbuf *b,
                     gp_err *err)
 {
-    const int *minp = opts;
-    size_t nr;
-    gp_adv_rules(&nr);
-    double(*values)[GP_ADV_MAX_PARAMS] = calloc(nr + 1, sizeof *values);
-    unsigned char(*set)[GP_ADV_MAX_PARAMS] = calloc(nr + 1, sizeof *set);
-    unsigned char *enabled = malloc(nr + 1);
-    gp_advice_list *l = calloc(n, sizeof *l);
-    int rc = values && set && enabled && l ? 0 : GP_ENOMEM;
+    const adv_opts *o = opts;
+    gp_advice_list *l = calloc(n + 1, sizeof *l);
+    int rc = l ? 0 : GP_ENOMEM;
     size_t done = 0;
     if (!rc) {
-        memset(enabled, 1, nr);
-        gp_advise_opts ao = {(const double(*)[GP_ADV_MAX_PARAMS])values,
-                             (const unsigned char(*)[GP_ADV_MAX_PARAMS])set, enabled};
+        gp_advise_opts ao = {(const double(*)[GP_ADV_MAX_PARAMS])o->values,
+                             (const unsigned char(*)[GP_ADV_MAX_PARAMS])o->set, o->enabled};
         for (; done < n; done++)
             if (gp_advise(t[done], &ao, &l[done])) {
                 rc = GP_ENOMEM;
                 break;
             }
     }
-    if (!rc) gp_report_advise_json_doc(b, t, l, n, (gp_priority)*minp);
+    if (!rc) gp_report_advise_json_doc(b, t, l, n, (gp_priority)o->minp);
     for (size_t i = 0; i < done; i++) gp_advice_list_free(&l[i]);
     free(l);
-    free(values);
-    free(set);
-    free(enabled);
     return rc ? gp_err_set(err, rc, "out of memory") : 0;
+}
+
+/* The `set` parameter: a comma list of RULE.PARAM=VALUE (the repeated
+ * --set of the command). */
+static int adv_sets(const char *list, adv_opts *o, gp_err *err)
+{
+    char buf[GP_QVAL_MAX + 1], msg[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (gp_adv_parse_set(tok, o->values, o->set, msg, sizeof msg))
+            return gp_err_set(err, GP_EINVAL, "set: %s", msg + (strncmp(msg, "--set ", 6) ? 0 : 6));
+    return 0;
 }
 
 static void h_advise(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out)
 {
-    static const char *const ok[] = {"trace", "min_priority", NULL};
+    static const char *const ok[] = {"trace", "min_priority", "only", "disable", "set", NULL};
     static const char *const prio[] = {"critical", "high", "medium", "low", NULL};
-    int minp = GP_PRIO_LOW;
+    adv_opts o = {GP_PRIO_LOW, NULL, NULL, NULL};
+    size_t nr;
+    gp_adv_rules(&nr);
+    o.values = calloc(nr + 1, sizeof *o.values);
+    o.set = calloc(nr + 1, sizeof *o.set);
+    o.enabled = malloc(nr + 1);
     gp_err err = {0};
-    int rc = gp_query_only(&t->q, ok, &err);
-    if (!rc) rc = gp_query_enum(&t->q, "min_priority", prio, &minp, &err);
-    if (rc) {
-        fail(out, rc, &err);
-        return;
+    char msg[256];
+    int rc = o.values && o.set && o.enabled ? 0 : gp_err_set(&err, GP_ENOMEM, "out of memory");
+    if (!rc) memset(o.enabled, 1, nr);
+    const char *only = gp_query_get(&t->q, "only"), *dis = gp_query_get(&t->q, "disable"),
+               *sets = gp_query_get(&t->q, "set");
+    if (!rc) rc = gp_query_only(&t->q, ok, &err);
+    if (!rc) rc = gp_query_enum(&t->q, "min_priority", prio, &o.minp, &err);
+    if (!rc && only) {
+        memset(o.enabled, 0, nr);
+        if (gp_adv_parse_rules(only, o.enabled, 1, msg, sizeof msg))
+            rc = gp_err_set(&err, GP_EINVAL, "only: %s", msg);
     }
-    with_trace(ctx, t, c_advise, &minp, JSON, out);
+    if (!rc && dis && gp_adv_parse_rules(dis, o.enabled, 0, msg, sizeof msg))
+        rc = gp_err_set(&err, GP_EINVAL, "disable: %s", msg);
+    if (!rc && sets) rc = adv_sets(sets, &o, &err);
+    if (rc)
+        fail(out, rc, &err);
+    else
+        with_trace(ctx, t, c_advise, &o, JSON, out);
+    free(o.values);
+    free(o.set);
+    free(o.enabled);
 }
 
 /* ---- compare -------------------------------------------------------------------------------- */
@@ -685,9 +718,44 @@ static int run_session(gp_serve_ctx *ctx, const char *action, const char *name, 
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* GET /api/sessions?name=NAME: the report of one session, the bytes of
+ * `gpuprof session show NAME --json`. */
+static void h_session_show(gp_serve_ctx *ctx, const char *name, gp_resp *out)
+{
+    if (!gp_session_valid_name(name)) {
+        gp_api_error(out, 400, "name: letters, digits, '.', '_', '-' (1..63, not starting '.')");
+        return;
+    }
+    char path[1200], msg[1400];
+    int running;
+    char *text = gp_session_report_read(ctx->moncfg.output_dir, name, path, sizeof path, &running);
+    if (!text) {
+        snprintf(msg, sizeof msg,
+                 running ? "session '%s' is still running; its report is written when it stops"
+                         : "no report of session '%s'",
+                 name);
+        gp_api_error(out, running ? 409 : 404, msg);
+        return;
+    }
+    gp_sbuf_puts(&out->body, text);
+    free(text);
+    out->status = 200;
+    out->ctype = JSON;
+}
+
 static void h_sessions(gp_serve_ctx *ctx, unsigned method, const gp_target *t, const char *body,
                        size_t bn, gp_resp *out)
 {
+    static const char *const show[] = {"name", NULL};
+    const char *qname = gp_query_get(&t->q, "name");
+    if (method != GP_M_POST && qname) {
+        gp_err qerr = {0};
+        if (gp_query_only(&t->q, show, &qerr))
+            fail(out, GP_EINVAL, &qerr);
+        else
+            h_session_show(ctx, qname, out);
+        return;
+    }
     if (no_params(t, out)) return;
     if (method != GP_M_POST) {
         gp_session_entry *s = calloc(576, sizeof *s);
@@ -722,6 +790,9 @@ static void h_sessions(gp_serve_ctx *ctx, unsigned method, const gp_target *t, c
     } else {
         char msg[512];
         int st = run_session(ctx, action, name, desc, msg, sizeof msg);
+        /* a session started from here counts in this process's
+         * gpu_profiling_sessions_total (GET /metrics with --monitor) */
+        if (st == 0 && !strcmp(action, "start") && ctx->mon) gp_monitor_count_session(ctx->mon);
         if (st == 0) {
             gp_sbuf_puts(&out->body, "{\"action\":");
             gp_json_str(&out->body, action);
@@ -915,14 +986,17 @@ static void r_report(gp_serve_ctx *c, unsigned m, const gp_target *t, const char
     h_view_report(c, t, o);
 }
 
-/* kept: 0 = computed every time; 1 = a JSON result of trace=ID kept in the
- * cache; 2 = the same for an HTML page (gp_api_cached answers both) */
+/* fast: 1 = answered in the network thread; 2 = the same, and the answer
+ * without parameters depends on the server's options only (gp_api_static).
+ * kept: 0 = computed every time; GP_API_KEPT_JSON = a JSON result of
+ * trace=ID kept in the cache; GP_API_KEPT_HTML = the same for an HTML page
+ * (gp_api_cached answers both) */
 static const struct {
     gp_route r;
     handler_fn fn;
     int arg, fast, kept;
 } table[] = {
-    {{"/", GP_M_GET, GP_SCOPE_NONE, 0}, r_index, 0, 1, 0},
+    {{"/", GP_M_GET, GP_SCOPE_NONE, 0}, r_index, 0, 2, 0},
     {{"/api/health", GP_M_GET, GP_SCOPE_READ, 0}, r_devices, 1, 0, 0},
     {{"/metrics", GP_M_GET, GP_SCOPE_READ, 0}, r_metrics, 0, 1, 0},
     {{"/api/traces", GP_M_GET, GP_SCOPE_READ, 0}, r_traces, 0, 1, 0},
@@ -967,24 +1041,32 @@ const gp_route *gp_api_routes(size_t *n)
     return routes;
 }
 
-int gp_api_fast(const gp_route *r)
+int gp_api_static(const gp_route *r)
 {
+    return table[r->id].fast == 2;
+}
+
+int gp_api_fast(const gp_serve_ctx *ctx, const gp_route *r)
+{
+    /* the devices and health of the running sampler: its latest sample */
+    if (table[r->id].fn == r_devices && ctx->mon) return 1;
     return table[r->id].fast;
 }
 
-int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out)
+int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out,
+                  void **aux)
 {
     int kept = table[r->id].kept;
     const char *id = gp_query_get(&t->q, "trace");
     if (!kept || !id) return 0;
     gp_sbuf key = {0};
     cache_key(&key, t);
-    int hit = gp_tcache_peek(ctx->cache, id, gp_sbuf_cstr(&key), &out->body);
+    int hit = gp_tcache_peek(ctx->cache, id, gp_sbuf_cstr(&key), &out->body, aux);
     gp_sbuf_free(&key);
     if (!hit) return 0;
     out->status = 200;
-    out->ctype = kept == 2 ? HTML : JSON;
-    out->html = kept == 2;
+    out->ctype = kept == GP_API_KEPT_HTML ? HTML : JSON;
+    out->html = kept == GP_API_KEPT_HTML;
     return 1;
 }
 

@@ -38,13 +38,24 @@ typedef struct gp_resp {
 /* The route table (built once; thread-safe after gp_api_init). */
 void gp_api_init(void);
 const gp_route *gp_api_routes(size_t *n);
-/* 1 when the route is answered at once (no trace to load or compute). */
-int gp_api_fast(const gp_route *r);
+/* 1 when the route is answered at once (no trace to load or compute, no
+ * device to sample: /api/devices and /api/health with --monitor). */
+int gp_api_fast(const gp_serve_ctx *ctx, const gp_route *r);
+
+/* 1 when the route's answer to a request without parameters depends on the
+ * server's options only (the dashboard page): the server makes it once. */
+int gp_api_static(const gp_route *r);
+
+/* The kinds of kept bodies (the `kind` of gp_tentry_body_put). */
+enum { GP_API_KEPT_JSON = 1, GP_API_KEPT_HTML = 2 };
 
 /* Answers a request for a trace's result from the bodies already kept,
  * without loading or computing (the network thread calls it before handing
- * the request to a worker); returns 1 when out holds the answer. */
-int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out);
+ * the request to a worker); returns 1 when answered: *aux (when aux is not
+ * NULL) is the kept body's ready answer made by the cache's aux operations,
+ * with a reference for the caller, or out holds status, type and body. */
+int gp_api_cached(gp_serve_ctx *ctx, const gp_route *r, const gp_target *t, gp_resp *out,
+                  void **aux);
 
 /* Runs the handler of route r. body[0..bn) is the request body (POST). */
 void gp_api_handle(gp_serve_ctx *ctx, const gp_route *r, unsigned method, const gp_target *t,

@@ -30,7 +30,8 @@ typedef struct fsig {
 
 typedef struct body {
     char *key;
-    gp_sbuf b;
+    gp_sbuf b; /* the bytes; owned by aux when aux is set */
+    void *aux; /* the server's made answer (gp_tcache_aux_ops), or NULL */
 } body;
 
 struct gp_tentry {
@@ -63,6 +64,7 @@ struct gp_tcache {
     gp_tentry **e;
     size_t n, cap;
     uint64_t limit, used, tick;
+    gp_tcache_aux_ops aux; /* make == NULL: none */
     int redact;
     unsigned keep;
 };
@@ -97,16 +99,35 @@ gp_tcache *gp_tcache_create(uint64_t mem_bytes)
     return c;
 }
 
+/* Frees a kept body: its made answer lives on while a request still sends
+ * it (the answer frees the bytes with its last reference). */
+static void body_free(gp_tcache *c, body *b)
+{
+    free(b->key);
+    b->key = NULL;
+    if (b->aux) {
+        c->aux.unref(b->aux);
+        b->aux = NULL;
+        memset(&b->b, 0, sizeof b->b);
+    } else {
+        gp_sbuf_free(&b->b);
+    }
+}
+
+void gp_tcache_set_aux(gp_tcache *c, const gp_tcache_aux_ops *ops)
+{
+    pthread_mutex_lock(&c->mu);
+    c->aux = *ops;
+    pthread_mutex_unlock(&c->mu);
+}
+
 static void drop_loaded(gp_tcache *c, gp_tentry *e)
 {
     for (size_t i = 0; i < e->n; i++) gp_trace_destroy(e->traces[i]);
     free(e->traces);
     e->traces = NULL;
     e->n = 0;
-    for (size_t i = 0; i < e->nbodies; i++) {
-        free(e->bodies[i].key);
-        gp_sbuf_free(&e->bodies[i].b);
-    }
+    for (size_t i = 0; i < e->nbodies; i++) body_free(c, &e->bodies[i]);
     e->nbodies = e->next_body = 0;
     c->used -= e->trace_bytes + e->body_bytes;
     e->trace_bytes = e->body_bytes = 0;
@@ -275,15 +296,23 @@ int gp_tcache_add(gp_tcache *c, const char *name, char *id_out, gp_err *err)
     return 0;
 }
 
-/* Frees least recently used loaded entries nobody holds until the cache
- * fits its budget (keep is never dropped). Called locked. */
+/* Frees loaded entries nobody holds until the cache fits its budget: first
+ * one that alone is larger than the budget (it cannot be kept anyway), else
+ * the least recently used. keep is never dropped; while keep alone is larger
+ * than the budget nothing else is dropped for it (it goes at its release).
+ * Called locked. */
 static void evict(gp_tcache *c, const gp_tentry *keep)
 {
+    if (keep && keep->trace_bytes + keep->body_bytes > c->limit) return;
     while (c->limit && c->used > c->limit) {
         gp_tentry *lru = NULL;
         for (size_t i = 0; i < c->n; i++) {
             gp_tentry *e = c->e[i];
             if (e == keep || e->refs || e->state != ST_READY) continue;
+            if (e->trace_bytes + e->body_bytes > c->limit) {
+                lru = e;
+                break;
+            }
             if (!lru || e->last_use < lru->last_use) lru = e;
         }
         if (!lru) return;
@@ -474,7 +503,7 @@ void gp_tentry_body_abandon(gp_tcache *c, gp_tentry *e, const char *key)
     pthread_mutex_unlock(&c->mu);
 }
 
-int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out)
+int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out, void **aux)
 {
     int found = 0;
     int64_t now = gp_clock_mono_ns();
@@ -491,7 +520,12 @@ int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out)
     if (e && e->state == ST_READY && e->checked_ns)
         for (size_t i = 0; i < e->nbodies; i++)
             if (!strcmp(e->bodies[i].key, key)) {
-                gp_sbuf_add(out, e->bodies[i].b.s, e->bodies[i].b.n);
+                if (aux && e->bodies[i].aux) {
+                    c->aux.ref(e->bodies[i].aux);
+                    *aux = e->bodies[i].aux;
+                } else {
+                    gp_sbuf_add(out, e->bodies[i].b.s, e->bodies[i].b.n);
+                }
                 e->last_use = ++c->tick;
                 found = 1;
                 break;
@@ -500,19 +534,28 @@ int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out)
     return found;
 }
 
-void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *b)
+void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *b, int kind)
 {
     char *k = strdup(key);
     if (!k) return;
     gp_sbuf copy = {0};
     gp_sbuf_add(&copy, b->s, b->n);
+    /* the answer made outside the lock (an HTML page's hashes take a while) */
+    pthread_mutex_lock(&c->mu);
+    gp_tcache_aux_ops ops = c->aux;
+    pthread_mutex_unlock(&c->mu);
+    size_t cap = copy.cap;
+    void *aux = ops.make && copy.s ? ops.make(ops.user, copy.s, copy.n, kind) : NULL;
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < e->nbodies; i++)
         if (!strcmp(e->bodies[i].key, key)) { /* computed twice concurrently */
             unclaim(c, e, key);
             pthread_mutex_unlock(&c->mu);
             free(k);
-            gp_sbuf_free(&copy);
+            if (aux)
+                ops.unref(aux);
+            else
+                gp_sbuf_free(&copy);
             return;
         }
     body *slot;
@@ -523,13 +566,14 @@ void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sb
         e->next_body = (e->next_body + 1) % BODIES_MAX;
         e->body_bytes -= slot->b.cap + strlen(slot->key);
         c->used -= slot->b.cap + strlen(slot->key);
-        free(slot->key);
-        gp_sbuf_free(&slot->b);
+        body_free(c, slot);
     }
     slot->key = k;
     slot->b = copy;
-    e->body_bytes += copy.cap + strlen(k);
-    c->used += copy.cap + strlen(k);
+    slot->b.cap = cap;
+    slot->aux = aux;
+    e->body_bytes += cap + strlen(k);
+    c->used += cap + strlen(k);
     unclaim(c, e, key);
     evict(c, e);
     pthread_mutex_unlock(&c->mu);

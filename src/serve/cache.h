@@ -52,13 +52,33 @@ const char *gp_tentry_name(const gp_tentry *e);
  * meanwhile other requests for the same key wait in get instead of
  * computing it again. */
 int gp_tentry_body_get(gp_tcache *c, gp_tentry *e, const char *key, gp_sbuf *out);
-void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body);
+/* kind is handed to the aux maker (gp_tcache_set_aux), e.g. JSON or HTML. */
+void gp_tentry_body_put(gp_tcache *c, gp_tentry *e, const char *key, const gp_sbuf *body, int kind);
 void gp_tentry_body_abandon(gp_tcache *c, gp_tentry *e, const char *key);
 
+/* The server's ready answer for a kept body (an HTTP response with its
+ * headers), made once when the body is kept and shared by every request
+ * that gets the body from gp_tcache_peek, so that a repeated request costs
+ * no copy and no header work. make takes the body's bytes (it owns them
+ * from then on and frees them when the last reference is gone) and returns
+ * the answer with one reference (the cache's), or NULL (the cache then
+ * keeps the bytes itself); ref/unref count references (thread-safe). */
+typedef struct gp_tcache_aux_ops {
+    void *(*make)(void *user, char *data, size_t n, int kind);
+    void (*ref)(void *aux);
+    void (*unref)(void *aux);
+    void *user;
+} gp_tcache_aux_ops;
+/* Sets the aux operations (before the first body is kept). */
+void gp_tcache_set_aux(gp_tcache *c, const gp_tcache_aux_ops *ops);
+
 /* Without loading or waiting: when trace id is loaded and its files are
- * unchanged (looked at once a second at most), appends the body kept under key to out
- * and returns 1; else returns 0 (the caller then takes the full path). */
-int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out);
+ * unchanged (looked at once a second at most), answers the body kept under
+ * key and returns 1: when aux is not NULL and the body has a made answer,
+ * *aux is that answer with a reference for the caller (drop it with
+ * ops->unref); else the bytes are appended to out. Returns 0 when there is
+ * no such body (the caller then takes the full path). */
+int gp_tcache_peek(gp_tcache *c, const char *id, const char *key, gp_sbuf *out, void **aux);
 
 /* {"traces":[{"id","name","kind","files","state","percent","bytes",
  * "memory_bytes","error"}],"cache_bytes","cache_limit_bytes"}\n where state

@@ -69,12 +69,21 @@ int gp_promhttp_parse_listen(const char *s, void *ss, int *loopback, gp_err *err
 #ifdef GP_HAVE_MHD
 #include <microhttpd.h>
 
+/* The answer of one exposition text (plain or gzip), made once per text and
+ * queued on every scrape until the text changes. Only the daemon's one
+ * polling thread touches it. */
+typedef struct cached_resp {
+    gp_metrics_text *t; /* the text it was made from (held by r) */
+    struct MHD_Response *r;
+} cached_resp;
+
 struct gp_promhttp {
     struct MHD_Daemon *d;
     gp_metrics *x;
     char *token;
     int port;
     atomic_ulong scrapes;
+    cached_resp plain, gz;
 };
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *msg,
@@ -121,19 +130,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     gp_metrics_text *t = gz ? gp_metrics_acquire_gzip(h->x) : gp_metrics_acquire(h->x);
     if (!t) return reply_text(c, 503, "out of memory\n", 0);
     gz = gz && t->gz;
-    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
-        gz ? t->gz_len : t->len, gz ? t->gz : t->data, free_text, t);
-    if (!r) {
-        gp_metrics_release(t);
-        return MHD_NO;
+    cached_resp *cr = gz ? &h->gz : &h->plain;
+    if (cr->t == t && cr->r) {
+        gp_metrics_release(t); /* the cached answer holds the text already */
+    } else {
+        /* a new text: its answer made once, with every header; the old one
+         * lives on while a connection still sends it */
+        struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+            gz ? t->gz_len : t->len, gz ? t->gz : t->data, free_text, t);
+        if (!r) {
+            gp_metrics_release(t);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", GP_METRICS_CONTENT_TYPE);
+        MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+        MHD_add_response_header(r, "Cache-Control", "no-store");
+        MHD_add_response_header(r, "Vary", "Accept-Encoding");
+        if (gz) MHD_add_response_header(r, "Content-Encoding", "gzip");
+        if (cr->r) MHD_destroy_response(cr->r);
+        cr->r = r;
+        cr->t = t;
     }
-    MHD_add_response_header(r, "Content-Type", GP_METRICS_CONTENT_TYPE);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "Vary", "Accept-Encoding");
-    if (gz) MHD_add_response_header(r, "Content-Encoding", "gzip");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
+    enum MHD_Result ret = MHD_queue_response(c, 200, cr->r);
     atomic_fetch_add(&h->scrapes, 1);
     return ret;
 }
@@ -160,6 +178,7 @@ gp_promhttp *gp_promhttp_start(const char *listen, gp_metrics *x, const gp_promh
     }
     h->x = x;
     atomic_init(&h->scrapes, 0);
+    /* one polling thread (no thread pool): the cached answers are its own */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
@@ -192,6 +211,8 @@ void gp_promhttp_stop(gp_promhttp *h)
 {
     if (!h) return;
     MHD_stop_daemon(h->d);
+    if (h->plain.r) MHD_destroy_response(h->plain.r);
+    if (h->gz.r) MHD_destroy_response(h->gz.r);
     if (h->token) {
         memset(h->token, 0, strlen(h->token));
         free(h->token);

@@ -34,8 +34,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BODY_MAX (64 * 1024)
-#define IP_SLOTS 1024
+#define BODY_MAX   (64 * 1024)
+#define IP_SLOTS   1024
+#define ROUTES_MAX 64
+
+/* A connection as the request deadline sees it (MHD's socket context). */
+typedef struct conn_state {
+    struct conn_state *prev, *next;
+    struct MHD_Connection *c;
+    int64_t ready_ns; /* when it became ready for its current request */
+    int receiving;    /* 1 until that request was received whole */
+    int shut;         /* shut down by the deadline */
+} conn_state;
 
 typedef struct server {
     gp_serve_ctx ctx;
@@ -50,6 +60,23 @@ typedef struct server {
         unsigned char addr[16];
         int used, count;
     } ip[IP_SLOTS];
+    /* the request deadline: every connection, and the thread that shuts
+     * down those whose request did not arrive in time (slowloris) */
+    pthread_mutex_t conn_mu;
+    conn_state conns; /* list head */
+    int64_t deadline_ns;
+    pthread_t reaper;
+    atomic_int stop_reaper;
+    /* the answers of static routes without parameters (gp_api_static), made
+     * at start, by route id */
+    struct MHD_Response *fixed[ROUTES_MAX];
+    /* GET /metrics with --monitor: one ready answer per exposition text,
+     * plain [0] and gzip [1], swapped when the text changes */
+    pthread_mutex_t met_mu;
+    struct {
+        gp_metrics_text *t; /* held by r */
+        struct MHD_Response *r;
+    } met[2];
 } server;
 
 typedef struct req {
@@ -89,26 +116,60 @@ static int addr_key(struct MHD_Connection *c, unsigned char key[16])
     return 0;
 }
 
+/* The slot of key: open addressing from the key's hash; a slot keeps its
+ * address while its count is 0 (no tombstones) until the table fills up,
+ * when the slots of idle addresses are cleared. Called locked; -1 when the
+ * table is full of busy addresses. */
+static int ip_slot(server *s, const unsigned char key[16], int add)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 16; i++) h = (h ^ key[i]) * 1099511628211ULL;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned k = 0; k < IP_SLOTS; k++) {
+            unsigned i = (unsigned)(h + k) % IP_SLOTS;
+            if (s->ip[i].used && !memcmp(s->ip[i].addr, key, 16)) return (int)i;
+            if (!s->ip[i].used) {
+                if (!add) return -1;
+                s->ip[i].used = 1;
+                memcpy(s->ip[i].addr, key, 16);
+                s->ip[i].count = 0;
+                return (int)i;
+            }
+        }
+        if (!add) return -1;
+        /* full: keep the busy addresses only, placed again */
+        int busy = 0;
+        for (unsigned i = 0; i < IP_SLOTS; i++) busy += s->ip[i].used && s->ip[i].count > 0;
+        if (busy >= IP_SLOTS) return -1;
+        static __thread struct {
+            unsigned char addr[16];
+            int count;
+        } keep[IP_SLOTS];
+        int nk = 0;
+        for (unsigned i = 0; i < IP_SLOTS; i++)
+            if (s->ip[i].used && s->ip[i].count > 0) {
+                memcpy(keep[nk].addr, s->ip[i].addr, 16);
+                keep[nk++].count = s->ip[i].count;
+            }
+        memset(s->ip, 0, sizeof s->ip);
+        for (int j = 0; j < nk; j++) {
+            int at = ip_slot(s, keep[j].addr, 1);
+            if (at >= 0) s->ip[at].count = keep[j].count;
+        }
+    }
+    return -1;
+}
+
 /* Counts a request of this address in (+1) or out (-1); returns the count
- * after. A full table counts nothing (no limit then). */
+ * after. A table full of busy addresses counts nothing (no limit then). */
 static int ip_count(server *s, const unsigned char key[16], int delta)
 {
     pthread_mutex_lock(&s->ip_mu);
-    int count = 0, found = 0, free_slot = -1;
-    for (int i = 0; i < IP_SLOTS && !found; i++) {
-        if (s->ip[i].used && !memcmp(s->ip[i].addr, key, 16)) {
-            s->ip[i].count += delta;
-            count = s->ip[i].count;
-            if (count <= 0) s->ip[i].used = 0;
-            found = 1;
-        } else if (!s->ip[i].used && free_slot < 0) {
-            free_slot = i;
-        }
-    }
-    if (!found && delta > 0 && free_slot >= 0) {
-        s->ip[free_slot].used = 1;
-        memcpy(s->ip[free_slot].addr, key, 16);
-        s->ip[free_slot].count = count = 1;
+    int count = 0, i = ip_slot(s, key, delta > 0);
+    if (i >= 0) {
+        s->ip[i].count += delta;
+        if (s->ip[i].count < 0) s->ip[i].count = 0;
+        count = s->ip[i].count;
     }
     pthread_mutex_unlock(&s->ip_mu);
     return count;
@@ -186,41 +247,95 @@ static void audit_request(server *s, req *q, const gp_resp *r)
     gp_sbuf_free(&res);
 }
 
+/* The headers of every answer (and the CSP of an HTML page). */
+static void add_headers(struct MHD_Response *res, const server *s, int status, const char *ctype,
+                        int html, const char *body, size_t n)
+{
+    MHD_add_response_header(res, "Content-Type", ctype ? ctype : "application/json");
+    MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(res, "Cache-Control", "no-store");
+    MHD_add_response_header(res, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(res, "X-Frame-Options", "DENY");
+    gp_sbuf csp = {0};
+    if (html)
+        csp_html(&csp, body ? body : "", n);
+    else
+        gp_sbuf_puts(&csp, "default-src 'none'; frame-ancestors 'none'");
+    MHD_add_response_header(res, "Content-Security-Policy", gp_sbuf_cstr(&csp));
+    gp_sbuf_free(&csp);
+    if (status == 401) MHD_add_response_header(res, "WWW-Authenticate", "Bearer realm=\"gpuprof\"");
+    if (status == 405) MHD_add_response_header(res, "Allow", "GET, HEAD, POST");
+    if (status == 429 || status == 413 || status == 414 || status == 400)
+        MHD_add_response_header(res, "Connection", "close");
+    if (s->ctx.tls) MHD_add_response_header(res, "Strict-Transport-Security", "max-age=31536000");
+}
+
+/* The access log line: the path only (no query values, never a header:
+ * tokens). */
+static void access_log(const server *s, const req *q, int status)
+{
+    if (s->quiet || !q) return;
+    fprintf(stderr, "gpuprof serve: %s %s %d %.1f ms\n",
+            q->method == GP_M_POST   ? "POST"
+            : q->method == GP_M_HEAD ? "HEAD"
+                                     : "GET",
+            q->t.path ? q->t.path : "-", status, (double)(gp_clock_mono_ns() - q->t0) / 1e6);
+}
+
 static enum MHD_Result respond(struct MHD_Connection *c, server *s, req *q, gp_resp *r)
 {
     if (q && q->method == GP_M_POST) audit_request(s, q, r);
     struct MHD_Response *res =
         MHD_create_response_from_buffer(r->body.n, r->body.s, MHD_RESPMEM_MUST_COPY);
     if (!res) return MHD_NO;
-    MHD_add_response_header(res, "Content-Type", r->ctype ? r->ctype : "application/json");
-    MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(res, "Cache-Control", "no-store");
-    MHD_add_response_header(res, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(res, "X-Frame-Options", "DENY");
-    gp_sbuf csp = {0};
-    if (r->html)
-        csp_html(&csp, r->body.s ? r->body.s : "", r->body.n);
-    else
-        gp_sbuf_puts(&csp, "default-src 'none'; frame-ancestors 'none'");
-    MHD_add_response_header(res, "Content-Security-Policy", gp_sbuf_cstr(&csp));
-    gp_sbuf_free(&csp);
-    if (r->status == 401)
-        MHD_add_response_header(res, "WWW-Authenticate", "Bearer realm=\"gpuprof\"");
-    if (r->status == 405) MHD_add_response_header(res, "Allow", "GET, HEAD, POST");
-    if (r->status == 429 || r->status == 413 || r->status == 414 || r->status == 400)
-        MHD_add_response_header(res, "Connection", "close");
-    if (s->ctx.tls) MHD_add_response_header(res, "Strict-Transport-Security", "max-age=31536000");
+    add_headers(res, s, r->status, r->ctype, r->html, r->body.s, r->body.n);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, res);
     MHD_destroy_response(res);
-    if (!s->quiet && q) {
-        /* the path only: no query values, never a header (tokens) */
-        fprintf(stderr, "gpuprof serve: %s %s %d %.1f ms\n",
-                q->method == GP_M_POST   ? "POST"
-                : q->method == GP_M_HEAD ? "HEAD"
-                                         : "GET",
-                q->t.path ? q->t.path : "-", r->status, (double)(gp_clock_mono_ns() - q->t0) / 1e6);
-    }
+    access_log(s, q, r->status);
     return ok;
+}
+
+/* ---- kept answers --------------------------------------------------------------------------- */
+
+/* The ready answer of a kept body (gp_tcache_aux_ops): one libmicrohttpd
+ * response with every header (an HTML page's CSP hashed once), queued on
+ * every connection that asks for that body; libmicrohttpd counts the
+ * connections sending it, this counts the cache and the requests holding
+ * it. The body's bytes are freed with the response. */
+typedef struct kept_resp {
+    atomic_int refs;
+    struct MHD_Response *r;
+} kept_resp;
+
+static void *kept_make(void *user, char *data, size_t n, int kind)
+{
+    server *s = user;
+    kept_resp *k = malloc(sizeof *k);
+    if (!k) return NULL;
+    k->r = MHD_create_response_from_buffer_with_free_callback(n, data, free);
+    if (!k->r) {
+        free(k);
+        return NULL;
+    }
+    int html = kind == GP_API_KEPT_HTML;
+    add_headers(k->r, s, 200, html ? "text/html; charset=utf-8" : "application/json", html, data,
+                n);
+    atomic_init(&k->refs, 1);
+    return k;
+}
+
+static void kept_ref(void *aux)
+{
+    atomic_fetch_add(&((kept_resp *)aux)->refs, 1);
+}
+
+static void kept_unref(void *aux)
+{
+    kept_resp *k = aux;
+    if (atomic_fetch_sub(&k->refs, 1) == 1) {
+        MHD_destroy_response(k->r); /* freed when the last connection sent it */
+        free(k);
+    }
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, server *s, req *q, int status,
@@ -256,6 +371,128 @@ static int scope_of(server *s, struct MHD_Connection *c, unsigned method, int *p
     return scope;
 }
 
+/* ---- GET /metrics -----------------------------------------------------------------------------
+ */
+
+static void metrics_free(void *cls)
+{
+    gp_metrics_release(cls);
+}
+
+/* The exposition of the running sampler, as `gpuprof monitor --prometheus`
+ * answers it: gzip when the scraper accepts it (Prometheus does), one
+ * ready response per text shared by every scraper until the text changes. */
+static enum MHD_Result queue_metrics(struct MHD_Connection *c, server *s, req *q)
+{
+    const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding");
+    int gz = ae && strstr(ae, "gzip");
+    gp_metrics_text *t =
+        gz ? gp_metrics_acquire_gzip(s->ctx.metrics) : gp_metrics_acquire(s->ctx.metrics);
+    if (!t) return send_error(c, s, q, 503, "out of memory");
+    gz = gz && t->gz;
+    pthread_mutex_lock(&s->met_mu);
+    if (s->met[gz].t == t && s->met[gz].r) {
+        gp_metrics_release(t); /* the ready answer holds the text already */
+    } else {
+        struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+            gz ? t->gz_len : t->len, gz ? t->gz : t->data, metrics_free, t);
+        if (!r) {
+            pthread_mutex_unlock(&s->met_mu);
+            gp_metrics_release(t);
+            return send_error(c, s, q, 503, "out of memory");
+        }
+        add_headers(r, s, 200, GP_METRICS_CONTENT_TYPE, 0, NULL, 0);
+        MHD_add_response_header(r, "Vary", "Accept-Encoding");
+        if (gz) MHD_add_response_header(r, "Content-Encoding", "gzip");
+        if (s->met[gz].r) MHD_destroy_response(s->met[gz].r);
+        s->met[gz].r = r;
+        s->met[gz].t = t;
+    }
+    /* queued under the lock: the answer cannot be swapped and destroyed
+     * before this connection holds it */
+    enum MHD_Result ok = MHD_queue_response(c, 200, s->met[gz].r);
+    pthread_mutex_unlock(&s->met_mu);
+    access_log(s, q, 200);
+    return ok;
+}
+
+/* ---- the request deadline ------------------------------------------------------------------- */
+
+/* Every connection is listed from its start to its close; a request that
+ * is not received whole within the deadline (twice the --timeout seconds,
+ * counted from when the connection became ready for it) gets its socket
+ * shut down:
+ * libmicrohttpd's own timeout is an idle one, which a client sending a
+ * byte now and then (slowloris) never triggers. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_state *cs = calloc(1, sizeof *cs);
+        *socket_context = cs;
+        if (!cs) return;
+        cs->c = c;
+        cs->ready_ns = gp_clock_mono_ns();
+        cs->receiving = 1;
+        pthread_mutex_lock(&s->conn_mu);
+        cs->next = s->conns.next;
+        cs->prev = &s->conns;
+        s->conns.next->prev = cs;
+        s->conns.next = cs;
+        pthread_mutex_unlock(&s->conn_mu);
+    } else {
+        conn_state *cs = *socket_context;
+        if (!cs) return;
+        pthread_mutex_lock(&s->conn_mu);
+        cs->prev->next = cs->next;
+        cs->next->prev = cs->prev;
+        pthread_mutex_unlock(&s->conn_mu);
+        free(cs);
+        *socket_context = NULL;
+    }
+}
+
+static conn_state *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The request of c was received whole (1) or c is ready for the next (0). */
+static void conn_receiving(server *s, struct MHD_Connection *c, int receiving)
+{
+    conn_state *cs = conn_of(c);
+    if (!cs) return;
+    pthread_mutex_lock(&s->conn_mu);
+    cs->receiving = receiving;
+    if (receiving) cs->ready_ns = gp_clock_mono_ns();
+    pthread_mutex_unlock(&s->conn_mu);
+}
+
+static void *reaper_main(void *arg)
+{
+    server *s = arg;
+    while (!atomic_load(&s->stop_reaper)) {
+        struct timespec ts = {0, 200 * 1000000L};
+        nanosleep(&ts, NULL);
+        int64_t now = gp_clock_mono_ns();
+        pthread_mutex_lock(&s->conn_mu);
+        for (conn_state *cs = s->conns.next; cs != &s->conns; cs = cs->next) {
+            if (!cs->receiving || cs->shut || now - cs->ready_ns <= s->deadline_ns) continue;
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(cs->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+            /* the socket stays open until the close notification, which
+             * waits for this lock: shutdown cannot reach another socket */
+            if (ci) shutdown(ci->connect_fd, SHUT_RDWR);
+            cs->shut = 1;
+        }
+        pthread_mutex_unlock(&s->conn_mu);
+    }
+    return NULL;
+}
+
 /* ---- requests ------------------------------------------------------------------------------- */
 
 static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
@@ -286,6 +523,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     req *q = *con_cls;
+    conn_receiving(cls, c, 1); /* ready for the next request */
     if (!q) return;
     ip_count(q->s, (const unsigned char *)q->ipkey, -1);
     free(q->raw);
@@ -334,6 +572,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *upload_data_size = 0;
         return MHD_YES;
     }
+    conn_receiving(s, c, 0); /* received whole: the deadline no longer applies */
     if (q->body_big) return send_error(c, s, q, 413, "request body too large");
     gp_err err = {0};
     if (gp_target_parse(q->raw, q->rawn, &q->t, &err))
@@ -361,8 +600,22 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!ct || strncmp(ct, "application/json", 16))
             return send_error(c, s, q, 415, "POST bodies must be application/json");
     }
-    if (gp_api_cached(&s->ctx, q->route, &q->t, &q->resp)) return respond(c, s, q, &q->resp);
-    if (gp_api_fast(q->route)) {
+    if (s->ctx.metrics && !q->t.q.n && !strcmp(q->route->path, "/metrics"))
+        return queue_metrics(c, s, q);
+    if (q->route->id < ROUTES_MAX && s->fixed[q->route->id] && !q->t.q.n) {
+        enum MHD_Result ok = MHD_queue_response(c, 200, s->fixed[q->route->id]);
+        access_log(s, q, 200);
+        return ok;
+    }
+    void *aux = NULL;
+    if (gp_api_cached(&s->ctx, q->route, &q->t, &q->resp, &aux)) {
+        if (!aux) return respond(c, s, q, &q->resp);
+        enum MHD_Result ok = MHD_queue_response(c, 200, ((kept_resp *)aux)->r);
+        kept_unref(aux);
+        access_log(s, q, 200);
+        return ok;
+    }
+    if (gp_api_fast(&s->ctx, q->route)) {
         gp_api_handle(&s->ctx, q->route, q->method, &q->t, q->body.s, q->body.n, &q->resp);
         return respond(c, s, q, &q->resp);
     }
@@ -481,6 +734,14 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         return 3;
     }
     pthread_mutex_init(&s->ip_mu, NULL);
+    pthread_mutex_init(&s->conn_mu, NULL);
+    pthread_mutex_init(&s->met_mu, NULL);
+    s->conns.next = s->conns.prev = &s->conns;
+    /* twice the idle timeout from when the connection was ready for the
+     * request: an idle connection is closed by the idle timeout first, and a
+     * request whose first byte came before it has at least --timeout s */
+    s->deadline_ns = 2 * (int64_t)(o->timeout_s > 0 ? o->timeout_s : 15) * 1000000000LL;
+    atomic_init(&s->stop_reaper, 0);
     pthread_mutex_init(&s->audit_mu, NULL);
     s->audit_store = o->store;
     s->audit_file = gp_audit_file();
@@ -528,6 +789,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         gp_err_set(&err, GP_ENOMEM, "out of memory");
         goto fail;
     }
+    gp_tcache_aux_ops ops = {kept_make, kept_ref, kept_unref, s};
+    gp_tcache_set_aux(s->ctx.cache, &ops);
     for (int i = 0; i < o->npaths; i++)
         if (gp_tcache_add(s->ctx.cache, o->paths[i], NULL, &err)) goto fail;
     for (int i = 0; i < o->ntorch_trace; i++) { /* a log or a folder of logs, now */
@@ -573,6 +836,26 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
             goto fail;
         }
     }
+    {
+        size_t nr;
+        const gp_route *routes = gp_api_routes(&nr);
+        for (size_t i = 0; i < nr && i < ROUTES_MAX; i++) {
+            if (!gp_api_static(&routes[i])) continue;
+            gp_target t0;
+            memset(&t0, 0, sizeof t0);
+            t0.path = (char *)routes[i].path;
+            gp_resp r;
+            memset(&r, 0, sizeof r);
+            gp_api_handle(&s->ctx, &routes[i], GP_M_GET, &t0, NULL, 0, &r);
+            if (r.status == 200) {
+                s->fixed[i] =
+                    MHD_create_response_from_buffer(r.body.n, r.body.s, MHD_RESPMEM_MUST_COPY);
+                if (s->fixed[i])
+                    add_headers(s->fixed[i], s, 200, r.ctype, r.html, r.body.s, r.body.n);
+            }
+            gp_sbuf_free(&r.body);
+        }
+    }
     /* signals: waited for by this thread only */
     sigset_t set;
     sigemptyset(&set);
@@ -595,8 +878,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(2 * s->conn_per_ip),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024), MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(o->timeout_s > 0 ? o->timeout_s : 15), MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-        MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!d) {
         gp_err_set(&err, GP_EIO, "cannot listen on %s: %s",
                    o->listen ? o->listen : "127.0.0.1:6970",
@@ -604,6 +887,7 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         rc = 1;
         goto fail;
     }
+    int reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET6_ADDRSTRLEN] = "?";
     if (ss.ss_family == AF_INET)
@@ -633,6 +917,8 @@ int gp_serve_run(const gp_serve_opts *o, const char *self_exe)
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    atomic_store(&s->stop_reaper, 1);
+    if (reaper) pthread_join(s->reaper, NULL);
     MHD_stop_daemon(d);
     serve_audit(s, "serve stop", gp_sbuf_cstr(&where),
                 sig == SIGINT ? "stopped (SIGINT)" : "stopped (SIGTERM)");
@@ -643,6 +929,10 @@ fail:
     fprintf(stderr, "gpuprof serve: %s\n", err.msg);
     serve_audit(s, "serve start", o->listen ? o->listen : "127.0.0.1:6970", err.msg);
 done:
+    for (int i = 0; i < ROUTES_MAX; i++)
+        if (s->fixed[i]) MHD_destroy_response(s->fixed[i]);
+    for (int i = 0; i < 2; i++)
+        if (s->met[i].r) MHD_destroy_response(s->met[i].r);
     if (s->ctx.metrics) gp_metrics_destroy(s->ctx.metrics);
     if (s->ctx.mon) {
         gp_monitor_stop(s->ctx.mon);
@@ -654,6 +944,8 @@ done:
     free(cert);
     free(key);
     pthread_mutex_destroy(&s->ip_mu);
+    pthread_mutex_destroy(&s->conn_mu);
+    pthread_mutex_destroy(&s->met_mu);
     pthread_mutex_destroy(&s->audit_mu);
     free(s);
     return rc;

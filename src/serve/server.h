@@ -7,7 +7,8 @@
  * without a valid token, 403 for a read token on a POST); TLS when a
  * certificate is given; limits on the URL (414), headers (431, by
  * libmicrohttpd's per-connection memory), body (413), connections per client
- * address (429) and in total; an idle timeout per connection; traces by id
+ * address (429) and in total; an idle timeout per connection and a deadline
+ * for receiving a whole request (slowloris); traces by id
  * only; every response with X-Content-Type-Options: nosniff and no CORS
  * header; HTML with a Content-Security-Policy allowing exactly its own
  * inline scripts (by hash) and no inline event handlers. */
