@@ -228,6 +228,14 @@ def main():
     r = subprocess.run([BIN, "serve", "--token-file", bad, trace], capture_output=True, text=True,
                        timeout=30)
     check(r.returncode == 2 and "chmod 600" in r.stderr, "a token file readable by others: refused")
+    semi = os.path.join(tmp, "semicolon")
+    with open(semi, "w") as f:
+        f.write("abcdefghijklmnop;Domain=evil read\n")
+    os.chmod(semi, 0o600)
+    r = subprocess.run([BIN, "serve", "--token-file", semi, trace], capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode == 2 and "other than ;" in r.stderr and r.stderr.count("\n") == 1,
+          "a token with a cookie delimiter is refused: %r" % r.stderr)
     short = os.path.join(tmp, "short")
     with open(short, "w") as f:
         f.write("abc read\n")

@@ -60,11 +60,14 @@ gp_tokens *gp_tokens_load(const char *path, gp_err *err)
                     : !strcmp(sc, "control")   ? GP_SCOPE_CONTROL
                                                : -1;
         int ok = n >= 16 && n <= GP_TOKEN_MAX && scope > 0 && !strtok_r(NULL, " \t\r\n", &save);
-        for (size_t i = 0; ok && i < n; i++) ok = tk[i] > 0x20 && tk[i] < 0x7f;
+        /* RFC 6265 cookie-octets: the dashboard carries the token in a
+         * cookie, where ; , " \ would end the value or add attributes */
+        for (size_t i = 0; ok && i < n; i++)
+            ok = tk[i] > 0x20 && tk[i] < 0x7f && !strchr(";,\"\\", tk[i]);
         if (!ok) {
             gp_err_set(err, GP_EINVAL,
                        "%s:%d: expected 'TOKEN [read|control]' with a token of 16..256 "
-                       "printable characters",
+                       "printable characters other than ; , \" \\",
                        path, ln);
             gp_tokens_free(t);
             fclose(f);

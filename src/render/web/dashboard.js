@@ -14,7 +14,9 @@
   var cfg = gp.data('gp-config');
   var token = null;
   (function takeToken() {
-    var m = /^#token=([\x21-\x7e]{16,256})$/.exec(location.hash);
+    /* the server's token characters: printable ASCII but ; , " \ (a cookie
+     * value), so a crafted link cannot add cookie attributes */
+    var m = /^#token=([\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]{16,256})$/.exec(location.hash);
     if (m) {
       sessionStorage.setItem('gpuprof_token', m[1]);
       history.replaceState(null, '', location.pathname);
