@@ -217,6 +217,19 @@ static int parse_value(const char *tok, int conv, double *v)
     }
 }
 
+/* One GPU's row from the query's value cells (cells[k] is query field k);
+ * a value that is absent, [N/A] or not supported stays unknown. */
+static void fill_row(const nvsmi_state *st, smi_row *r, char *const *cells)
+{
+    memset(&r->s, 0, sizeof r->s);
+    r->present = 1;
+    for (int k = 0; k < st->nq; k++) {
+        const smi_field *f = &smi_fields[st->qmap[k]];
+        double v;
+        if (parse_value(cells[k], f->conv, &v)) gp_sample_set(&r->s, f->field, v);
+    }
+}
+
 static int field_known(const char *help, const char *name)
 {
     char q[96];
@@ -535,14 +548,7 @@ static void gpu_line(nvsmi_state *st, char *line, int64_t now)
     if (ts && !st->asm_ts[0]) gp_backend_strcpy(st->asm_ts, sizeof st->asm_ts, ts);
     st->asm_lines++;
     if (dev >= 0) {
-        smi_row *r = &st->asm_rows[dev];
-        memset(&r->s, 0, sizeof r->s);
-        r->present = 1;
-        for (int k = 0; k < st->nq; k++) {
-            const smi_field *f = &smi_fields[st->qmap[k]];
-            double v;
-            if (parse_value(c[lead + k], f->conv, &v)) gp_sample_set(&r->s, f->field, v);
-        }
+        fill_row(st, &st->asm_rows[dev], c + lead);
     }
     int want = st->snap_lines > st->ndev ? st->snap_lines : st->ndev;
     if (st->asm_lines >= want) snap_finish(st, now);
@@ -711,14 +717,7 @@ static void tick_per_process(nvsmi_state *st)
         if (nc != lead + st->nq) continue; /* messages such as "GPU is lost" */
         for (int i = 0; i < st->ndev; i++) {
             if (strcmp(st->uuid[i], c[lead - 1])) continue;
-            smi_row *r = &st->rows[i];
-            memset(&r->s, 0, sizeof r->s);
-            r->present = 1;
-            for (int k = 0; k < st->nq; k++) {
-                const smi_field *f = &smi_fields[st->qmap[k]];
-                double v;
-                if (parse_value(c[lead + k], f->conv, &v)) gp_sample_set(&r->s, f->field, v);
-            }
+            fill_row(st, &st->rows[i], c + lead);
         }
     }
     gp_sbuf_free(&o);
