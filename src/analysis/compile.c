@@ -176,7 +176,7 @@ int gp_rank_divergence_of(const gp_tlog *const *l, size_t n, gp_rank_divergence 
     for (size_t i = 0; i < n; i++) ranked += l[i]->rank != GP_TT_NONE;
     out->ranked = ranked >= 2;
     if (n < 2) return 0;
-    double *vals = malloc(n * sizeof *vals), *tmp = malloc(n * sizeof *tmp);
+    double *vals = calloc(n, sizeof *vals), *tmp = calloc(n, sizeof *tmp);
     gp_compile_totals *t = malloc(n * sizeof *t);
     int rc = GP_ENOMEM;
     if (!vals || !tmp || !t) goto out;

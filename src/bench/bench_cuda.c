@@ -612,7 +612,7 @@ static int cu_prepare(void *state, gp_bench_test t, int64_t bytes, int *chains, 
     }
     /* iterations doubled until one repetition takes >= 20 ms */
     for (d->iters = 1;; d->iters *= 2) {
-        double ns;
+        double ns = 0;
         if ((erc = timed(d, t, 0, &ns, err))) goto fail;
         if (ns >= 20e6 || d->iters >= (1 << 22)) break;
     }
