@@ -320,5 +320,62 @@ TEST(sysfs_backend_devices)
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", root);
 }
 
+/* A program that embeds the monitor exports what only it knows through the
+ * public API (gpuprof/monitor.h): the inference histogram and its sessions,
+ * the same text as the exporter's cache renders. */
+TEST(public_api_exports_tracked_inferences)
+{
+    gp_monitor *m = make_monitor("nvml_prom.scn");
+    if (!m) SKIP("the NVML stand-in was not built");
+    gp_monitor_sample_now(m);
+    ASSERT_EQ_INT(gp_monitor_session_start(m, "serving", NULL), 0);
+    const double lat[] = {3, 12, 12, 480};
+    for (size_t i = 0; i < sizeof lat / sizeof *lat; i++)
+        ASSERT_EQ_INT(gp_monitor_track_inference(m, "serving", lat[i]), 0);
+    char *text = gp_monitor_metrics(m, 0);
+    ASSERT(text);
+    ASSERT_NEAR(value_of(text, "gpu_inference_time_ms_count"), 4, 0);
+    ASSERT_NEAR(value_of(text, "gpu_inference_time_ms_sum"), 507, 1e-9);
+    ASSERT_NEAR(value_of(text, "gpu_inference_time_ms_bucket{le=\"10\"}"), 1, 0);
+    ASSERT_NEAR(value_of(text, "gpu_inference_time_ms_bucket{le=\"+Inf\"}"), 4, 0);
+    ASSERT_NEAR(value_of(text, "gpu_profiling_sessions_total"), 1, 0);
+    ASSERT_NEAR(value_of(text, "gpu_device_count"), 2, 0);
+    ASSERT(!strstr(text, "DCGM_FI_DEV_GPU_UTIL"));
+    /* equal to the exporter's own rendering of the same monitor */
+    gp_metrics_opts o = {0};
+    gp_metrics *x = gp_metrics_create(m, &o);
+    gp_metrics_text *t = gp_metrics_acquire(x);
+    ASSERT_EQ_INT(strlen(text), t->len);
+    ASSERT(!memcmp(text, t->data, t->len));
+    gp_metrics_release(t);
+    gp_metrics_destroy(x);
+    free(text);
+    text = gp_monitor_metrics(m, GP_METRICS_DCGM);
+    ASSERT(text && strstr(text, "DCGM_FI_DEV_GPU_UTIL"));
+    free(text);
+    char dir[] = "/tmp/gp_pubmetrics_XXXXXX";
+    ASSERT(mkdtemp(dir));
+    char path[256], errbuf[256] = "";
+    snprintf(path, sizeof path, "%s/app.prom", dir);
+    ASSERT_EQ_INT(gp_monitor_write_metrics(m, path, 0, errbuf, sizeof errbuf), 0);
+    FILE *f = fopen(path, "rb");
+    ASSERT(f);
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    ASSERT_NEAR(value_of(buf, "gpu_inference_time_ms_count"), 4, 0);
+    snprintf(path, sizeof path, "%s/missing/app.prom", dir);
+    ASSERT(gp_monitor_write_metrics(m, path, 0, errbuf, sizeof errbuf) != 0);
+    ASSERT_CONTAINS(errbuf, "missing");
+    ASSERT(gp_monitor_write_metrics(m, NULL, 0, errbuf, sizeof errbuf) != 0);
+    ASSERT(gp_monitor_metrics(NULL, 0) == NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ_INT(system(cmd), 0);
+    ASSERT_EQ_INT(gp_monitor_session_stop(m, "serving"), 0);
+    gp_monitor_destroy(m);
+}
+
 TEST_MAIN(values_units_and_absent_fields, sysfs_backend_devices, seed_counters_histogram_and_cache,
-          textfile_atomic, listen_rules_and_token)
+          textfile_atomic, listen_rules_and_token, public_api_exports_tracked_inferences)

@@ -1,7 +1,7 @@
 # src/serve/: the HTTP side, kept out of the core library: a static library
 # linked into the gpuprof executable (and the tests/benchmarks that need it).
-#  - always: the Prometheus exposition (metrics.c) and the metrics-only
-#    listener (promhttp.c), which says "not available" without
+#  - always: the metrics-only listener (promhttp.c; the exposition it
+#    serves, metrics.c, is in the core library), which says "not available" without
 #    libmicrohttpd (GP_HAVE_MHD);
 #  - with libmicrohttpd and GnuTLS: every other file, `gpuprof serve`
 #    (GP_HAVE_SERVE; without them src/cli/cmd_serve.c compiles to nothing).
@@ -11,10 +11,11 @@ if(PKG_CONFIG_FOUND)
 endif()
 if(MHD_FOUND AND GNUTLS_FOUND)
   file(GLOB GP_SERVE_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/serve/*.c)
+  # metrics.c is in the core library (gp_monitor_metrics)
+  list(REMOVE_ITEM GP_SERVE_SOURCES ${CMAKE_SOURCE_DIR}/src/serve/metrics.c)
   set(GP_HAVE_SERVE ON)
 else()
-  set(GP_SERVE_SOURCES ${CMAKE_SOURCE_DIR}/src/serve/metrics.c
-                       ${CMAKE_SOURCE_DIR}/src/serve/promhttp.c)
+  set(GP_SERVE_SOURCES ${CMAKE_SOURCE_DIR}/src/serve/promhttp.c)
   set(GP_HAVE_SERVE OFF)
   message(STATUS "gpuprof: libmicrohttpd or gnutls not found: no `gpuprof serve`")
 endif()

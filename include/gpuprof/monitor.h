@@ -272,6 +272,22 @@ GP_API int gp_monitor_session_stop(gp_monitor *m, const char *name);
 GP_API int gp_monitor_snapshot(gp_monitor *m, const char *name, const char *reason);
 /* Records one inference latency in milliseconds (NULL: every active one). */
 GP_API int gp_monitor_track_inference(gp_monitor *m, const char *name, double ms);
+
+/* The Prometheus text exposition of this monitor (format 0.0.4, every
+ * family of docs/fleet.md): the same text `gpuprof monitor --prometheus`
+ * serves, rendered from the sampler's latest sample, so that a program that
+ * embeds the monitor exports what only it knows: the gpu_inference_time_ms
+ * histogram of gp_monitor_track_inference and gpu_profiling_sessions_total
+ * of gp_monitor_session_start. GP_METRICS_DCGM adds the dcgm-exporter names
+ * and labels. gp_monitor_metrics returns a malloc'd NUL-terminated string
+ * (free it), NULL when out of memory; serve it from the program's own
+ * /metrics. gp_monitor_write_metrics writes it atomically to path (a
+ * temporary file in the same folder, fsync, rename: node-exporter's
+ * textfile collector), 0 or GP_E* with the message in errbuf. */
+#define GP_METRICS_DCGM 0x1u
+GP_API char *gp_monitor_metrics(gp_monitor *m, unsigned flags);
+GP_API int gp_monitor_write_metrics(gp_monitor *m, const char *path, unsigned flags,
+                                    char *errbuf, size_t n);
 /* Copies up to max sessions, oldest first; returns how many exist. */
 GP_API size_t gp_monitor_sessions(gp_monitor *m, gp_session_info *out, size_t max);
 /* Returns the JSON report of session name in a malloc'd string (caller

@@ -664,3 +664,43 @@ done:
     gp_metrics_release(t);
     return rc;
 }
+
+/* ---- the public API (include/gpuprof/monitor.h) ---------------------------------------------- */
+
+static gp_metrics *public_cache(gp_monitor *m, unsigned flags)
+{
+    gp_metrics_opts o;
+    memset(&o, 0, sizeof o);
+    o.dcgm = (flags & GP_METRICS_DCGM) != 0;
+    return gp_metrics_create(m, &o);
+}
+
+GP_API char *gp_monitor_metrics(gp_monitor *m, unsigned flags)
+{
+    if (!m) return NULL;
+    gp_metrics *x = public_cache(m, flags);
+    if (!x) return NULL;
+    gp_metrics_text *t = gp_metrics_acquire(x);
+    char *out = t ? malloc(t->len + 1) : NULL;
+    if (out) memcpy(out, t->data, t->len + 1);
+    if (t) gp_metrics_release(t);
+    gp_metrics_destroy(x);
+    return out;
+}
+
+GP_API int gp_monitor_write_metrics(gp_monitor *m, const char *path, unsigned flags,
+                                    char *errbuf, size_t n)
+{
+    gp_err err = {0};
+    int rc;
+    gp_metrics *x = m && path ? public_cache(m, flags) : NULL;
+    if (!m || !path)
+        rc = gp_err_set(&err, GP_EINVAL, "no monitor or no path");
+    else if (!x)
+        rc = gp_err_set(&err, GP_ENOMEM, "out of memory");
+    else
+        rc = gp_metrics_write_textfile(x, path, &err);
+    gp_metrics_destroy(x);
+    if (rc && errbuf && n) snprintf(errbuf, n, "%s", err.msg);
+    return rc;
+}
