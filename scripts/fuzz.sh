@@ -22,14 +22,15 @@ mkdir -p "$out/obj" "$out/seeds" "$out/seeds-folded" "$out/seeds-config" "$out/s
   "$out/seeds-router" "$out/seeds-torch_trace"
 CFLAGS=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
         -D_GNU_SOURCE -DGP_VERSION='"fuzz"' -DGP_HAVE_SQLITE=1 -Iinclude -Isrc)
-LIBS=(-lz -lm -lpthread -ldl -lsqlite3)
+LIBS=(-lz -lm -lpthread -ldl -lsqlite3 -lyaml) # config.c reads YAML with libyaml
 if [ -f /usr/include/isa-l/igzip_lib.h ]; then # gzip input through isa-l, as in the build
   CFLAGS+=(-DGP_HAVE_ISAL=1)
   LIBS+=(-lisal)
 fi
 # one object archive of the library (no CLI, no optional back-ends)
 srcs=$(ls src/core/*.c src/trace/*.c src/analysis/*.c src/monitor/*.c src/render/*.c \
-          src/report/*.c src/store/*.c src/serve/router.c 2>/dev/null)
+          src/report/*.c src/store/*.c src/serve/router.c src/serve/metrics.c \
+          src/bench/keys.c 2>/dev/null)
 # the page scripts and styles, embedded as in the CMake build (cmake/web_embed.cmake)
 cmake -DOUT="$out/web_assets.c" -DFILES="$(ls src/render/web/*.js src/render/web/*.css | tr '\n' ';')" \
   -P cmake/web_embed.cmake
@@ -39,15 +40,17 @@ jobs_max=$(nproc)
 if [ -f "$out/libfz.a" ] && [ -n "$(find include src -name '*.h' -newer "$out/libfz.a" | head -n 1)" ]; then
   rm -f "$out"/obj/*.o
 fi
+objs=()
 for src in $srcs; do
   o="$out/obj/$(echo "$src" | tr / _).o"
+  objs+=("$o")
   [ "$o" -nt "$src" ] && continue
   clang "${CFLAGS[@]}" -c "$src" -o "$o" &
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
 done
 wait
 rm -f "$out/libfz.a"
-ar rcs "$out/libfz.a" "$out"/obj/*.o
+ar rcs "$out/libfz.a" "${objs[@]}" # only this source list's objects, never a stale one
 for t in import import_simd folded config jdom torch_trace router; do
   clang "${CFLAGS[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_$t.c "$out/libfz.a" "${LIBS[@]}" \
     -o "$out/fuzz_$t"
