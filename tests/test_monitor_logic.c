@@ -375,6 +375,9 @@ TEST(config_yaml)
         {"max_snapshots:\n", ":1:15: max_snapshots: missing value"},
         {"output_dir: 'production\n", ":2:1: found unexpected end of stream"},
         {"a: &x 1\nmax_snapshots: *y\n", ": found undefined alias"},
+        /* a key or value spanning lines stays one line (fuzz_config found it) */
+        {"?  ve\n \n  nvec", ":1:4: unknown key 've\\nnvec'"},
+        {"max_snapshots: \"1\t2\"\n", "expected a number, got '1\\t2'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gp_mon_config_defaults(&c);
@@ -384,6 +387,7 @@ TEST(config_yaml)
         ASSERT_EQ_INT(rc, GP_EPARSE);
         ASSERT_CONTAINS(err, bad[i].msg);
         ASSERT(!strncmp(err, p, strlen(p))); /* FILE:LINE:COLUMN: */
+        ASSERT(!strchr(err, '\n') && !strchr(err, '\t'));
         /* c unchanged by a file with an error */
         ASSERT_NEAR(c.temperature_warning_threshold, 80, 0);
         ASSERT_EQ_INT(c.max_snapshots, 100);

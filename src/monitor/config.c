@@ -202,7 +202,28 @@ static const char *removed_key(const char *key)
     return NULL;
 }
 
-int gp_mon_config_set(gp_mon_config *c, const char *key, const char *value, char *errbuf, size_t n)
+/* An error is one line: control characters of the file's keys and values
+ * (a multi-line plain scalar, a tab) are written as escapes (\n, \t,
+ * \xNN) in place, within n bytes. */
+static void one_line(char *s, size_t n)
+{
+    if (!s || !n) return;
+    char out[1024];
+    size_t o = 0, cap = n < sizeof out ? n : sizeof out;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < cap; p++) {
+        if (*p >= 0x20 && *p != 0x7f)
+            out[o++] = (char)*p;
+        else if (*p == '\n' || *p == '\t' || *p == '\r') {
+            out[o++] = '\\';
+            out[o++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+        } else
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+    }
+    out[o] = 0;
+    memcpy(s, out, o + 1);
+}
+
+static int config_set(gp_mon_config *c, const char *key, const char *value, char *errbuf, size_t n)
 {
     const char *why = removed_key(key);
     if (why) {
@@ -213,6 +234,13 @@ int gp_mon_config_set(gp_mon_config *c, const char *key, const char *value, char
         if (!strcmp(keys[i].key, key)) return set_key(c, &keys[i], value, errbuf, n);
     snprintf(errbuf, n, "unknown key '%s'", key);
     return GP_ENOTFOUND;
+}
+
+int gp_mon_config_set(gp_mon_config *c, const char *key, const char *value, char *errbuf, size_t n)
+{
+    int rc = config_set(c, key, value, errbuf, n);
+    if (rc) one_line(errbuf, n);
+    return rc;
 }
 
 /* ---- the YAML file (libyaml) ---- */
@@ -237,6 +265,7 @@ static int yerr(yctx *y, yaml_mark_t m, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     snprintf(y->err, y->n, "%s:%zu:%zu: %s", y->path, m.line + 1, m.column + 1, msg);
+    one_line(y->err, y->n);
     return GP_EPARSE;
 }
 
