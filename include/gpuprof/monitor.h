@@ -286,8 +286,8 @@ GP_API int gp_monitor_track_inference(gp_monitor *m, const char *name, double ms
  * textfile collector), 0 or GP_E* with the message in errbuf. */
 #define GP_METRICS_DCGM 0x1u
 GP_API char *gp_monitor_metrics(gp_monitor *m, unsigned flags);
-GP_API int gp_monitor_write_metrics(gp_monitor *m, const char *path, unsigned flags,
-                                    char *errbuf, size_t n);
+GP_API int gp_monitor_write_metrics(gp_monitor *m, const char *path, unsigned flags, char *errbuf,
+                                    size_t n);
 /* Copies up to max sessions, oldest first; returns how many exist. */
 GP_API size_t gp_monitor_sessions(gp_monitor *m, gp_session_info *out, size_t max);
 /* Returns the JSON report of session name in a malloc'd string (caller

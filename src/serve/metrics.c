@@ -688,8 +688,8 @@ GP_API char *gp_monitor_metrics(gp_monitor *m, unsigned flags)
     return out;
 }
 
-GP_API int gp_monitor_write_metrics(gp_monitor *m, const char *path, unsigned flags,
-                                    char *errbuf, size_t n)
+GP_API int gp_monitor_write_metrics(gp_monitor *m, const char *path, unsigned flags, char *errbuf,
+                                    size_t n)
 {
     gp_err err = {0};
     int rc;

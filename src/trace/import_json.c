@@ -105,7 +105,7 @@ typedef struct P {
     uint32_t last_cat_id;
     span last_cat;
     int progress;
-    int keep_args; /* keep each event's args text (gp_import_opts.keep_args) */
+    int keep_args;                 /* keep each event's args text (gp_import_opts.keep_args) */
     _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
     uint64_t counted;              /* input position already added to it */
     int64_t t_start, t_last_progress;
@@ -1539,16 +1539,26 @@ static const char *meta_rollover(P *p, const char *s)
                 r.m2 = strtod(a[i].val.s, NULL);
                 if (!(r.m2 >= 0) || r.m2 > 1e300) r.m2 = 0;
             } else if (arg_i64(&a[i], &v) == 0) {
-                if (KEY(k, "count") && v > 0) r.count = (uint64_t)v;
-                else if (KEY(k, "total_ns")) r.total_ns = v;
-                else if (KEY(k, "self_ns")) r.self_ns = v;
-                else if (KEY(k, "min_ns")) r.min_ns = v;
-                else if (KEY(k, "max_ns")) r.max_ns = v;
-                else if (KEY(k, "bytes")) r.bytes = v;
-                else if (KEY(k, "pid")) pid = v;
-                else if (KEY(k, "tid")) tid = v;
-                else if (KEY(k, "device") && v >= 0 && v < 256) r.device = (uint8_t)v;
-                else if (KEY(k, "backend") && v >= 0 && v < 256) r.backend = (uint8_t)v;
+                if (KEY(k, "count") && v > 0)
+                    r.count = (uint64_t)v;
+                else if (KEY(k, "total_ns"))
+                    r.total_ns = v;
+                else if (KEY(k, "self_ns"))
+                    r.self_ns = v;
+                else if (KEY(k, "min_ns"))
+                    r.min_ns = v;
+                else if (KEY(k, "max_ns"))
+                    r.max_ns = v;
+                else if (KEY(k, "bytes"))
+                    r.bytes = v;
+                else if (KEY(k, "pid"))
+                    pid = v;
+                else if (KEY(k, "tid"))
+                    tid = v;
+                else if (KEY(k, "device") && v >= 0 && v < 256)
+                    r.device = (uint8_t)v;
+                else if (KEY(k, "backend") && v >= 0 && v < 256)
+                    r.backend = (uint8_t)v;
             }
         }
         if (!has_name || r.count == 0 || !has_first || !has_last || r.min_ns > r.max_ns) {
