@@ -1,7 +1,7 @@
 // cdp.js: starts headless Chromium with the DevTools protocol and opens one
 // page session over Node's built-in WebSocket (node >= 20 with
 // --experimental-websocket; no npm package). Shared by the browser tests'
-// drivers (xss_cdp.js, serve_cdp.js).
+// drivers (xss_cdp.js, serve_cdp.js, serve_cdp_live.js).
 //
 // const c = await require('./cdp.js').open(CHROMIUM);
 //   c.S(method, params): a command in the page session; c.send(...): any;
@@ -69,4 +69,38 @@ async function open(chrome) {
   };
 }
 
-module.exports = {open, sleep};
+// The page helpers of the serve drivers: enables Page, Runtime and Log on
+// c's session and keeps its events; returns ev(expr) (the value of an
+// expression in the page), until(expr, ms) (the first truthy value of expr,
+// polled every 100 ms, or null after ms) and console() (every console
+// message, exception and log entry of the session, one line each).
+async function page(c) {
+  const events = [];
+  c.listeners.push((msg) => events.push(msg));
+  await c.S('Page.enable');
+  await c.S('Runtime.enable');
+  await c.S('Log.enable');
+  const ev = async (expr) => {
+    const r = await c.S('Runtime.evaluate', {expression: expr, returnByValue: true});
+    return r.result ? r.result.value : undefined;
+  };
+  const until = async (expr, ms) => {
+    for (let t = 0; t < ms; t += 100) {
+      const v = await ev(expr);
+      if (v) return v;
+      await sleep(100);
+    }
+    return null;
+  };
+  const console = () => events.filter((e) => e.sessionId === c.sid &&
+    (e.method === 'Runtime.consoleAPICalled' || e.method === 'Runtime.exceptionThrown' ||
+     e.method === 'Log.entryAdded')).map((e) => {
+    const p = e.params;
+    if (e.method === 'Log.entryAdded') return p.entry.level + ': ' + p.entry.text;
+    if (e.method === 'Runtime.exceptionThrown') return 'exception: ' + JSON.stringify(p.exceptionDetails).slice(0, 300);
+    return p.type + ': ' + (p.args || []).map((a) => a.value).join(' ');
+  });
+  return {ev, until, console};
+}
+
+module.exports = {open, sleep, page};

@@ -10,30 +10,14 @@
 // Prints one JSON object: {traces, figures: {slices, span_ns}, bottlenecks:
 // [{name, total_ns}], views, reportTitle, reportReady, console: [...]}.
 'use strict';
-const {open, sleep} = require('./cdp.js');
+const {open, sleep, page} = require('./cdp.js');
 
 const [chrome, base, id, token] = process.argv.slice(2);
 
 async function main() {
   const cdp = await open(chrome);
-  const {S, sid} = cdp;
-  const events = [];
-  cdp.listeners.push((msg) => events.push(msg));
-  await S('Page.enable');
-  await S('Runtime.enable');
-  await S('Log.enable');
-  const ev = async (expr) => {
-    const r = await S('Runtime.evaluate', {expression: expr, returnByValue: true});
-    return r.result ? r.result.value : undefined;
-  };
-  const until = async (expr, ms) => {
-    for (let t = 0; t < ms; t += 100) {
-      const v = await ev(expr);
-      if (v) return v;
-      await sleep(100);
-    }
-    return null;
-  };
+  const {S} = cdp;
+  const {ev, until, console: pageConsole} = await page(cdp);
   const out = {};
   await S('Page.navigate', {url: base + '/#token=' + token});
   out.traces = await until(`document.querySelectorAll('#traces tr[data-trace]').length`, 30000);
@@ -56,13 +40,7 @@ async function main() {
   out.reportReady = await until(`document.body&&document.body.getAttribute('data-ready')==='1'&&document.title`, 30000);
   out.reportTitle = await ev('document.title');
   await sleep(300);
-  out.console = events.filter((e) => e.sessionId === sid && (e.method === 'Runtime.consoleAPICalled' ||
-    e.method === 'Runtime.exceptionThrown' || e.method === 'Log.entryAdded')).map((e) => {
-    const p = e.params;
-    if (e.method === 'Log.entryAdded') return p.entry.level + ': ' + p.entry.text;
-    if (e.method === 'Runtime.exceptionThrown') return 'exception: ' + JSON.stringify(p.exceptionDetails).slice(0, 300);
-    return p.type + ': ' + (p.args || []).map((a) => a.value).join(' ');
-  });
+  out.console = pageConsole();
   console.log(JSON.stringify(out));
   await cdp.close();
 }

@@ -8,30 +8,14 @@
 // Prints one JSON object: {devices: [[index, backend, name, util]], refreshed,
 // devicesAfter: [...], runs: [ids], console: [...]}.
 'use strict';
-const {open, sleep} = require('./cdp.js');
+const {open, sleep, page} = require('./cdp.js');
 
 const [chrome, base] = process.argv.slice(2);
 
 async function main() {
   const cdp = await open(chrome);
-  const {S, sid} = cdp;
-  const events = [];
-  cdp.listeners.push((msg) => events.push(msg));
-  await S('Page.enable');
-  await S('Runtime.enable');
-  await S('Log.enable');
-  const ev = async (expr) => {
-    const r = await S('Runtime.evaluate', {expression: expr, returnByValue: true});
-    return r.result ? r.result.value : undefined;
-  };
-  const until = async (expr, ms) => {
-    for (let t = 0; t < ms; t += 100) {
-      const v = await ev(expr);
-      if (v) return v;
-      await sleep(100);
-    }
-    return null;
-  };
+  const {S} = cdp;
+  const {ev, until, console: pageConsole} = await page(cdp);
   const rows = `Array.prototype.map.call(document.querySelectorAll('#devices tr[data-device]'),
     function(r){return [Number(r.children[0].textContent), r.children[1].textContent,
       r.children[3].textContent, r.children[4].textContent];})`;
@@ -47,13 +31,7 @@ async function main() {
     return r.length ? Array.prototype.map.call(r, function(x){return Number(x.getAttribute('data-run'));}) : null;})()`,
     10000);
   await sleep(300);
-  out.console = events.filter((e) => e.sessionId === sid && (e.method === 'Runtime.consoleAPICalled' ||
-    e.method === 'Runtime.exceptionThrown' || e.method === 'Log.entryAdded')).map((e) => {
-    const p = e.params;
-    if (e.method === 'Log.entryAdded') return p.entry.level + ': ' + p.entry.text;
-    if (e.method === 'Runtime.exceptionThrown') return 'exception: ' + JSON.stringify(p.exceptionDetails).slice(0, 300);
-    return p.type + ': ' + (p.args || []).map((a) => a.value).join(' ');
-  });
+  out.console = pageConsole();
   console.log(JSON.stringify(out));
   await cdp.close();
 }
