@@ -11,6 +11,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 in a build with ASan or TSan (their shadow memory and slower hot paths
+ * make RSS bounds and full-size loops meaningless or too slow there). */
+#if defined(__SANITIZE_ADDRESS__)
+#define GP_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GP_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef GP_TEST_SANITIZED
+#define GP_TEST_SANITIZED 0
+#endif
+
+/* xorshift64 over the caller's state (a fixed seed gives a fixed sequence) */
+static inline uint64_t gp_test_xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* durations log-uniform over ~6 decades (1 ns .. 1.2 ms) plus small
+ * integers, like the durations of mixed operations */
+static inline int64_t gp_test_log_duration(uint64_t *s)
+{
+    double u = (double)(gp_test_xorshift(s) >> 11) / 9007199254740992.0;
+    return (int64_t)exp(u * 14.0) + (int64_t)(gp_test_xorshift(s) % 7);
+}
+
 static jmp_buf gp_test_jmp;
 static int gp_test_failed, gp_test_skipped;
 static char gp_test_skip_reason[256];

@@ -21,17 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static __thread int fake_on;
 static __thread int64_t fake_now;
 
@@ -53,19 +42,10 @@ static int64_t real_mono_ns(void)
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t xorshift(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
-/* log-uniform over ~6 decades (1 ns .. 1.2 ms), plus small integers */
 static int64_t sample(void)
 {
-    double u = (double)(xorshift() >> 11) / 9007199254740992.0;
-    return (int64_t)exp(u * 14.0) + (int64_t)(xorshift() % 7);
+    return gp_test_log_duration(&rng);
 }
 
 static const gp_summary_row *row_named(const gp_summary_row *r, size_t n, const char *name)
@@ -134,7 +114,7 @@ TEST(aggregate_sink_exact_vs_sorting)
     o.clock = 1;
     gp_profiler *p = gp_profiler_create(&o);
     ASSERT(p);
-    size_t n = SANITIZED ? 1000003 : 10000019; /* not a multiple of 32 */
+    size_t n = GP_TEST_SANITIZED ? 1000003 : 10000019; /* not a multiple of 32 */
     int64_t b_total;
     uint64_t b_count;
     int64_t *d = record_known(p, n, &b_total, &b_count);
@@ -163,7 +143,7 @@ TEST(default_profiler_rollover_exact_export)
     setenv("GPUPROF_CLOCK", "monotonic", 1);
     gp_profiler *p = gp_default();
     ASSERT(p);
-    size_t n = SANITIZED ? 400009 : 10000019;
+    size_t n = GP_TEST_SANITIZED ? 400009 : 10000019;
     int64_t b_total;
     uint64_t b_count;
     int64_t *d = record_known(p, n, &b_total, &b_count);

@@ -19,31 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static uint64_t rng = 88172645463325252ull;
-static uint64_t xorshift(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
-/* log-uniform over ~6 decades, like durations of mixed operations */
 static int64_t sample(void)
 {
-    double u = (double)(xorshift() >> 11) / 9007199254740992.0;
-    return (int64_t)exp(u * 14.0) + (int64_t)(xorshift() % 7);
+    return gp_test_log_duration(&rng);
 }
 
 TEST(sketch_quantiles_vs_sorting)
@@ -275,14 +255,14 @@ TEST(aggregate_sink_bounded_100m)
     long before = max_rss_kb();
     /* 2 threads x 25 M x 2 ranges; a sanitizer build (10x slower hot path)
      * runs a tenth of it */
-    long per = SANITIZED ? 2500000 : 25000000;
+    long per = GP_TEST_SANITIZED ? 2500000 : 25000000;
     run_threads(p, 2, per);
     long grown = max_rss_kb() - before;
     printf("# aggregate sink: %ld M ranges, peak RSS grew by %ld kB\n", 4 * per / 1000000, grown);
     ASSERT_CMP_INT(grown, <, 16 * 1024);
     /* the issue's bound for the whole process (a sanitizer's shadow memory
      * is not the library's) */
-    if (!SANITIZED) ASSERT_CMP_INT(max_rss_kb(), <, 64 * 1024);
+    if (!GP_TEST_SANITIZED) ASSERT_CMP_INT(max_rss_kb(), <, 64 * 1024);
     gp_summary_row *r;
     size_t nr;
     ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
