@@ -93,6 +93,86 @@ static void check_op_row(const gp_trace *t, const gp_summary *s, const expect *x
     if (x->allocs) ASSERT_EQ_INT(r->em.peak_bytes, x->peak);
 }
 
+/* The integer after "key": in the object that follows the first `anchor`
+ * in text (anchor e.g. "\"name\":\"step\""); INT64_MIN when absent. */
+static int64_t int_after(const char *text, const char *anchor, const char *key)
+{
+    const char *a = strstr(text, anchor);
+    if (!a) return INT64_MIN;
+    const char *end = strstr(a, "}}"); /* the row ends after its "entry" object */
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *v = strstr(a, k);
+    if (!v || (end && v > end)) return INT64_MIN;
+    return strtoll(v + strlen(k), NULL, 10);
+}
+
+/* Runs the CLI on the export at jp and checks the figures of x in `summary
+ * --json`, the text summary and the report's per-entry table. */
+static void check_cli(const char *jp, const expect *x, int nx)
+{
+    const char *bin = getenv("GPUPROF_BIN");
+    if (!bin) return; /* run outside ctest */
+    char out[300], cmd[1200];
+    snprintf(out, sizeof out, "%s.sum.json", jp);
+    snprintf(cmd, sizeof cmd, "'%s' summary --json '%s' > '%s'", bin, jp, out);
+    ASSERT_EQ_INT(system(cmd), 0);
+    char *js = slurp(out);
+    ASSERT(js != NULL);
+    for (int i = 0; i < nx; i++) {
+        char anchor[96];
+        snprintf(anchor, sizeof anchor, "\"name\":\"%s\"", x[i].name);
+        ASSERT_EQ_INT(int_after(js, anchor, "gpu_timers"), (int64_t)x[i].timers);
+        ASSERT_EQ_INT(int_after(js, anchor, "gpu_ns"), x[i].gpu_ns);
+        ASSERT_EQ_INT(int_after(js, anchor, "xfer_ns"), x[i].xfer_ns);
+        ASSERT_EQ_INT(int_after(js, anchor, "xfer_bytes"), x[i].xfer_bytes);
+        ASSERT_EQ_INT(int_after(js, anchor, "alloc_bytes"), x[i].alloc_bytes);
+        ASSERT_EQ_INT(int_after(js, anchor, "freed_bytes"), x[i].freed_bytes);
+        ASSERT_EQ_INT(int_after(js, anchor, "peak_bytes"), x[i].allocs ? x[i].peak : INT64_MIN);
+        if (x[i].xfer_ns > 0) {
+            const char *a = strstr(js, anchor);
+            const char *bw = strstr(a, "\"bandwidth_Bps\":");
+            ASSERT(bw != NULL);
+            ASSERT_NEAR(strtod(bw + 16, NULL), (double)x[i].xfer_bytes * 1e9 / (double)x[i].xfer_ns,
+                        1e-3);
+        }
+    }
+    free(js);
+    /* text: the per-entry table with the bandwidth in GB/s */
+    snprintf(cmd, sizeof cmd, "'%s' summary --wide '%s' > '%s'", bin, jp, out);
+    ASSERT_EQ_INT(system(cmd), 0);
+    char *tx = slurp(out);
+    ASSERT(tx != NULL);
+    ASSERT_CONTAINS(tx, "Per-entry metrics");
+    char bwt[64];
+    snprintf(bwt, sizeof bwt, "%.3f", (double)x[0].xfer_bytes / (double)x[0].xfer_ns);
+    ASSERT_CONTAINS(tx, bwt);
+    free(tx);
+    /* report: the per-entry card, exact values in data-v */
+    snprintf(out, sizeof out, "%s.html", jp);
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' -o '%s' > /dev/null", bin, jp, out);
+    ASSERT_EQ_INT(system(cmd), 0);
+    char *h = slurp(out);
+    ASSERT(h != NULL);
+    const char *card = strstr(h, "Per-entry metrics");
+    ASSERT(card != NULL);
+    for (int i = 0; i < nx; i++) {
+        char row[512];
+        snprintf(row, sizeof row,
+                 "<tr><td class=\"l\">%s</td><td data-v=\"%llu\">%llu</td><td "
+                 "data-v=\"%llu\">%llu</td><td data-v=\"%lld\">",
+                 x[i].name, (unsigned long long)x[i].count, (unsigned long long)x[i].count,
+                 (unsigned long long)x[i].timers, (unsigned long long)x[i].timers,
+                 (long long)x[i].gpu_ns);
+        ASSERT_CONTAINS(card, row);
+    }
+    free(h);
+    if (getenv("GP_TEST_KEEP_FILES")) return; /* to look at them */
+    remove(out);
+    snprintf(out, sizeof out, "%s.sum.json", jp);
+    remove(out);
+}
+
 #ifdef GP_HAVE_OPENCL
 typedef struct cl_env {
     cl_context ctx;
@@ -306,6 +386,7 @@ static void run_case(cl_env *e, const gp_options *o, int iters, uint64_t want_ag
     gp_trace_destroy(t);
     gp_profiler_destroy(p);
     free(bufs);
+    check_cli(jp, x, X_N);
 }
 #endif
 
@@ -318,7 +399,7 @@ TEST(kept_ranges_opencl)
     char why[200], jp[256];
     if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
     run_case(&e, NULL, 4, 0, jp, sizeof jp);
-    remove(jp);
+    if (!getenv("GP_TEST_KEEP_FILES")) remove(jp);
     cl_teardown(&e);
 #endif
 }
