@@ -108,6 +108,19 @@ gp_entry_sum gp_rec_entry_timing(int64_t dur, int64_t bytes)
     return d;
 }
 
+void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, int64_t dur,
+                              int64_t bytes)
+{
+    if (si < 0 || (p->tr->slices.v[si].flags & GP_SLICE_WARMUP)) return;
+    gp_khost k = {(uint32_t)si, c->thr, c->host_ns};
+    /* the stream sink writes ranges out (and moves the timings) as they are
+     * drained, before timings resolve: its ranges carry no metrics */
+    if (c->thr && !p->stream && GP_VEC_PUSH(p->khost, k))
+        gp_rec_seterr(p, "per-entry metrics: out of memory");
+    gp_entry_sum d = gp_rec_entry_timing(dur, bytes);
+    gp_rec_entry_inline_add(p, c, &d);
+}
+
 /* The metrics of one tracker call. */
 static gp_entry_sum memop_sum(const gp_memop *m)
 {
@@ -126,7 +139,8 @@ static gp_entry_sum memop_sum(const gp_memop *m)
 void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total)
 {
     gp_memop m = {c->thr, c->host_ns, bytes, total};
-    if (c->thr && GP_VEC_PUSH(p->memops, m)) gp_rec_seterr(p, "per-entry metrics: out of memory");
+    if (c->thr && !p->stream && GP_VEC_PUSH(p->memops, m))
+        gp_rec_seterr(p, "per-entry metrics: out of memory");
     gp_entry_sum d = memop_sum(&m);
     gp_rec_entry_inline_add(p, c, &d);
 }
@@ -150,18 +164,16 @@ int gp_rec_entry_metrics(gp_profiler *p)
     gp_trace *t = p->tr;
     t->entry_metrics.n = 0;
     /* the kept ranges: calls by time on their own thread */
-    size_t nk = 0;
-    for (size_t i = 0; i < t->slices.n; i++)
-        nk += p->ext.v[i].host_thr != 0 && !(t->slices.v[i].flags & GP_SLICE_WARMUP);
-    size_t ni = nk + p->memops.n;
+    size_t ni = p->khost.n + p->memops.n;
     if (!ni) return 0;
     item *it = malloc(ni * sizeof *it);
     if (!it) return GP_ENOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < t->slices.n; i++) {
-        const gp_slice_ext *x = &p->ext.v[i];
-        if (!x->host_thr || (t->slices.v[i].flags & GP_SLICE_WARMUP)) continue;
-        item e = {x->host_thr, x->host_ns, gp_rec_entry_timing(t->slices.v[i].dur, x->bytes)};
+    for (size_t i = 0; i < p->khost.n; i++) {
+        const gp_khost *k = &p->khost.v[i];
+        if (k->slice >= t->slices.n) continue;
+        item e = {k->thr, k->host_ns,
+                  gp_rec_entry_timing(t->slices.v[k->slice].dur, p->ext.v[k->slice].bytes)};
         it[n++] = e;
     }
     for (size_t i = 0; i < p->memops.n; i++) {
@@ -194,6 +206,7 @@ int gp_rec_entry_metrics(gp_profiler *p)
 
 void gp_rec_entry_reset(gp_profiler *p)
 {
+    p->khost.n = 0;
     p->memops.n = 0;
     p->tr->entry_metrics.n = 0;
     for (size_t i = 0; i < p->inl.n; i++) memset(&p->inl.v[i].em, 0, sizeof p->inl.v[i].em);
@@ -201,6 +214,7 @@ void gp_rec_entry_reset(gp_profiler *p)
 
 void gp_rec_entry_free(gp_profiler *p)
 {
+    GP_VEC_FREE(p->khost);
     GP_VEC_FREE(p->memops);
     GP_VEC_FREE(p->inl);
     gp_u64map_free(&p->inl_of);

@@ -1082,9 +1082,7 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
                           (uint32_t)p->attrs.n,
                           (uint32_t)(b->pattrs.n - o.attr_first),
                           o.device,
-                          o.backend,
-                          0,
-                          0};
+                          o.backend};
         if (x.self_ns < 0) x.self_ns = 0;
         for (size_t i = o.attr_first; i < b->pattrs.n; i++)
             if (GP_VEC_PUSH(p->attrs, b->pattrs.v[i])) return GP_ENOMEM;

@@ -137,11 +137,15 @@ typedef struct gp_slice_ext {
     int64_t bytes; /* -1 when none (a kernel timing: the bytes of a transfer) */
     uint32_t attr_first, nattr;
     uint8_t device, backend;
-    /* kernel timings: the thread track + 1 of the call that closed the
-     * timing (0: none) and that call's host time, for per-entry metrics */
-    uint32_t host_thr;
-    int64_t host_ns;
 } gp_slice_ext;
+
+/* A kernel timing closed by a thread that has a buffer (per-entry metrics,
+ * entry.c): its slice, the thread's track + 1 and the host time of the call
+ * that closed it (gp_cuda_end, gp_cl_event). */
+typedef struct gp_khost {
+    uint32_t slice, thr;
+    int64_t host_ns;
+} gp_khost;
 
 /* A gp_mem_track (bytes > 0) or gp_mem_untrack (bytes < 0) call, with the
  * calling thread's track + 1 (0: a thread that never recorded a range), for
@@ -233,6 +237,7 @@ struct gp_profiler {
     uint64_t kernel_count;
 
     /* per-entry metrics (entry.c) */
+    GP_VEC(gp_khost) khost; /* ascending slice */
     GP_VEC(gp_memop) memops;
     GP_VEC(gp_inl_metric) inl;
     gp_u64map inl_of; /* hash of (thread, key, dev, type) -> index in inl */
@@ -344,6 +349,11 @@ void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(p
  * not hold p->mu); 0 or GP_ENOMEM (c then counts nowhere). */
 int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c);
 void gp_rec_entry_ctx_free(gp_entry_ctx *c);
+/* Notes a kernel timing's slice si closed by the call of c (caller holds
+ * p->mu; si < 0 or a warm-up timing: nothing) and adds it to c's inline
+ * entries. */
+void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, int64_t dur,
+                              int64_t bytes);
 /* The metrics of one timing of device duration dur (bytes >= 0: a transfer). */
 gp_entry_sum gp_rec_entry_timing(int64_t dur, int64_t bytes);
 /* Adds d to the inline entries of c (caller holds p->mu). */

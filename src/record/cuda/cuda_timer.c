@@ -207,8 +207,7 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             snprintf(label, sizeof label, "CUDA stream %p", (void *)pe->stream);
             uint32_t track = gp_rec_gpu_track(p, (uint64_t)(uintptr_t)pe->stream, label);
             int64_t dur = (int64_t)((double)dur_ms * 1e6);
-            gp_slice_ext x = {dur,        pe->bytes,       0,          0,
-                              GP_DEV_GPU, GP_BACKEND_CUDA, pe->ec.thr, pe->ec.host_ns};
+            gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_GPU, GP_BACKEND_CUDA};
             long si =
                 track == GP_NO_INDEX
                     ? -1
@@ -217,8 +216,7 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             if (si >= 0 && pe->warmup) {
                 p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
             } else if (si >= 0) {
-                gp_entry_sum d = gp_rec_entry_timing(dur, pe->bytes);
-                gp_rec_entry_inline_add(p, &pe->ec, &d);
+                gp_rec_entry_timing_done(p, &pe->ec, si, dur, pe->bytes);
                 p->kernel_ns_total += dur;
                 p->kernel_count++;
             }

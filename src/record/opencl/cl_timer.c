@@ -91,16 +91,14 @@ static int cl_time(gp_profiler *p, cl_state *st, const cl_pending *pe)
     snprintf(label, sizeof label, "OpenCL queue 0x%llx", (unsigned long long)pe->queue);
     uint32_t track = gp_rec_gpu_track(p, pe->queue, label);
     if (track == GP_NO_INDEX) return 1;
-    gp_slice_ext x = {dur,          pe->bytes,         0,          0,
-                      GP_DEV_UNSET, GP_BACKEND_OPENCL, pe->ec.thr, pe->ec.host_ns};
+    gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_UNSET, GP_BACKEND_OPENCL};
     long si = gp_rec_add_slice(p, track, p->cat_cl, pe->name, (int64_t)s + st->off, dur, &x);
     if (si < 0) return 1;
     if (pe->warmup) {
         p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
         return 0;
     }
-    gp_entry_sum d = gp_rec_entry_timing(dur, pe->bytes);
-    gp_rec_entry_inline_add(p, &pe->ec, &d);
+    gp_rec_entry_timing_done(p, &pe->ec, si, dur, pe->bytes);
     p->kernel_ns_total += dur;
     p->kernel_count++;
     return 0;
