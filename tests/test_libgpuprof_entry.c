@@ -12,6 +12,9 @@
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
 #include <unistd.h>
+#ifdef GP_FAKE_CUDART
+#include <dlfcn.h>
+#endif
 #ifdef GP_HAVE_OPENCL
 #include <CL/cl.h>
 #endif
@@ -93,18 +96,19 @@ static void check_op_row(const gp_trace *t, const gp_summary *s, const expect *x
     if (x->allocs) ASSERT_EQ_INT(r->em.peak_bytes, x->peak);
 }
 
-/* The integer after "key": in the object that follows the first `anchor`
- * in text (anchor e.g. "\"name\":\"step\""); INT64_MIN when absent. */
+/* The integer after "key": in the first row named by `anchor` (e.g.
+ * "\"name\":\"step\"") that has it before the next row's "name" (a kernel
+ * row of the same name has no per-entry keys); INT64_MIN when none. */
 static int64_t int_after(const char *text, const char *anchor, const char *key)
 {
-    const char *a = strstr(text, anchor);
-    if (!a) return INT64_MIN;
-    const char *end = strstr(a, "}}"); /* the row ends after its "entry" object */
     char k[64];
     snprintf(k, sizeof k, "\"%s\":", key);
-    const char *v = strstr(a, k);
-    if (!v || (end && v > end)) return INT64_MIN;
-    return strtoll(v + strlen(k), NULL, 10);
+    for (const char *a = strstr(text, anchor); a; a = strstr(a + 1, anchor)) {
+        const char *next = strstr(a + strlen(anchor), "\"name\":");
+        const char *v = strstr(a, k);
+        if (v && (!next || v < next)) return strtoll(v + strlen(k), NULL, 10);
+    }
+    return INT64_MIN;
 }
 
 /* Runs the CLI on the export at jp and checks the figures of x in `summary
@@ -130,11 +134,10 @@ static void check_cli(const char *jp, const expect *x, int nx)
         ASSERT_EQ_INT(int_after(js, anchor, "freed_bytes"), x[i].freed_bytes);
         ASSERT_EQ_INT(int_after(js, anchor, "peak_bytes"), x[i].allocs ? x[i].peak : INT64_MIN);
         if (x[i].xfer_ns > 0) {
-            const char *a = strstr(js, anchor);
-            const char *bw = strstr(a, "\"bandwidth_Bps\":");
-            ASSERT(bw != NULL);
-            ASSERT_NEAR(strtod(bw + 16, NULL), (double)x[i].xfer_bytes * 1e9 / (double)x[i].xfer_ns,
-                        1e-3);
+            /* bandwidth_Bps is a double: its integer part, then the whole */
+            int64_t bwi = int_after(js, anchor, "bandwidth_Bps");
+            double want = (double)x[i].xfer_bytes * 1e9 / (double)x[i].xfer_ns;
+            ASSERT_EQ_INT(bwi, (int64_t)want);
         }
     }
     free(js);
@@ -439,6 +442,96 @@ TEST(mixed_rollover_opencl)
 #endif
 }
 
+TEST(cuda_stand_in_known_durations)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    /* the stand-in's virtual device clock: each timing lasts what the test
+     * advances it by, so every figure is known exactly */
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(work != NULL);
+    gp_options o = {0};
+    o.keep_max = 7; /* the first iterations kept as events, the rest roll over */
+    gp_profiler *p = gp_profiler_create(&o);
+    expect x[3] = {{.name = "iter"}, {.name = "h2d"}, {.name = "kern"}};
+    int64_t late_ns = 0;
+    for (int i = 0; i < 6; i++) {
+        int64_t bytes = (int64_t)(1 << 20) * (i + 1);
+        double h2d_ms = 0.25 * (i + 1), k_ms = 1.5 + 0.125 * i;
+        gp_range_begin(p, "iter");
+        gp_range_begin_ex(p, "h2d", GP_DEV_GPU, GP_BACKEND_CUDA, bytes);
+        ASSERT_EQ_INT(gp_cuda_begin(p, "h2d", NULL), 0);
+        work(h2d_ms);
+        ASSERT_EQ_INT(gp_cuda_end_ex(p, "h2d", NULL, bytes), 0);
+        gp_range_end(p);
+        gp_range_begin(p, "kern");
+        ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), 0);
+        work(k_ms);
+        ASSERT_EQ_INT(gp_cuda_end(p, "k", NULL), 0);
+        gp_range_end(p);
+        gp_range_end(p);
+        int64_t hn = (int64_t)(h2d_ms * 1e6), kn = (int64_t)(k_ms * 1e6);
+        x[0].count++;
+        x[0].timers += 2;
+        x[0].gpu_ns += hn + kn;
+        x[0].xfers++;
+        x[0].xfer_ns += hn;
+        x[0].xfer_bytes += bytes;
+        x[1].count++;
+        x[1].timers++;
+        x[1].gpu_ns += hn;
+        x[1].xfers++;
+        x[1].xfer_ns += hn;
+        x[1].xfer_bytes += bytes;
+        x[2].count++;
+        x[2].timers++;
+        x[2].gpu_ns += kn;
+    }
+    /* a timing begun outside every range and ended inside one counts there
+     * (the call that closes a timing decides) */
+    ASSERT_EQ_INT(gp_cuda_begin(p, "late", NULL), 0);
+    work(2.0);
+    gp_range_begin(p, "late");
+    ASSERT_EQ_INT(gp_cuda_end(p, "late", NULL), 0);
+    gp_range_end(p);
+    late_ns = 2000000;
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    gp_summary_row *rows;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &rows, &n), 0);
+    uint64_t agg = 0;
+    for (int i = 0; i < 3; i++) {
+        const gp_summary_row *r = find_row(rows, n, x[i].name);
+        check_row(r, &x[i]);
+        agg += r->aggregated;
+    }
+    ASSERT_EQ_INT(agg, 3 * 6 - 7); /* 7 kept: 2 whole iterations and "iter" of the third */
+    const gp_summary_row *lr = find_row(rows, n, "late");
+    ASSERT(lr != NULL);
+    ASSERT_EQ_INT(lr->gpu_ns, late_ns);
+    /* bandwidth from the totals: 21 MiB over 5.25 ms */
+    ASSERT_NEAR(find_row(rows, n, "h2d")->bandwidth_Bps, 21.0 * 1048576 / 5.25e-3, 1e-3);
+    gp_summary_rows_free(rows, n);
+    char jp[256];
+    tmp_path(jp, sizeof jp, "cuda.json");
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    for (int i = 0; i < 3; i++) check_op_row(t, &s, &x[i]);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    gp_profiler_destroy(p);
+    check_cli(jp, x, 3);
+    if (!getenv("GP_TEST_KEEP_FILES")) remove(jp);
+#endif
+}
+
 TEST(no_range_no_metrics)
 {
     /* tracker calls outside every range count nowhere; a range without
@@ -462,4 +555,5 @@ TEST(no_range_no_metrics)
     gp_profiler_destroy(p);
 }
 
-TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl, no_range_no_metrics)
+TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
+          cuda_stand_in_known_durations, no_range_no_metrics)
