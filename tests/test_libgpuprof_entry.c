@@ -262,14 +262,19 @@ typedef struct other_arg {
     gp_profiler *p;
     cl_env *e;
     int64_t ns;
+    int rc;
+    char buf[64];
 } other_arg;
 
-/* Another thread: its timing counts in its own range only. */
+/* Another thread: its timing and its tracked buffer count in its own range
+ * only (not in "step", open on the main thread meanwhile). */
 static void *other_thread(void *v)
 {
     other_arg *a = v;
     gp_range_begin(a->p, "other");
     a->ns += run_kernel(a->p, a->e);
+    a->rc |= gp_mem_track(a->p, "o", a->buf, 64, NULL, 0, NULL);
+    a->rc |= gp_mem_untrack(a->p, a->buf);
     gp_range_end(a->p);
     return NULL;
 }
@@ -285,7 +290,7 @@ static void program(gp_profiler *p, cl_env *e, int iters, expect *x, char (*bufs
     memset(x, 0, X_N * sizeof *x);
     for (int i = 0; i < X_N; i++) x[i].name = names[i];
     int64_t total = 0;
-    other_arg oa = {p, e, 0};
+    other_arg oa = {p, e, 0, 0, {0}};
     for (int it = 0; it < iters; it++) {
         size_t wb = (size_t)(4096 * (it + 1));
         gp_range_begin(p, "step");
@@ -338,6 +343,12 @@ static void program(gp_profiler *p, cl_env *e, int iters, expect *x, char (*bufs
         x[X_OTHER].count++;
         x[X_OTHER].timers++;
         x[X_OTHER].gpu_ns += oa.ns - before;
+        ASSERT_EQ_INT(oa.rc, 0);
+        x[X_OTHER].allocs++;
+        x[X_OTHER].alloc_bytes += 64;
+        x[X_OTHER].frees++;
+        x[X_OTHER].freed_bytes += 64;
+        if (total + 64 > x[X_OTHER].peak) x[X_OTHER].peak = total + 64;
     }
     run_kernel(p, e); /* outside every range: counts nowhere */
     ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);

@@ -114,8 +114,9 @@ void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, in
     if (si < 0 || (p->tr->slices.v[si].flags & GP_SLICE_WARMUP)) return;
     gp_khost k = {(uint32_t)si, c->thr, c->host_ns};
     /* the stream sink writes ranges out (and moves the timings) as they are
-     * drained, before timings resolve: its ranges carry no metrics */
-    if (c->thr && !p->stream && GP_VEC_PUSH(p->khost, k))
+     * drained, before timings resolve: its ranges carry no metrics; the
+     * aggregate sink keeps no range as an event: nothing to join */
+    if (c->thr && !p->stream && p->sink != GP_SINK_AGGREGATE && GP_VEC_PUSH(p->khost, k))
         gp_rec_seterr(p, "per-entry metrics: out of memory");
     gp_entry_sum d = gp_rec_entry_timing(dur, bytes);
     gp_rec_entry_inline_add(p, c, &d);
@@ -139,7 +140,7 @@ static gp_entry_sum memop_sum(const gp_memop *m)
 void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total)
 {
     gp_memop m = {c->thr, c->host_ns, bytes, total};
-    if (c->thr && !p->stream && GP_VEC_PUSH(p->memops, m))
+    if (c->thr && !p->stream && p->sink != GP_SINK_AGGREGATE && GP_VEC_PUSH(p->memops, m))
         gp_rec_seterr(p, "per-entry metrics: out of memory");
     gp_entry_sum d = memop_sum(&m);
     gp_rec_entry_inline_add(p, c, &d);
