@@ -390,6 +390,18 @@ static void run_case(cl_env *e, const gp_options *o, int iters, uint64_t want_ag
     ASSERT_CONTAINS(js, "\"gpu_timers\"");
     ASSERT_CONTAINS(js, "\"bandwidth_Bps\"");
     free(js);
+    /* the library's own text summary prints the same per-entry table */
+    char *ps = NULL;
+    size_t pn = 0;
+    FILE *pf = open_memstream(&ps, &pn);
+    ASSERT(pf != NULL);
+    gp_print_summary(p, pf);
+    fclose(pf);
+    ASSERT_CONTAINS(ps, "Per-entry metrics");
+    char pbw[64];
+    snprintf(pbw, sizeof pbw, "%.3f", (double)x[0].xfer_bytes / (double)x[0].xfer_ns);
+    ASSERT_CONTAINS(ps, pbw);
+    free(ps);
     gp_trace *t = NULL;
     gp_err er;
     ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);

@@ -4,6 +4,7 @@
 #include "analysis/summary.h"
 #include "core/stats.h"
 #include "core/table.h"
+#include "report/summary.h"
 #include "record/recorder.h"
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,23 @@ static void print_rows(const gp_summary_row *rows, size_t n, FILE *f, int bottle
     gp_table_destroy(tb);
 }
 
+/* The per-entry metrics of the rows that have any, in the table of
+ * `gpuprof summary` (one writer: report/summary.c). */
+static void print_entry_rows(const gp_summary_row *rows, size_t n, FILE *f)
+{
+    gp_entry_row *er = malloc((n ? n : 1) * sizeof *er);
+    if (!er) return;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gp_summary_row *r = &rows[i];
+        gp_entry_sum e = {r->gpu_timers, r->gpu_ns,      r->xfers, r->xfer_ns,     r->xfer_bytes,
+                          r->allocs,     r->alloc_bytes, r->frees, r->freed_bytes, r->peak_bytes};
+        if (gp_entry_sum_any(&e)) er[k++] = (gp_entry_row){r->name, r->count, e};
+    }
+    gp_report_entry_table(f, er, k, 48);
+    free(er);
+}
+
 static int64_t span_ns(gp_profiler *p)
 {
     pthread_mutex_lock(&p->mu);
@@ -246,6 +264,7 @@ void gp_print_summary(gp_profiler *p, FILE *f)
     fprintf(f, "gpuprof summary (%s): %zu operations over %s\n", p->name, n,
             gp_fmt_dur_auto(sp, sizeof sp, (double)span));
     if (n) print_rows(rows, n, f, 0, span);
+    print_entry_rows(rows, n, f);
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->obs.n; i++) {
         const gp_obs *o = &p->obs.v[i];

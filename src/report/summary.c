@@ -62,18 +62,12 @@ static void print_group(FILE *f, const gp_trace *t, const gp_summary *s, gp_grou
     gp_table_destroy(tb);
 }
 
-/* The per-entry metrics of libgpuprof ranges (docs/api.md "Per-entry
- * metrics"), one line per (group, name) that has any, in the groups shown. */
-static void print_entry_metrics(FILE *f, const gp_trace *t, const gp_summary *s,
-                                const gp_summary_view *o)
+void gp_report_entry_table(FILE *f, const gp_entry_row *rows, size_t n, int width)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < s->n; i++)
-        k += (o->mask & (1u << s->rows[i].group)) && gp_entry_sum_any(&s->rows[i].em);
-    if (!k) return;
+    if (!n) return;
     double mx[2] = {0};
-    for (size_t i = 0; i < s->n; i++) {
-        const gp_entry_sum *e = &s->rows[i].em;
+    for (size_t i = 0; i < n; i++) {
+        const gp_entry_sum *e = &rows[i].em;
         if ((double)e->gpu_ns > mx[0]) mx[0] = (double)e->gpu_ns;
         if ((double)e->xfer_ns > mx[1]) mx[1] = (double)e->xfer_ns;
     }
@@ -84,14 +78,13 @@ static void print_entry_metrics(FILE *f, const gp_trace *t, const gp_summary *s,
     const char *headers[] = {"Name",       "Count",     "Timers", h0,      "Xfers", h1,
                              "Xfer bytes", "Xfer GB/s", "Allocs", "Alloc", "Freed", "Peak"};
     gp_table *tb = gp_table_create(12, headers, "lrrrrrrrrrrr");
+    if (!tb) return;
     fprintf(f, "\nPer-entry metrics (libgpuprof ranges: device timings, transfers and tracked "
                "memory inside each range, summed over its calls; peak = highest):\n");
-    for (size_t i = 0; i < s->n; i++) {
-        const gp_op_row *r = &s->rows[i];
-        const gp_entry_sum *e = &r->em;
-        if (!(o->mask & (1u << r->group)) || !gp_entry_sum_any(e)) continue;
+    for (size_t i = 0; i < n; i++) {
+        const gp_entry_sum *e = &rows[i].em;
         char c[12][64];
-        snprintf(c[1], 64, "%llu", (unsigned long long)r->st.count);
+        snprintf(c[1], 64, "%llu", (unsigned long long)rows[i].count);
         snprintf(c[2], 64, "%llu", (unsigned long long)e->timers);
         gp_fmt_dur(c[3], 64, (double)e->gpu_ns, u0);
         snprintf(c[4], 64, "%llu", (unsigned long long)e->xfers);
@@ -109,22 +102,33 @@ static void print_entry_metrics(FILE *f, const gp_trace *t, const gp_summary *s,
             gp_fmt_bytes(c[11], 64, (double)e->peak_bytes);
         else
             snprintf(c[11], 64, "-");
-        const char *cp[12] = {gp_trace_s(t, r->name),
-                              c[1],
-                              c[2],
-                              c[3],
-                              c[4],
-                              c[5],
-                              c[6],
-                              c[7],
-                              c[8],
-                              c[9],
-                              c[10],
-                              c[11]};
+        const char *cp[12] = {rows[i].name, c[1], c[2], c[3], c[4],  c[5],
+                              c[6],         c[7], c[8], c[9], c[10], c[11]};
         gp_table_row(tb, cp);
     }
-    gp_table_print(tb, f, o->wide ? 0 : 70);
+    gp_table_print(tb, f, width);
     gp_table_destroy(tb);
+}
+
+/* The per-entry metrics of libgpuprof ranges (docs/api.md "Per-entry
+ * metrics"), one line per (group, name) that has any, in the groups shown. */
+static void print_entry_metrics(FILE *f, const gp_trace *t, const gp_summary *s,
+                                const gp_summary_view *o)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++)
+        k += (o->mask & (1u << s->rows[i].group)) && gp_entry_sum_any(&s->rows[i].em);
+    if (!k) return;
+    gp_entry_row *er = malloc(k * sizeof *er);
+    if (!er) return;
+    k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const gp_op_row *r = &s->rows[i];
+        if (!(o->mask & (1u << r->group)) || !gp_entry_sum_any(&r->em)) continue;
+        er[k++] = (gp_entry_row){gp_trace_s(t, r->name), r->st.count, r->em};
+    }
+    gp_report_entry_table(f, er, k, o->wide ? 0 : 70);
+    free(er);
 }
 
 void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,

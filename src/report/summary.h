@@ -29,6 +29,16 @@ void gp_report_summary_json(gp_sbuf *b, const gp_trace *t, const gp_summary *s,
  * (text: the traces' reports separated by a blank line). */
 void gp_report_summary_json_doc(gp_sbuf *b, gp_trace *const *t, const gp_summary *s, size_t n,
                                 const gp_summary_view *o);
+/* One row of the per-entry metrics table (docs/api.md "Per-entry metrics"). */
+typedef struct gp_entry_row {
+    const char *name;
+    uint64_t count; /* calls of the entry */
+    gp_entry_sum em;
+} gp_entry_row;
+/* The per-entry metrics table of `gpuprof summary`, also printed by the
+ * library's gp_print_summary: nothing when n is 0; names cut to `width`
+ * characters (0: whole). */
+void gp_report_entry_table(FILE *f, const gp_entry_row *rows, size_t n, int width);
 void gp_report_summary_text_doc(FILE *f, gp_trace *const *t, const gp_summary *s, size_t n,
                                 const gp_summary_view *o);
 
