@@ -13,6 +13,8 @@ int gp_serve_timeline(const gp_trace *t, int html, gp_sbuf *b, gp_err *err)
         if (gp_timeline_html(t, 0, b, &st)) return gp_err_set(err, GP_ENOMEM, "out of memory");
         return 0;
     }
+    if (t->meta.args_at_source) /* the caller reads them in first (gp_tentry_args) */
+        return gp_err_set(err, GP_ESTATE, "internal: the events' args were not read in");
     /* the JSON writer streams to a FILE: give it one in memory */
     char *mem = NULL;
     size_t len = 0;
