@@ -118,7 +118,8 @@ def main():
             check(st == 200 and b2 == want, "%s: the timeline again, same bytes"
                   % os.path.basename(p))
     finally:
-        s.stop()
+        rc, err = s.stop()
+        check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
 
     # 2. concurrent first timeline requests (no load before)
     s = Server([plain, gz, "--quiet"], env=env)
@@ -140,7 +141,8 @@ def main():
                   "%s: 6 concurrent first timeline requests get the command's bytes"
                   % os.path.basename(p))
     finally:
-        s.stop()
+        rc, err = s.stop()
+        check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
 
     # 3. the file changes after the load, before the first timeline request
     s = Server([plain, gz, "--quiet"], env=env)
@@ -172,7 +174,8 @@ def main():
                   "%s changed %s: the summary is the new file's" % (os.path.basename(p), how))
         check(s.alive(), "the server is still up")
     finally:
-        s.stop()
+        rc, err = s.stop()
+        check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
     shutil.rmtree(tmp, ignore_errors=True)
     print("t_serve_args: %d failure(s)" % len(failures))
     return 1 if failures else 0
