@@ -9,7 +9,9 @@ threads; gzip; a folder with a file that holds no trace before the trace):
 2. concurrent first timeline requests all get those bytes;
 3. a file changed between the load and the first timeline request (in
    place, or replaced; plain and gzip) is loaded again: the timeline and
-   the summary then equal the commands' on the new file.
+   the summary then equal the commands' on the new file;
+4. with --redact the args read in are sanitized: the timeline equals
+   `gpuprof timeline --redact -o X.json`.
 Exit 77 without serve."""
 import gzip, json, os, random, shutil, subprocess, sys, tempfile, threading
 
@@ -173,6 +175,25 @@ def main():
             check(st == 200 and after != before and after == cli("summary", "--json", p)[1],
                   "%s changed %s: the summary is the new file's" % (os.path.basename(p), how))
         check(s.alive(), "the server is still up")
+    finally:
+        rc, err = s.stop()
+        check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
+
+    # 4. --redact: the args read in are sanitized as the command sanitizes them
+    sens = os.path.join(tmp, "sensitive.json")
+    with open(sens, "w") as f:
+        f.write(trace_text(5).replace('"note":"n', '"note":"/srv/private/set1.bin n'))
+    s = Server([sens, "--quiet", "--redact"], env=env)
+    try:
+        i = json.loads(s.get("/api/traces")[2])["traces"][0]["id"]
+        s.get("/api/summary?trace=" + i)
+        rc, _ = cli("timeline", "--redact", "-o", out, sens)
+        with open(out, "rb") as f:
+            want = f.read()
+        st, _, b = s.get("/api/profiler/timeline?trace=" + i)
+        check(rc == 0 and st == 200 and b == want and b"/srv/private" not in b and
+              b"/srv/private" in timeline_of(sens)[1],
+              "--redact: the timeline equals `gpuprof timeline --redact -o`, the path sanitized")
     finally:
         rc, err = s.stop()
         check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
