@@ -11,7 +11,8 @@ threads; gzip; a folder with a file that holds no trace before the trace):
    place, or replaced; plain and gzip) is loaded again: the timeline and
    the summary then equal the commands' on the new file;
 4. with --redact the args read in are sanitized: the timeline equals
-   `gpuprof timeline --redact -o X.json`.
+   `gpuprof timeline --redact -o X.json`;
+5. a run of a store (no args text) gives the command's timeline.
 Exit 77 without serve."""
 import gzip, json, os, random, shutil, subprocess, sys, tempfile, threading
 
@@ -197,6 +198,26 @@ def main():
     finally:
         rc, err = s.stop()
         check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
+
+    # 5. a run of a store has no args text to read: its timeline is the command's
+    prog = os.path.join(os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN)), "tests",
+                        "cl_record_prog")
+    db = os.path.join(tmp, "rec.db")
+    if os.path.exists(prog) and subprocess.run([prog, "0"], capture_output=True).returncode == 0:
+        subprocess.run([BIN, "run", "-o", db, "-q", "--no-summary", "--", prog, "2", "4096"],
+                       capture_output=True, timeout=120)
+    if os.path.exists(db):
+        s = Server(["--quiet", "--store", db], env=env)
+        try:
+            i = json.loads(s.get("/api/traces")[2])["traces"][0]["id"]
+            st, _, b = s.get("/api/profiler/timeline?trace=" + i)
+            rc, want = timeline_of(db + ":1")
+            check(rc == 0 and st == 200 and b == want, "store run: the timeline equals the command's")
+        finally:
+            rc, err = s.stop()
+            check(rc == 0, "the server stops with status 0 (%s)" % err.strip()[-300:])
+    else:
+        print("note: no OpenCL recording here; the store run part is skipped")
     shutil.rmtree(tmp, ignore_errors=True)
     print("t_serve_args: %d failure(s)" % len(failures))
     return 1 if failures else 0
