@@ -20,7 +20,7 @@
 enum { ST_UNLOADED, ST_LOADING, ST_READY, ST_ERROR };
 /* A trace is loaded with its args at the source (trace/args_source.h); their
  * text is read in by the first request that needs it (gp_tentry_args). */
-enum { ARGS_AT_SOURCE, ARGS_READING, ARGS_READ };
+enum { ARGS_AT_SOURCE, ARGS_READING, ARGS_READ, ARGS_FAILED };
 static const char *const state_names[] = {"unloaded", "loading", "ready", "error"};
 
 #define BODIES_MAX 64
@@ -474,15 +474,18 @@ int gp_tentry_args(gp_tcache *c, gp_tentry *e, gp_err *err)
 {
     pthread_mutex_lock(&c->mu);
     while (e->args_state == ARGS_READING) pthread_cond_wait(&c->cv, &c->mu);
-    if (e->args_state == ARGS_READ) {
+    if (e->args_state == ARGS_READ || e->args_state == ARGS_FAILED) {
+        int failed = e->args_state == ARGS_FAILED;
         pthread_mutex_unlock(&c->mu);
-        return 0;
+        return failed ? gp_err_set(err, GP_ENOMEM, "%s: out of memory sanitizing the args",
+                                   gp_tentry_name(e))
+                      : 0;
     }
     e->args_state = ARGS_READING;
     pthread_mutex_unlock(&c->mu);
     /* held (refs > 0): the traces and files stay; only this thread writes
      * their args (every reader of the args text waits above first) */
-    int rc = 0;
+    int rc = 0, broken = 0;
     uint64_t before = 0, after = 0;
     for (size_t i = 0; i < e->n && !rc; i++) {
         gp_trace *t = e->traces[i];
@@ -498,15 +501,19 @@ int gp_tentry_args(gp_tcache *c, gp_tentry *e, gp_err *err)
         before += gp_trace_mem_bytes(t);
         rc = gp_trace_args_read(t, e->files[e->tfile[i]], &want, err);
         /* --redact: the args text is sanitized as the rest was at load */
-        if (!rc && c->redact && gp_sanitize_args(t, c->keep))
-            rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+        if (!rc && c->redact && gp_sanitize_args(t, c->keep)) {
+            /* the args are dropped: this copy never writes the timeline */
+            rc = gp_err_set(err, GP_ENOMEM, "%s: out of memory sanitizing the args",
+                            gp_tentry_name(e));
+            broken = 1;
+        }
         after += gp_trace_mem_bytes(t);
     }
     pthread_mutex_lock(&c->mu);
     e->trace_bytes += after - before;
     c->used += after - before;
     if (rc) {
-        e->args_state = ARGS_AT_SOURCE;
+        e->args_state = broken ? ARGS_FAILED : ARGS_AT_SOURCE;
         /* a file that changed since the load: the next acquire looks at the
          * files at once and reads them again when nobody holds the traces */
         if (rc == GP_ESTATE) e->checked_ns = 0;

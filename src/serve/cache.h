@@ -47,7 +47,9 @@ void gp_tcache_release(gp_tcache *c, gp_tentry *e);
  * the text in from the file (concurrent callers wait for it; sanitized with
  * --redact). Returns 0; GP_ESTATE when a file is no longer the one loaded
  * (the next gp_tcache_acquire then looks at the files at once and loads
- * them again when nobody holds the entry); or another GP_E* code; err set. */
+ * them again when nobody holds the entry); or another GP_E* code; err set
+ * (out of memory sanitizing the args is kept: the entry's timeline is
+ * refused until its files are loaded again). */
 int gp_tentry_args(gp_tcache *c, gp_tentry *e, gp_err *err);
 
 /* The traces of a held entry (ranks of a folder; one otherwise) and the
