@@ -18,14 +18,14 @@
 /* A trace with args on complete events and instants (strings with braces,
  * escapes and unicode, nested arrays and objects), events without args,
  * B/E pairs, metadata and counters; seeded. Written plain or gzipped. */
-static void write_trace(const char *path, int array_form, int gz, uint64_t seed)
+static void write_trace(const char *path, int array_form, int gz, uint64_t seed, int nev)
 {
     gp_sbuf b = {0};
     gp_sbuf_puts(&b, "\xef\xbb\xbf \n"); /* a BOM and spaces before the text */
     gp_sbuf_puts(&b, array_form ? "[\n" : "{\"schemaVersion\":1,\"traceEvents\":[\n");
     gp_sbuf_puts(&b, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
                      "\"args\":{\"name\":\"main\"}}");
-    for (int i = 0; i < 6000; i++) {
+    for (int i = 0; i < nev; i++) {
         uint64_t r = gp_test_xorshift(&seed);
         int ts = 1000 + i * 10;
         switch (r % 6) {
@@ -122,13 +122,13 @@ static void same_args(const gp_trace *a, const gp_trace *b)
     }
 }
 
-static void check_form(int array_form, int gz)
+static void check_form(int array_form, int gz, int nev)
 {
     char path[] = "/tmp/gp_argsrc_XXXXXX";
     int fd = mkstemp(path);
     ASSERT(fd >= 0);
     close(fd);
-    write_trace(path, array_form, gz, 0x9e3779b97f4a7c15ull + (uint64_t)(array_form * 2 + gz));
+    write_trace(path, array_form, gz, 0x9e3779b97f4a7c15ull + (uint64_t)(array_form * 2 + gz), nev);
     setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1); /* small files split too (plain ones) */
     gp_trace *text = import(path, 1, GP_ARGS_TEXT);
     ASSERT_CMP_INT(text->slice_args.n, >, 1000);
@@ -167,19 +167,25 @@ static void check_form(int array_form, int gz)
 
 TEST(plain_object)
 {
-    check_form(0, 0);
+    check_form(0, 0, 6000);
 }
 TEST(plain_array)
 {
-    check_form(1, 0);
+    check_form(1, 0, 6000);
 }
 TEST(gzip_object)
 {
-    check_form(0, 1);
+    check_form(0, 1, 6000);
 }
 TEST(gzip_array)
 {
-    check_form(1, 1);
+    check_form(1, 1, 6000);
+}
+/* larger than the reader's 4 MiB chunks: ranges cut by a chunk's end */
+TEST(large)
+{
+    check_form(0, 0, 60000);
+    check_form(0, 1, 60000);
 }
 
 static char *slurp(const char *path, size_t *n)
@@ -231,7 +237,7 @@ TEST(changed_file)
     int fd = mkstemp(path);
     ASSERT(fd >= 0);
     close(fd);
-    write_trace(path, 0, 0, 42);
+    write_trace(path, 0, 0, 42, 6000);
     size_t n;
     char *orig = slurp(path, &n);
     gp_trace *text = import(path, 1, GP_ARGS_TEXT);
@@ -281,7 +287,7 @@ TEST(not_at_source)
     int fd = mkstemp(path);
     ASSERT(fd >= 0);
     close(fd);
-    write_trace(path, 0, 0, 7);
+    write_trace(path, 0, 0, 7, 6000);
     for (int mode = 0; mode <= GP_ARGS_TEXT; mode++) {
         gp_trace *t = import(path, 1, mode);
         ASSERT_EQ_INT(t->meta.args_at_source, 0);
@@ -295,4 +301,4 @@ TEST(not_at_source)
     unlink(path);
 }
 
-TEST_MAIN(plain_object, plain_array, gzip_object, gzip_array, changed_file, not_at_source)
+TEST_MAIN(plain_object, plain_array, gzip_object, gzip_array, large, changed_file, not_at_source)
