@@ -2,7 +2,10 @@
 # gpuprof serve benchmark (issue 11), every figure a ratio to a baseline
 # measured in the same run on the same machine:
 #  1. first request of an uncached ~1 GB trace (/api/profiler/kernels: load +
-#     summary) against `gpuprof summary` on the same file (goal <= 1.2x);
+#     summary) against `gpuprof summary` on the same file (goal <= 1.2x); then,
+#     for information, the first timeline export of that loaded trace (the
+#     server reads the events' args text in from the file for it) against
+#     `gpuprof timeline -o X.json`;
 #  2. /api/profiler/kernels on the cached trace: requests/s and p50/p99 with
 #     wrk at saturation (goal >= 5,000 req/s on 2 cores), against the cheapest
 #     route (/api/traces) as the server's own ceiling; then p50/p99 at the
@@ -49,7 +52,16 @@ for round in 1 2; do
   id=$(curl -s "http://127.0.0.1:$port/api/traces" | python3 -c 'import json,sys; print(json.load(sys.stdin)["traces"][0]["id"])')
   t0=$(now); curl -s -o /dev/null "http://127.0.0.1:$port/api/profiler/kernels?trace=$id"; t1=$(now)
   best_first=$(python3 -c "print(min($best_first, $t1 - $t0))")
-  if [ $round = 1 ]; then kill $pid; wait $pid 2>/dev/null || true; pid=; fi
+  if [ $round = 1 ]; then
+    # informative: the timeline export after that load (the server reads the
+    # args text in from the file now) against the command that writes it
+    t0=$(now); curl -s -o /dev/null --max-time 600 "http://127.0.0.1:$port/api/profiler/timeline?trace=$id"; t1=$(now)
+    t_tl=$(python3 -c "print($t1 - $t0)")
+    kill $pid; wait $pid 2>/dev/null || true; pid=
+    t0=$(now); "$GP" timeline -o "$tmp/tl.json" "$BIG" 2>/dev/null; t1=$(now)
+    t_tlc=$(python3 -c "print($t1 - $t0)")
+    rm -f "$tmp/tl.json"
+  fi
 done
 # 2. cached: kernels vs the trace list (server CPU in clock ticks around each run)
 cpu() { awk '{print $14 + $15}' /proc/$pid/stat; }
@@ -73,10 +85,11 @@ GP_TRACE=$id wrk -t2 -c16 -d"${SECS}s" --latency -s tests/serve_mixed.lua "http:
 r1=$(awk '/VmRSS/{print $2}' /proc/$pid/status)
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$tmp" "$size" "$best_sum" "$best_first" "$r0" "$r1" "$SECS" "$OUT" \
-  "$(git rev-parse --short HEAD)" "$load0" "$load1" <<'PY'
+  "$(git rev-parse --short HEAD)" "$load0" "$load1" "$t_tl" "$t_tlc" <<'PY'
 import os, re, sys, time
-tmp, size, t_sum, t_first, r0, r1, secs, out, rev, load0, load1 = sys.argv[1:]
+tmp, size, t_sum, t_first, r0, r1, secs, out, rev, load0, load1, t_tl, t_tlc = sys.argv[1:]
 size, t_sum, t_first, r0, r1 = int(size), float(t_sum), float(t_first), int(r0), int(r1)
+t_tl, t_tlc = float(t_tl), float(t_tlc)
 def wrk(name):
     t = open(os.path.join(tmp, name)).read()
     rps = float(re.search(r"Requests/sec:\s*([\d.]+)", t).group(1))
@@ -98,6 +111,7 @@ lines = [
   "machine: %d cores, %s; shared with other jobs (load average %s before, %s after); wrk runs on the same cores" % (os.cpu_count(), cpu, load0, load1),
   "trace: %.1f MB plain JSON (df_index_resolver tiled)" % (size / 1e6),
   "1. uncached first request /api/profiler/kernels: %.2f s vs gpuprof summary %.2f s = %.2fx (goal <= 1.2x; best of 2 each)" % (t_first, t_sum, t_first / t_sum),
+  "   then the first /api/profiler/timeline (args text read in from the file, export made): %.2f s vs gpuprof timeline -o X.json %.2f s = %.2fx (once each; no goal)" % (t_tl, t_tlc, t_tl / t_tlc),
   "2. cached /api/profiler/kernels at saturation (wrk, 32 connections): %.0f req/s, p50 %.2f ms, p99 %.2f ms (goal >= 5000 req/s)" % k[:3],
   "   baseline /api/traces (cheapest route): %.0f req/s, p50 %.2f ms, p99 %.2f ms; kernels = %.2fx of it" % (b[0], b[1], b[2], k[0] / b[0]),
   "   server CPU per request: kernels %.1f us, traces %.1f us (%.2fx; a kernels body is %d bytes)" % (us_k, us_b, us_k / us_b, ksize),

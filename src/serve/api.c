@@ -107,19 +107,16 @@ static void cache_key(gp_sbuf *k, const gp_target *t)
     }
 }
 
-static void with_trace(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, const void *opts,
-                       const char *ctype, gp_resp *out)
+/* Answers a request from the trace it names: the body kept for it, or
+ * computed by fn. args: fn writes the events' args text (gp_tentry_args
+ * reads it in first; a file that changed since the load is loaded again,
+ * once). */
+static void with_trace_args(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, const void *opts,
+                            const char *ctype, gp_resp *out, int args)
 {
     const char *id = gp_query_get(&t->q, "trace");
     if (!id) {
         gp_api_error(out, 400, "trace=ID is required (the ids are listed by /api/traces)");
-        return;
-    }
-    gp_tentry *e;
-    gp_err err = {0};
-    int rc = gp_tcache_acquire(ctx->cache, id, &e, &err);
-    if (rc) {
-        gp_api_error(out, rc == GP_ENOTFOUND ? 404 : 422, err.msg);
         return;
     }
     gp_sbuf key = {0};
@@ -127,22 +124,53 @@ static void with_trace(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, con
     gp_sbuf_cstr(&key);
     out->ctype = ctype;
     out->html = ctype == HTML;
-    if (!gp_tentry_body_get(ctx->cache, e, key.s, &out->body)) {
-        size_t n;
-        gp_trace *const *tr = gp_tentry_traces(e, &n);
-        rc = fn(tr, n, gp_tentry_name(e), opts, &out->body, &err);
-        if (!rc)
-            gp_tentry_body_put(ctx->cache, e, key.s, &out->body,
-                               ctype == HTML ? GP_API_KEPT_HTML : GP_API_KEPT_JSON);
-        else
-            gp_tentry_body_abandon(ctx->cache, e, key.s);
+    gp_err err = {0};
+    int rc, changed = 0;
+    for (int attempt = 0;; attempt++) {
+        gp_tentry *e;
+        rc = gp_tcache_acquire(ctx->cache, id, &e, &err);
+        if (rc) {
+            gp_api_error(out, rc == GP_ENOTFOUND ? 404 : 422, err.msg);
+            gp_sbuf_free(&key);
+            return;
+        }
+        if (!gp_tentry_body_get(ctx->cache, e, key.s, &out->body)) {
+            if (args) rc = gp_tentry_args(ctx->cache, e, &err);
+            if (rc) {
+                gp_tentry_body_abandon(ctx->cache, e, key.s);
+                gp_tcache_release(ctx->cache, e);
+                if (rc == GP_ESTATE && attempt == 0) { /* changed since the load: again */
+                    gp_err_clear(&err);
+                    continue;
+                }
+                changed = rc == GP_ESTATE;
+                break;
+            }
+            size_t n;
+            gp_trace *const *tr = gp_tentry_traces(e, &n);
+            rc = fn(tr, n, gp_tentry_name(e), opts, &out->body, &err);
+            if (!rc)
+                gp_tentry_body_put(ctx->cache, e, key.s, &out->body,
+                                   ctype == HTML ? GP_API_KEPT_HTML : GP_API_KEPT_JSON);
+            else
+                gp_tentry_body_abandon(ctx->cache, e, key.s);
+        }
+        gp_tcache_release(ctx->cache, e);
+        break;
     }
-    gp_tcache_release(ctx->cache, e);
     gp_sbuf_free(&key);
-    if (rc)
+    if (changed) /* changed again while it was read: a later request gets it */
+        gp_api_error(out, 503, err.msg);
+    else if (rc)
         fail(out, rc, &err);
     else
         out->status = 200;
+}
+
+static void with_trace(gp_serve_ctx *ctx, const gp_target *t, compute_fn fn, const void *opts,
+                       const char *ctype, gp_resp *out)
+{
+    with_trace_args(ctx, t, fn, opts, ctype, out, 0);
 }
 
 /* ---- summary and kernels ------------------------------------------------------------------- */
@@ -380,7 +408,8 @@ static void h_timeline(gp_serve_ctx *ctx, const gp_target *t, gp_resp *out, long
         return;
     }
     static const long yes = 1, no = 0;
-    with_trace(ctx, t, c_timeline, html ? &yes : &no, html ? HTML : JSON, out);
+    /* the JSON is the lossless export: every event's args text (the page has none) */
+    with_trace_args(ctx, t, c_timeline, html ? &yes : &no, html ? HTML : JSON, out, !html);
 }
 
 /* ---- report page ---------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include "core/hash.h"
 #include "core/strtab.h"
 #include "store/store.h"
+#include "trace/args_source.h"
 #include "trace/load.h"
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,9 @@
 #include <sys/stat.h>
 
 enum { ST_UNLOADED, ST_LOADING, ST_READY, ST_ERROR };
+/* A trace is loaded with its args at the source (trace/args_source.h); their
+ * text is read in by the first request that needs it (gp_tentry_args). */
+enum { ARGS_AT_SOURCE, ARGS_READING, ARGS_READ, ARGS_FAILED };
 static const char *const state_names[] = {"unloaded", "loading", "ready", "error"};
 
 #define BODIES_MAX 64
@@ -49,6 +53,8 @@ struct gp_tentry {
     _Atomic(uint64_t) read_bytes;
     gp_trace **traces;
     size_t n;
+    size_t *tfile;  /* index in files of each trace */
+    int args_state; /* ARGS_*: the traces' args text (timeline export) */
     uint64_t trace_bytes, body_bytes;
     body bodies[BODIES_MAX];
     size_t nbodies, next_body;
@@ -86,6 +92,9 @@ uint64_t gp_trace_mem_bytes(const gp_trace *t)
     V(arg_streams);
     V(entry_metrics);
     V(tracked_buffers);
+    V(args_text);
+    V(slice_args);
+    V(instant_args);
 #undef V
     return b;
 }
@@ -127,6 +136,9 @@ static void drop_loaded(gp_tcache *c, gp_tentry *e)
     for (size_t i = 0; i < e->n; i++) gp_trace_destroy(e->traces[i]);
     free(e->traces);
     e->traces = NULL;
+    free(e->tfile);
+    e->tfile = NULL;
+    e->args_state = ARGS_AT_SOURCE;
     e->n = 0;
     for (size_t i = 0; i < e->nbodies; i++) body_free(c, &e->bodies[i]);
     e->nbodies = e->next_body = 0;
@@ -323,7 +335,8 @@ static void evict(gp_tcache *c, const gp_tentry *keep)
 }
 
 /* Loads e (state ST_LOADING, not locked; the files are swapped in locked). */
-static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t *nout, gp_err *err)
+static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t **tfile, size_t *nout,
+                gp_err *err)
 {
     gp_tentry probe;
     memset(&probe, 0, sizeof probe);
@@ -342,12 +355,21 @@ static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t *nout, gp_er
     pthread_mutex_unlock(&c->mu);
     /* e->files stays as it is while the entry is loading */
     gp_trace **t = calloc(e->nfiles + 1, sizeof *t);
-    if (!t) return gp_err_set(err, GP_ENOMEM, "out of memory");
-    /* args text kept: the timeline body is the lossless Chrome export, byte for
-     * byte the one of `gpuprof timeline -o X.json` */
-    rc = gp_load_many_ex(e->files, e->nfiles, 0, GP_LOAD_KEEP_ARGS, t, err, &e->read_bytes);
+    size_t *tf = calloc(e->nfiles + 1, sizeof *tf);
+    if (!t || !tf) {
+        free(t);
+        free(tf);
+        return gp_err_set(err, GP_ENOMEM, "out of memory");
+    }
+    /* the timeline body is the lossless Chrome export, byte for byte the one
+     * of `gpuprof timeline -o X.json`, which repeats every event's args text:
+     * only where it lies is kept now, the text is read when a timeline is
+     * asked for (gp_tentry_args), so that a first summary costs what the
+     * command's does */
+    rc = gp_load_many_ex(e->files, e->nfiles, 0, GP_LOAD_ARGS_AT_SOURCE, t, err, &e->read_bytes);
     if (rc) {
         free(t);
+        free(tf);
         return rc;
     }
     /* as the commands do: in a folder, JSON files without an event array
@@ -358,10 +380,12 @@ static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t *nout, gp_er
             gp_trace_destroy(t[i]);
             continue;
         }
+        tf[k] = i;
         t[k++] = t[i];
     }
     if (!k) {
         free(t);
+        free(tf);
         return gp_err_set(err, GP_EINVAL, "%s: no trace with a \"traceEvents\" array found",
                           gp_tentry_name(e));
     }
@@ -369,9 +393,11 @@ static int load(gp_tcache *c, gp_tentry *e, gp_trace ***out, size_t *nout, gp_er
         if (gp_sanitize_trace(t[i], c->keep)) {
             for (size_t j = 0; j < k; j++) gp_trace_destroy(t[j]);
             free(t);
+            free(tf);
             return gp_err_set(err, GP_ENOMEM, "out of memory");
         }
     *out = t;
+    *tfile = tf;
     *nout = k;
     return 0;
 }
@@ -409,8 +435,8 @@ int gp_tcache_acquire(gp_tcache *c, const char *id, gp_tentry **out, gp_err *err
         e->state = ST_LOADING;
         pthread_mutex_unlock(&c->mu);
         gp_trace **t = NULL;
-        size_t n = 0;
-        int rc = load(c, e, &t, &n, err);
+        size_t *tf = NULL, n = 0;
+        int rc = load(c, e, &t, &tf, &n, err);
         pthread_mutex_lock(&c->mu);
         if (rc) {
             e->state = ST_ERROR;
@@ -420,6 +446,8 @@ int gp_tcache_acquire(gp_tcache *c, const char *id, gp_tentry **out, gp_err *err
             return rc;
         }
         e->traces = t;
+        e->tfile = tf;
+        e->args_state = ARGS_AT_SOURCE;
         e->n = n;
         e->trace_bytes = 0;
         for (size_t i = 0; i < n; i++) e->trace_bytes += gp_trace_mem_bytes(t[i]);
@@ -441,6 +469,62 @@ void gp_tcache_release(gp_tcache *c, gp_tentry *e)
     e->refs--;
     evict(c, NULL);
     pthread_mutex_unlock(&c->mu);
+}
+
+int gp_tentry_args(gp_tcache *c, gp_tentry *e, gp_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    while (e->args_state == ARGS_READING) pthread_cond_wait(&c->cv, &c->mu);
+    if (e->args_state == ARGS_READ || e->args_state == ARGS_FAILED) {
+        int failed = e->args_state == ARGS_FAILED;
+        pthread_mutex_unlock(&c->mu);
+        return failed ? gp_err_set(err, GP_ENOMEM, "%s: out of memory sanitizing the args",
+                                   gp_tentry_name(e))
+                      : 0;
+    }
+    e->args_state = ARGS_READING;
+    pthread_mutex_unlock(&c->mu);
+    /* held (refs > 0): the traces and files stay; only this thread writes
+     * their args (every reader of the args text waits above first) */
+    int rc = 0, broken = 0;
+    uint64_t before = 0, after = 0;
+    for (size_t i = 0; i < e->n && !rc; i++) {
+        gp_trace *t = e->traces[i];
+        if (!t->meta.args_at_source) continue; /* a run of a store: no args text */
+        const fsig *g = &e->sigs[e->tfile[i]];
+        struct stat want;
+        memset(&want, 0, sizeof want);
+        want.st_dev = g->dev;
+        want.st_ino = g->ino;
+        want.st_size = g->size;
+        want.st_mtim.tv_sec = (time_t)(g->mtime_ns / 1000000000LL);
+        want.st_mtim.tv_nsec = (long)(g->mtime_ns % 1000000000LL);
+        before += gp_trace_mem_bytes(t);
+        rc = gp_trace_args_read(t, e->files[e->tfile[i]], &want, err);
+        /* --redact: the args text is sanitized as the rest was at load */
+        if (!rc && c->redact && gp_sanitize_args(t, c->keep)) {
+            /* the args are dropped: this copy never writes the timeline */
+            rc = gp_err_set(err, GP_ENOMEM, "%s: out of memory sanitizing the args",
+                            gp_tentry_name(e));
+            broken = 1;
+        }
+        after += gp_trace_mem_bytes(t);
+    }
+    pthread_mutex_lock(&c->mu);
+    e->trace_bytes += after - before;
+    c->used += after - before;
+    if (rc) {
+        e->args_state = broken ? ARGS_FAILED : ARGS_AT_SOURCE;
+        /* a file that changed since the load: the next acquire looks at the
+         * files at once and reads them again when nobody holds the traces */
+        if (rc == GP_ESTATE) e->checked_ns = 0;
+    } else {
+        e->args_state = ARGS_READ;
+        evict(c, e);
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }
 
 gp_trace *const *gp_tentry_traces(const gp_tentry *e, size_t *n)

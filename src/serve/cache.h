@@ -41,6 +41,17 @@ void gp_tcache_set_redact(gp_tcache *c, int on, unsigned keep);
 int gp_tcache_acquire(gp_tcache *c, const char *id, gp_tentry **e, gp_err *err);
 void gp_tcache_release(gp_tcache *c, gp_tentry *e);
 
+/* Makes sure the traces of a held entry have their events' args text (the
+ * lossless Chrome export repeats it): a trace is loaded with only where its
+ * args lie in its file (trace/args_source.h), and the first caller reads
+ * the text in from the file (concurrent callers wait for it; sanitized with
+ * --redact). Returns 0; GP_ESTATE when a file is no longer the one loaded
+ * (the next gp_tcache_acquire then looks at the files at once and loads
+ * them again when nobody holds the entry); or another GP_E* code; err set
+ * (out of memory sanitizing the args is kept: the entry's timeline is
+ * refused until its files are loaded again). */
+int gp_tentry_args(gp_tcache *c, gp_tentry *e, gp_err *err);
+
 /* The traces of a held entry (ranks of a folder; one otherwise) and the
  * name the operator gave. */
 gp_trace *const *gp_tentry_traces(const gp_tentry *e, size_t *n);

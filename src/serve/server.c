@@ -285,10 +285,16 @@ static void access_log(const server *s, const req *q, int status)
 static enum MHD_Result respond(struct MHD_Connection *c, server *s, req *q, gp_resp *r)
 {
     if (q && q->method == GP_M_POST) audit_request(s, q, r);
+    /* the response takes the body's buffer (a large body, e.g. a timeline,
+     * is not copied once more); an empty body is copied */
     struct MHD_Response *res =
-        MHD_create_response_from_buffer(r->body.n, r->body.s, MHD_RESPMEM_MUST_COPY);
+        r->body.s ? MHD_create_response_from_buffer_with_free_callback(r->body.n, r->body.s, free)
+                  : MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
     if (!res) return MHD_NO;
-    add_headers(res, s, r->status, r->ctype, r->html, r->body.s, r->body.n);
+    char *data = r->body.s;
+    r->body.s = NULL; /* the response's now */
+    r->body.cap = 0;
+    add_headers(res, s, r->status, r->ctype, r->html, data, r->body.n);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, res);
     MHD_destroy_response(res);
     access_log(s, q, r->status);

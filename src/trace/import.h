@@ -10,8 +10,11 @@ typedef struct gp_import_opts {
     int progress;  /* 1: progress on stderr after 1 s; 0: never; -1: when stderr is a tty */
     int threads;   /* parts parsed in parallel for large plain files; 0 = one per core
                       (or $GPUPROF_IMPORT_THREADS) */
-    int keep_args; /* 1: keep each slice's and instant's "args" text (trace->args_text) */
+    int keep_args; /* GP_ARGS_TEXT: keep each slice's and instant's "args" text
+                      (trace->args_text); GP_ARGS_AT_SOURCE: keep only where each lies in
+                      the file (trace/args_source.h); 0: neither */
 } gp_import_opts;
+enum { GP_ARGS_TEXT = 1, GP_ARGS_AT_SOURCE = 2 };
 
 /* Progress counter of the imports that the calling thread starts from now
  * on (NULL: none): the bytes of each file read so far (compressed bytes for

@@ -8,6 +8,7 @@
  * never held. Nothing of a unit reaches the trace until the unit has been
  * parsed completely. */
 #include "trace/import.h"
+#include "trace/args_source.h"
 #include "core/sketch.h"
 #include "core/clock.h"
 #include "core/hash.h"
@@ -1181,6 +1182,18 @@ static void push_slice(P *p, gp_slice *sl, const char *at)
     if (GP_VEC_PUSH(p->t->slices, *sl)) oom(p);
 }
 
+/* Keeps the args of the event just committed as gp_import_opts.keep_args
+ * asks: their text, or where they lie in the source (trace/args_source.h). */
+static void keep_args(P *p, int instant, uint32_t owner, const ev *e)
+{
+    int rc =
+        p->keep_args == GP_ARGS_TEXT
+            ? gp_trace_add_args(p->t, instant, owner, e->args_txt.s, e->args_txt.n)
+            : gp_trace_add_args_at(p->t, instant, owner,
+                                   p->base_off + (uint64_t)(e->args_txt.s - p->buf), e->args_txt.n);
+    if (rc) oom(p);
+}
+
 static void commit_metadata(P *p, const ev *e)
 {
     const arg *a;
@@ -1310,9 +1323,7 @@ static void commit_event(P *p, const char *at)
             em.slice = (uint32_t)(t->slices.n - 1);
             if (GP_VEC_PUSH(t->entry_metrics, em)) oom(p);
         }
-        if (p->keep_args && e->has_args &&
-            gp_trace_add_args(t, 0, (uint32_t)(t->slices.n - 1), e->args_txt.s, e->args_txt.n))
-            oom(p);
+        if (p->keep_args && e->has_args) keep_args(p, 0, (uint32_t)(t->slices.n - 1), e);
         return;
     }
     case 'B': {
@@ -1359,9 +1370,7 @@ static void commit_event(P *p, const char *at)
         gp_instant in = {e->ts, str_id(p, e->name), track, cat_id(p, e->cat),
                          e->scope.n ? e->scope.s[0] : 't'};
         if (GP_VEC_PUSH(t->instants, in)) oom(p);
-        if (p->keep_args && e->has_args &&
-            gp_trace_add_args(t, 1, (uint32_t)(t->instants.n - 1), e->args_txt.s, e->args_txt.n))
-            oom(p);
+        if (p->keep_args && e->has_args) keep_args(p, 1, (uint32_t)(t->instants.n - 1), e);
         return;
     }
     case 'C':
@@ -2046,8 +2055,10 @@ static void apply_track_meta(P *p)
 }
 
 /* Creates a parser over `in` (not owned). NULL on out of memory. */
-/* prog: bit 0 progress on stderr, bit 1 (PROG_KEEP_ARGS) keep args text */
-#define PROG_KEEP_ARGS 2
+/* prog: bit 0 progress on stderr, bit 1 (PROG_KEEP_ARGS) keep args text,
+ * bit 2 (PROG_ARGS_AT_SOURCE) keep where the args lie in the source */
+#define PROG_KEEP_ARGS      2
+#define PROG_ARGS_AT_SOURCE 4
 /* gp_import_count_bytes of this thread: every P of one import is created on
  * the thread that called gp_import_json_file */
 static _Thread_local _Atomic(uint64_t) *tls_read_bytes;
@@ -2076,7 +2087,9 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->scratch = malloc(p->scap);
     p->t = gp_trace_create();
     p->progress = prog & 1;
-    p->keep_args = !!(prog & PROG_KEEP_ARGS);
+    p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
+                   : prog & PROG_ARGS_AT_SOURCE ? GP_ARGS_AT_SOURCE
+                                                : 0;
     p->read_bytes = tls_read_bytes;
     p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
@@ -2092,6 +2105,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     }
     p->t->meta.source = gp_trace_str(p->t, name, strlen(name));
     p->t->meta.import_parts = 1;
+    p->t->meta.args_at_source = p->keep_args == GP_ARGS_AT_SOURCE;
     return p;
 }
 
@@ -2448,7 +2462,8 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
             rc = 1;
             break;
         }
-        w->p = p_create(w->in, path, k == 0 ? prog : (prog & PROG_KEEP_ARGS), &w->err);
+        w->p = p_create(w->in, path,
+                        k == 0 ? prog : (prog & (PROG_KEEP_ARGS | PROG_ARGS_AT_SOURCE)), &w->err);
         if (!w->p) {
             rc = 1;
             break;
@@ -2526,7 +2541,9 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
     if (rc) return rc;
     int prog = opts ? opts->progress : -1;
     if (prog < 0) prog = isatty(2);
-    prog = (prog ? 1 : 0) | (opts && opts->keep_args ? PROG_KEEP_ARGS : 0);
+    prog = (prog ? 1 : 0) | (opts && opts->keep_args == GP_ARGS_TEXT        ? PROG_KEEP_ARGS
+                             : opts && opts->keep_args == GP_ARGS_AT_SOURCE ? PROG_ARGS_AT_SOURCE
+                                                                            : 0);
     int threads = opts ? opts->threads : 0;
     const char *env = getenv("GPUPROF_IMPORT_THREADS");
     if (threads <= 0 && env && *env) threads = atoi(env);

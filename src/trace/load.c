@@ -101,6 +101,14 @@ typedef struct job {
     pthread_mutex_t mu;
 } job;
 
+/* gp_import_opts.keep_args of GP_LOAD_* flags */
+static int import_args(unsigned flags)
+{
+    return flags & GP_LOAD_KEEP_ARGS        ? GP_ARGS_TEXT
+           : flags & GP_LOAD_ARGS_AT_SOURCE ? GP_ARGS_AT_SOURCE
+                                            : 0;
+}
+
 static void *worker(void *arg)
 {
     job *j = arg;
@@ -121,8 +129,7 @@ static void *worker(void *arg)
             continue;
         }
 #endif
-        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split,
-                            (j->flags & GP_LOAD_KEEP_ARGS) != 0};
+        gp_import_opts o = {j->progress, j->n == 1 ? 0 : j->split, import_args(j->flags)};
         gp_import_count_bytes(j->read_bytes);
         j->rcs[i] = gp_import_json_file(j->paths[i], &o, &j->traces[i], &j->errs[i]);
         gp_import_count_bytes(NULL);
@@ -142,7 +149,7 @@ int gp_load_one(const char *path, int threads, unsigned flags, int progress, gp_
         return rc;
     }
 #endif
-    gp_import_opts o = {progress, threads, (flags & GP_LOAD_KEEP_ARGS) != 0};
+    gp_import_opts o = {progress, threads, import_args(flags)};
     return gp_import_json_file(path, &o, out, err);
 }
 

@@ -27,6 +27,9 @@ int gp_load_many_progress(char *const *paths, size_t n, int threads, gp_trace **
 /* gp_load_many_progress with flags: GP_LOAD_KEEP_ARGS keeps every JSON
  * event's "args" text in the trace (trace->args_text), for lossless exports. */
 #define GP_LOAD_KEEP_ARGS 1u
+/* GP_LOAD_ARGS_AT_SOURCE keeps only where each "args" object lies in its
+ * file (trace/args_source.h; read in by gp_trace_args_read when needed). */
+#define GP_LOAD_ARGS_AT_SOURCE 2u
 
 /* Imports one file (or run store spec); progress as gp_import_opts; threads:
  * parts a large plain file may be parsed in (0 = one per core). Returns 0

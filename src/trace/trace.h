@@ -256,6 +256,9 @@ typedef struct gp_trace_meta {
     int import_parts;       /* parts parsed in parallel and merged (1 = sequential) */
     int has_trace_events;   /* the source had an event array (a "traceEvents" key or bare array) */
     int has_tracked_memory; /* a gp_export_json "gpuprof" memory section was read */
+    /* slice_args/instant_args hold offsets into the source file's text and
+     * args_text is empty (trace/args_source.h: gp_trace_args_read) */
+    int args_at_source;
     int64_t tracked_current_bytes, tracked_peak_bytes; /* its current_bytes, peak_bytes */
 } gp_trace_meta;
 
