@@ -149,6 +149,8 @@ typedef struct fent {
 typedef struct ftab {
     fent *v;
     size_t mask;
+    uint64_t *bits; /* a bit per hash value's top bits: set for every key */
+    unsigned shift;
 } ftab;
 
 static int ftab_init(ftab *h, size_t n)
@@ -156,17 +158,37 @@ static int ftab_init(ftab *h, size_t n)
     size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
     h->v = malloc(cap * sizeof *h->v);
-    if (!h->v) return GP_ENOMEM;
+    /* 8 bits per entry: a probe for an absent key mostly stops here, in a
+     * bit array small enough for the cache, instead of in the table */
+    h->shift = 64;
+    size_t nbits = 1;
+    while (nbits < 8 * cap) {
+        nbits *= 2;
+        h->shift--;
+    }
+    h->bits = calloc(nbits / 64 + 1, sizeof *h->bits);
+    if (!h->v || !h->bits) return GP_ENOMEM;
     h->mask = cap - 1;
     for (size_t i = 0; i < cap; i++) h->v[i].track = UINT32_MAX;
     return 0;
+}
+
+static void ftab_free(ftab *h)
+{
+    free(h->v);
+    free(h->bits);
 }
 
 /* The entry of (ts, track): found, or (insert) new with slice GP_NO_INDEX,
  * or SIZE_MAX when absent. The table never fills (sized 2x its keys). */
 static size_t ftab_at(ftab *h, int64_t ts, uint32_t track, int insert)
 {
-    size_t j = gp_hash_u64((uint64_t)ts * 1000003u ^ track) & h->mask;
+    uint64_t x = gp_hash_u64((uint64_t)ts * 1000003u ^ track), bit = x >> h->shift;
+    if (insert)
+        h->bits[bit >> 6] |= 1ull << (bit & 63);
+    else if (!(h->bits[bit >> 6] >> (bit & 63) & 1))
+        return SIZE_MAX;
+    size_t j = x & h->mask;
     for (;; j = (j + 1) & h->mask) {
         fent *e = &h->v[j];
         if (e->track == UINT32_MAX) {
@@ -258,7 +280,7 @@ static int bind_flows(const gp_trace *t, flows *out)
     rc = flows_sort(t, v.v, v.n, out);
 done:
     GP_VEC_FREE(v);
-    free(h.v);
+    ftab_free(&h);
     free(at);
     return rc;
 }
