@@ -17,6 +17,7 @@
 #include "core/sbuf.h"
 #include "core/vec.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -706,8 +707,12 @@ static void *worker(void *arg)
     return (void *)(intptr_t)c.oom;
 }
 
+/* The cores this process may run on (taskset, cpusets), else those online. */
 static size_t ncores(void)
 {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (size_t)CPU_COUNT(&set);
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c > 0 ? (size_t)c : 1;
 }
