@@ -182,9 +182,26 @@ static void ftab_free(ftab *h)
 
 /* The entry of (ts, track): found, or (insert) new with slice GP_NO_INDEX,
  * or SIZE_MAX when absent. The table never fills (sized 2x its keys). */
+static inline uint64_t ftab_hash(int64_t ts, uint32_t track)
+{
+    return gp_hash_u64((uint64_t)ts * 1000003u ^ track);
+}
+
+/* Prefetches what a later ftab_at of the same key reads: the bit (stage 0),
+ * then, if it is set, the entry (stage 1). The probes are otherwise cache
+ * misses one after another; a few dozen keys ahead they overlap. */
+static inline void ftab_prefetch(const ftab *h, int64_t ts, uint32_t track, int stage)
+{
+    uint64_t x = ftab_hash(ts, track), bit = x >> h->shift;
+    if (!stage)
+        __builtin_prefetch(&h->bits[bit >> 6]);
+    else if (h->bits[bit >> 6] >> (bit & 63) & 1)
+        __builtin_prefetch(&h->v[x & h->mask]);
+}
+
 static size_t ftab_at(ftab *h, int64_t ts, uint32_t track, int insert)
 {
-    uint64_t x = gp_hash_u64((uint64_t)ts * 1000003u ^ track), bit = x >> h->shift;
+    uint64_t x = ftab_hash(ts, track), bit = x >> h->shift;
     if (insert)
         h->bits[bit >> 6] |= 1ull << (bit & 63);
     else if (!(h->bits[bit >> 6] >> (bit & 63) & 1))
@@ -200,6 +217,8 @@ static size_t ftab_at(ftab *h, int64_t ts, uint32_t track, int insert)
         if (e->ts == ts && e->track == track) return j;
     }
 }
+
+#define PREFETCH 16 /* keys ahead */
 
 typedef struct flows {
     flowref *v;     /* sorted by slice; per slice the flow starts, then the ends */
@@ -237,10 +256,21 @@ static int bind_flows(const gp_trace *t, flows *out)
     if (t->flows.n) {
         at = malloc(t->flows.n * sizeof *at);
         if (!at || ftab_init(&h, t->flows.n)) goto done;
-        for (size_t i = 0; i < t->flows.n; i++)
-            at[i] = (uint32_t)ftab_at(&h, t->flows.v[i].ts, t->flows.v[i].track, 1);
-        for (size_t i = 0; i < t->slices.n; i++) { /* the first slice at (ts, track) */
-            const gp_slice *s = &t->slices.v[i];
+        const gp_flow *fv = t->flows.v;
+        const gp_slice *sv = t->slices.v;
+        size_t nf = t->flows.n, ns = t->slices.n;
+        for (size_t i = 0; i < nf; i++) {
+            if (i + PREFETCH < nf)
+                __builtin_prefetch(
+                    &h.v[ftab_hash(fv[i + PREFETCH].ts, fv[i + PREFETCH].track) & h.mask], 1);
+            at[i] = (uint32_t)ftab_at(&h, fv[i].ts, fv[i].track, 1);
+        }
+        for (size_t i = 0; i < ns; i++) { /* the first slice at (ts, track) */
+            if (i + 2 * PREFETCH < ns)
+                ftab_prefetch(&h, sv[i + 2 * PREFETCH].ts, sv[i + 2 * PREFETCH].track, 0);
+            if (i + PREFETCH < ns)
+                ftab_prefetch(&h, sv[i + PREFETCH].ts, sv[i + PREFETCH].track, 1);
+            const gp_slice *s = &sv[i];
             size_t j = ftab_at(&h, s->ts, s->track, 0);
             if (j != SIZE_MAX && h.v[j].slice == GP_NO_INDEX) h.v[j].slice = (uint32_t)i;
         }
