@@ -263,7 +263,8 @@ def long_track_trace(path):
     of the writer's parallel encoding (16384): nested slices (3 levels, equal
     starts, children outliving their parent: clipped, dur_ns kept) and a
     launch -> kernel flow per group, so that unit boundaries fall inside
-    open slices and flows."""
+    open slices and flows; 9000 distinct long kernel names (over 256 KiB of
+    interned names: several interned-data packets)."""
     ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]
     t = 0
     for g in range(9000):
@@ -277,7 +278,10 @@ def long_track_trace(path):
                    "tid": 1, "ts": t + 40, "dur": 8, "args": {"correlation": g + 1}})
         ev.append({"ph": "X", "cat": "cpu_op", "name": "late", "pid": 1, "tid": 1, "ts": t + 80,
                    "dur": 40 if g % 3 else 20})  # 40: outlives its parent
-        ev.append({"ph": "X", "cat": "kernel", "name": "k%d" % (g % 5), "pid": 0, "tid": 7,
+        # a long name per kernel (as templated kernels have): the interned
+        # names span several packets of interned data
+        ev.append({"ph": "X", "cat": "kernel", "name": "void gemm_kernel<%d, %s>" % (g, "T" * 48),
+                   "pid": 0, "tid": 7,
                    "ts": t + 50, "dur": 60 + g % 4,
                    "args": {"correlation": g + 1, "device": 0, "stream": 7}})
         ev.append({"ph": "X", "cat": "kernel", "name": "inner", "pid": 0, "tid": 7,
