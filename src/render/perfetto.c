@@ -180,8 +180,6 @@ static void ftab_free(ftab *h)
     free(h->bits);
 }
 
-/* The entry of (ts, track): found, or (insert) new with slice GP_NO_INDEX,
- * or SIZE_MAX when absent. The table never fills (sized 2x its keys). */
 static inline uint64_t ftab_hash(int64_t ts, uint32_t track)
 {
     return gp_hash_u64((uint64_t)ts * 1000003u ^ track);
@@ -199,6 +197,8 @@ static inline void ftab_prefetch(const ftab *h, int64_t ts, uint32_t track, int 
         __builtin_prefetch(&h->v[x & h->mask]);
 }
 
+/* The entry of (ts, track): found, or (insert) new with slice GP_NO_INDEX,
+ * or SIZE_MAX when absent. The table never fills (sized 2x its keys). */
 static size_t ftab_at(ftab *h, int64_t ts, uint32_t track, int insert)
 {
     uint64_t x = ftab_hash(ts, track), bit = x >> h->shift;
