@@ -140,10 +140,10 @@ typedef struct flowref {
 } flowref;
 
 /* An open-addressing table of (ts, track) -> slice, one array (one cache
- * line per probe). track UINT32_MAX marks an empty entry. */
+ * line per probe). track1 = track + 1; 0 marks an empty entry (calloc'ed). */
 typedef struct fent {
     int64_t ts;
-    uint32_t track;
+    uint32_t track1;
     uint32_t slice;
 } fent;
 
@@ -158,7 +158,7 @@ static int ftab_init(ftab *h, size_t n)
 {
     size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
-    h->v = malloc(cap * sizeof *h->v);
+    h->v = calloc(cap, sizeof *h->v);
     /* 8 bits per entry: a probe for an absent key mostly stops here, in a
      * bit array small enough for the cache, instead of in the table */
     h->shift = 64;
@@ -170,7 +170,6 @@ static int ftab_init(ftab *h, size_t n)
     h->bits = calloc(nbits / 64 + 1, sizeof *h->bits);
     if (!h->v || !h->bits) return GP_ENOMEM;
     h->mask = cap - 1;
-    for (size_t i = 0; i < cap; i++) h->v[i].track = UINT32_MAX;
     return 0;
 }
 
@@ -209,12 +208,12 @@ static size_t ftab_at(ftab *h, int64_t ts, uint32_t track, int insert)
     size_t j = x & h->mask;
     for (;; j = (j + 1) & h->mask) {
         fent *e = &h->v[j];
-        if (e->track == UINT32_MAX) {
+        if (!e->track1) {
             if (!insert) return SIZE_MAX;
-            *e = (fent){ts, track, GP_NO_INDEX};
+            *e = (fent){ts, track + 1, GP_NO_INDEX};
             return j;
         }
-        if (e->ts == ts && e->track == track) return j;
+        if (e->ts == ts && e->track1 == track + 1) return j;
     }
 }
 
