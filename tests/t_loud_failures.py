@@ -40,8 +40,8 @@ con.executemany("INSERT INTO strings VALUES(?,?,?)",
                 [(proc, 1, "cpu_op"), (proc, 2, "aten::op_with_a_long_name_%d" % 7)])
 con.execute("INSERT INTO tracks VALUES(?, 1, 0, 99, NULL, 'main')", (proc,))
 N = 30000
-con.executemany("INSERT INTO api_calls VALUES(?,?,?,?,?,?,?)",
-                [(proc, 1, 1, 2, 1000 + 10 * i, 5, None) for i in range(N)])
+con.executemany("INSERT INTO api_calls(proc, track, cat, name, ts, dur, corr) "
+                "VALUES(?,?,?,?,?,?,?)", [(proc, 1, 1, 2, 1000 + 10 * i, 5, None) for i in range(N)])
 con.commit()
 con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 con.close()

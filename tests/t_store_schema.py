@@ -1,20 +1,31 @@
 #!/usr/bin/env python3
-"""The store as an interface (schema version 2, docs/store.md):
+"""The store as an interface (schema version 3, docs/store.md):
 - tests/data/store_v1.db (written by the build before schema 2) is migrated
-  when a command opens it: schema_version 2, migrated_from_1, a table another
+  when a command opens it: schema_version 3, migrated_from_1, a table another
   tool added survives with its rows, the recorded events are untouched;
+- tests/data/store_v2.db (written by the schema-2 build: an OpenCL run and a
+  fake-CUPTI CUDA run) is migrated to 3: every table's rows and every
+  schema-2 view read the same as before (read here from the file before
+  any gpuprof opened it), api_calls.kind is filled from each call's process
+  source and category (resolved here independently), v_api_calls resolves it
+  through api_kinds, and summary reads the same before and after;
 - the lookup tables hold the documented ids and names, and the v_* views
   agree with the raw tables (names resolved through strings, kinds through
   the lookups, *_ns columns equal ts/dur/ts+dur);
 - per-run queries use the indexes (EXPLAIN QUERY PLAN: no scan of an event
   table when selecting one run);
 - a store of a newer schema is refused with exit 2;
-- a new store is created at version 2."""
+- a new store is created at version 3, its API calls with their kind."""
 import os, shutil, sqlite3, subprocess, sys, tempfile
 
 BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 FIXTURE = os.path.join(SRC, "tests", "data", "store_v1.db")
+FIXTURE2 = os.path.join(SRC, "tests", "data", "store_v2.db")
+VERSION = "3"
+# api_kinds: id -> (name, source, category of its calls)
+API_KINDS = {0: ("unknown", None, None), 1: ("cuda_runtime", "cuda", "cuda_runtime"),
+             2: ("cuda_driver", "cuda", "cuda_driver"), 3: ("opencl", "opencl", "runtime")}
 failures = []
 
 
@@ -30,6 +41,57 @@ def q(db, sql, *a):
         return con.execute(sql, a).fetchall()
     finally:
         con.close()
+
+
+def check_v2(tmp):
+    """The schema 2 -> 3 migration of a store the schema-2 build wrote."""
+    db = os.path.join(tmp, "v2.db")
+    shutil.copy(FIXTURE2, db)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
+          "v2 fixture is schema version 2")
+    tables = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name "
+                                  "NOT IN ('meta', 'sqlite_sequence')")]
+    views = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
+    check("api_calls" in tables and "v_api_calls" in views and "api_kinds" not in tables,
+          "v2 fixture has the schema-2 tables and views")
+    cols = lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
+    tcols = {t: cols(t) for t in tables}
+    before = {t: sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
+              for t in tables}
+    vbefore = {v: (cols(v), sorted(q(db, "SELECT * FROM %s" % v), key=repr)) for v in views}
+    # the kind each call should get: its process's source and category string
+    want_kind = sorted(
+        (a, next((k for k, v in API_KINDS.items() if v[1] == src and v[2] == cat), 0))
+        for a, src, cat in q(db, "SELECT a.rowid, p.source, s.s FROM api_calls a JOIN processes "
+                                 "p ON p.id = a.proc JOIN strings s ON s.proc = a.proc AND "
+                                 "s.id = a.cat"))
+    check({k for _, k in want_kind} == {1, 3}, "v2 fixture has OpenCL and CUDA runtime calls")
+    s1 = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
+    check(s1.returncode == 0, "summary on the v2 store: %s" % s1.stderr)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
+          "v2 store migrated to " + VERSION)
+    check(len(q(db, "SELECT value FROM meta WHERE key='migrated_from_2'")) == 1,
+          "migrated_from_2 recorded")
+    for t in tables:  # every row of every table reads the same (the old columns)
+        after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
+        check(after == before[t], "v2 -> %s: table %s reads the same" % (VERSION, t))
+    check(cols("api_calls")[-1] == "kind", "api_calls.kind added")
+    got_kind = sorted(q(db, "SELECT rowid, kind FROM api_calls"))
+    check(got_kind == want_kind, "api_calls.kind: %s vs %s" % (got_kind[:3], want_kind[:3]))
+    for v, (vc, rows) in vbefore.items():  # the schema-2 views read the same
+        after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(vc), v)), key=repr)
+        check(after == rows, "v2 -> %s: view %s reads the same" % (VERSION, v))
+    names = {k: v[0] for k, v in API_KINDS.items()}
+    vk = sorted(q(db, "SELECT kind, count(*) FROM v_api_calls GROUP BY kind"))
+    wk = sorted((names[k], n) for k, n in __import__("collections").Counter(
+        k for _, k in want_kind).items())
+    check(vk == wk, "v_api_calls.kind: %s vs %s" % (vk, wk))
+    s2 = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
+    check(s2.returncode == 0 and s2.stdout == s1.stdout, "v2 store: summary equal after migration")
+    for run in (1, 2):
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and len(r.stdout) > 2, "v2 store run %d reads: %s" % (run, r.stderr))
 
 
 def main():
@@ -48,8 +110,8 @@ def main():
     con.close()
     before = subprocess.run([BIN, "summary", "--json", db], capture_output=True, text=True)
     check(before.returncode == 0, "summary on the v1 store: %s" % before.stderr)
-    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
-          "migrated to schema version 2")
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
+          "migrated to schema version " + VERSION)
     check(len(q(db, "SELECT value FROM meta WHERE key='migrated_from_1'")) == 1,
           "migrated_from_1 recorded")
     check(q(db, "SELECT * FROM other_tool") == [(1, "kept")], "another tool's table survives")
@@ -68,6 +130,8 @@ def main():
     check(q(db, "SELECT id, name FROM track_types ORDER BY id") == [(0, "thread"), (1, "queue")],
           "track_types")
     check(len(q(db, "SELECT * FROM event_types")) == 7, "event_types")
+    check(q(db, "SELECT id, name, source, category FROM api_kinds ORDER BY id") ==
+          [(k,) + v for k, v in sorted(API_KINDS.items())], "api_kinds")
     # views against the raw tables, resolved here independently
     strings = {(p, i): s for p, i, s in q(db, "SELECT proc, id, s FROM strings")}
     run_of = {i: r for i, r in q(db, "SELECT id, run FROM processes")}
@@ -83,6 +147,8 @@ def main():
     napi = q(db, "SELECT count(*) FROM api_calls")[0][0]
     check(q(db, "SELECT count(*) FROM v_api_calls WHERE name IS NOT NULL AND tid IS NOT NULL")
           == [(napi,)], "v_api_calls resolves every call's name and thread id")
+    check(q(db, "SELECT DISTINCT kind FROM v_api_calls") == [("opencl",)],
+          "v1 OpenCL calls migrated to kind opencl")
     for v in ("v_ranges", "v_nvtx_ranges", "v_marks", "v_counters", "v_memory", "v_tracks"):
         check(len(q(db, "SELECT * FROM %s LIMIT 1" % v)) >= 0, v)
     cols = [c[1] for v in ("v_kernels", "v_copies", "v_api_calls", "v_ranges", "v_marks",
@@ -134,11 +200,15 @@ def main():
         r = subprocess.run([BIN, "run", "-o", fresh, "--", prog, "1", "1024"], capture_output=True,
                            text=True)
         check(r.returncode == 0, "run: %s" % r.stderr)
-        check(q(fresh, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
-              "a new store is version 2")
+        check(q(fresh, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
+              "a new store is version " + VERSION)
+        check(q(fresh, "SELECT DISTINCT kind FROM v_api_calls") == [("opencl",)],
+              "a new store's OpenCL calls have kind opencl: %s" %
+              q(fresh, "SELECT DISTINCT kind FROM v_api_calls"))
         check(q(fresh, "SELECT count(*) FROM v_kernels")[0][0] > 0, "new store: v_kernels rows")
     else:
         print("note: no OpenCL device/program: new-store check skipped")
+    check_v2(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if failures else 0)
 

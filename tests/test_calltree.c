@@ -187,5 +187,76 @@ TEST(folded_children_in_name_order)
     gp_ftree_fini(&f);
 }
 
-TEST_MAIN(nesting_clips_partial_overlap, tree_attaches_gpu_under_launch, folded_parse,
-          folded_matches_naive_build, folded_children_in_name_order)
+/* Nesting order (ts ascending, longer first, then trace order) on slices
+ * given in every arrangement the sort has to handle: time-ordered runs (a
+ * file's tiles, event types), shuffled, reversed, with equal starts and
+ * equal durations; checked against the definition on every track. */
+TEST(nesting_order_any_input_order)
+{
+    uint64_t rng = 0x5eed17;
+    for (int round = 0; round < 40; round++) {
+        int n = 1 + (int)(gp_test_xorshift(&rng) % 2500), pattern = round % 4;
+        int nruns = 1 + (int)(gp_test_xorshift(&rng) % 9);
+        int64_t *ts = malloc((size_t)n * sizeof *ts), *dur = malloc((size_t)n * sizeof *dur);
+        int *tid = malloc((size_t)n * sizeof *tid);
+        ASSERT(ts && dur && tid);
+        for (int i = 0; i < n; i++) { /* few distinct values: many ties */
+            ts[i] = (int64_t)(gp_test_xorshift(&rng) % (uint64_t)(n / 3 + 2));
+            dur[i] = (int64_t)(gp_test_xorshift(&rng) % 5);
+            tid[i] = 1 + (int)(gp_test_xorshift(&rng) % 3);
+        }
+        if (pattern == 0 || pattern == 2) { /* sorted runs, or one reversed run */
+            for (int r = 0; r < nruns; r++) {
+                int a = n * r / nruns, b = n * (r + 1) / nruns;
+                for (int i = a + 1; i < b; i++)
+                    for (int j = i; j > a && ts[j - 1] > ts[j]; j--) {
+                        int64_t x = ts[j];
+                        ts[j] = ts[j - 1];
+                        ts[j - 1] = x;
+                    }
+            }
+            if (pattern == 2)
+                for (int i = 0, j = n - 1; i < j; i++, j--) {
+                    int64_t x = ts[i];
+                    ts[i] = ts[j];
+                    ts[j] = x;
+                }
+        } /* 1, 3: random order */
+        gp_sbuf b = {0};
+        gp_sbuf_puts(&b, "{\"traceEvents\":[");
+        for (int i = 0; i < n; i++)
+            gp_sbuf_printf(&b,
+                           "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"s%d\",\"pid\":1,"
+                           "\"tid\":%d,\"ts\":%lld,\"dur\":%lld}",
+                           i ? "," : "", i, tid[i], (long long)ts[i], (long long)dur[i]);
+        gp_sbuf_puts(&b, "]}");
+        gp_trace *t = load(gp_sbuf_cstr(&b));
+        gp_sbuf_free(&b);
+        ASSERT(t);
+        gp_nesting ns;
+        ASSERT_EQ_INT(gp_nesting_build(t, gp_kind_mask_cpu(), &ns), 0);
+        ASSERT_EQ_INT(ns.n, n);
+        size_t bad = 0;
+        for (size_t k = 0; k < ns.ntracks; k++)
+            for (size_t i = ns.track_first[k] + 1; i < ns.track_first[k + 1]; i++) {
+                const gp_slice *x = &t->slices.v[ns.items[i - 1].slice];
+                const gp_slice *y = &t->slices.v[ns.items[i].slice];
+                int ok = x->track == k && y->track == k &&
+                         (x->ts < y->ts ||
+                          (x->ts == y->ts &&
+                           (x->dur > y->dur ||
+                            (x->dur == y->dur && ns.items[i - 1].slice < ns.items[i].slice))));
+                bad += !ok;
+            }
+        ASSERT_EQ_INT(bad, 0);
+        gp_nesting_free(&ns);
+        gp_trace_destroy(t);
+        free(ts);
+        free(dur);
+        free(tid);
+    }
+}
+
+TEST_MAIN(nesting_clips_partial_overlap, nesting_order_any_input_order,
+          tree_attaches_gpu_under_launch, folded_parse, folded_matches_naive_build,
+          folded_children_in_name_order)

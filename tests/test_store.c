@@ -7,6 +7,7 @@
 #include "trace/load.h"
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,4 +438,76 @@ TEST(store_spec)
     unlink(path);
 }
 
-TEST_MAIN(store_write_read, store_redact, store_sigkill_prefix, store_fork, store_env, store_spec)
+/* api_calls.kind (schema 3): the api_kinds row matching the writer's source
+ * and the call's category string, else 0; categories interned after the
+ * first commit too. */
+TEST(store_api_kinds)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "kinds");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    static const struct {
+        const char *source, *cat;
+        int kind;
+    } want[] = {
+        {"cuda", "cuda_runtime", 1}, {"cuda", "cuda_driver", 2}, {"cuda", "runtime", 0},
+        {"cuda", "nvtx", 0},         {"opencl", "runtime", 3},   {"opencl", "cuda_runtime", 0},
+        {"sampler", "runtime", 0},
+    };
+    enum { NW = sizeof want / sizeof want[0] };
+    static const char *const sources[] = {"cuda", "opencl", "sampler"};
+    for (int src = 0; src < 3; src++) {
+        gp_err err = {0};
+        gp_store_writer_opts o = {50, 0, sources[src]};
+        gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+        ASSERT(w != NULL);
+        uint32_t th = gp_store_writer_track(w, GP_STORE_TRACK_THREAD, 1, GP_NONE, NULL);
+        for (int i = 0; i < NW; i++) {
+            if (strcmp(want[i].source, sources[src])) continue;
+            gp_store_ev ev;
+            gp_store_ev_init(&ev, GP_ST_API);
+            ev.track = th;
+            ev.cat = gp_store_writer_str(w, want[i].cat);
+            ev.name = gp_store_writer_str(w, want[i].cat); /* the name tells the row */
+            ev.ts = 1000 + i;
+            ev.dur = 10;
+            gp_store_writer_put(w, &ev, 1);
+            gp_store_writer_flush(w); /* each category in its own commit */
+        }
+        ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
+    }
+    sqlite3 *db;
+    ASSERT_EQ_INT(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    ASSERT_EQ_INT(sqlite3_prepare_v2(db,
+                                     "SELECT p.source, s.s, a.kind, k.name FROM api_calls a JOIN "
+                                     "processes p ON p.id = a.proc JOIN strings s ON s.proc = "
+                                     "a.proc AND s.id = a.cat LEFT JOIN api_kinds k ON k.id = "
+                                     "a.kind ORDER BY a.ts",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *source = (const char *)sqlite3_column_text(st, 0);
+        const char *cat = (const char *)sqlite3_column_text(st, 1);
+        int kind = sqlite3_column_int(st, 2);
+        int found = 0;
+        for (int i = 0; i < NW; i++)
+            if (!strcmp(want[i].source, source) && !strcmp(want[i].cat, cat)) {
+                ASSERT_EQ_INT(kind, want[i].kind);
+                ASSERT(sqlite3_column_type(st, 2) == SQLITE_INTEGER);
+                ASSERT(sqlite3_column_text(st, 3) != NULL); /* resolved, "unknown" for 0 */
+                found = 1;
+            }
+        ASSERT(found);
+        n++;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    ASSERT_EQ_INT(n, NW);
+    unlink(path);
+}
+
+TEST_MAIN(store_write_read, store_api_kinds, store_redact, store_sigkill_prefix, store_fork,
+          store_env, store_spec)

@@ -33,6 +33,39 @@ static int cmp_key(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* Sorts k[0..n) by cmp_key (a total order: one result whatever the
+ * algorithm) with a natural merge sort: the ascending runs are merged pairwise
+ * through tmp (room for n keys) and run (room for n + 1 indexes). A track's
+ * slices come in a few time-ordered runs (one per file, tile or event
+ * type), so this is linear or nearly; O(n log n) at worst. */
+static void nest_sort(sort_key *k, size_t n, sort_key *tmp, size_t *run)
+{
+    size_t nr = 0;
+    run[nr++] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cmp_key(&k[i - 1], &k[i]) > 0) run[nr++] = i;
+    run[nr] = n;
+    sort_key *src = k, *dst = tmp;
+    while (nr > 1) {
+        size_t out = 0;
+        for (size_t r = 0; r < nr; r += 2) {
+            size_t a = run[r], m = run[r + 1], b = r + 2 <= nr ? run[r + 2] : m, i = a, j = m,
+                   o = a;
+            while (i < m && j < b) dst[o++] = cmp_key(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            memcpy(dst + o, src + i, (m - i) * sizeof *dst);
+            o += m - i;
+            memcpy(dst + o, src + j, (b - j) * sizeof *dst);
+            run[out++] = a;
+        }
+        run[out] = n;
+        nr = out;
+        sort_key *sw = src;
+        src = dst;
+        dst = sw;
+    }
+    if (src != k) memcpy(k, src, n * sizeof *k);
+}
+
 int gp_nesting_build(const gp_trace *t, unsigned kind_mask, gp_nesting *out)
 {
     memset(out, 0, sizeof *out);
@@ -66,10 +99,23 @@ int gp_nesting_build(const gp_trace *t, unsigned kind_mask, gp_nesting *out)
     free(fill);
     out->n = total;
     /* per track: sort, then one pass with a stack of open items */
+    size_t most = 0;
+    for (size_t k = 0; k < nt; k++)
+        if (out->track_first[k + 1] - out->track_first[k] > most)
+            most = out->track_first[k + 1] - out->track_first[k];
+    sort_key *tmp = malloc((most ? most : 1) * sizeof *tmp);
+    size_t *run = malloc((most + 1) * sizeof *run);
+    if (!tmp || !run) {
+        free(tmp);
+        free(run);
+        free(keys);
+        gp_nesting_free(out);
+        return GP_ENOMEM;
+    }
     GP_VEC(uint32_t) stack = {0};
     for (size_t k = 0; k < nt; k++) {
         size_t a = out->track_first[k], b = out->track_first[k + 1];
-        if (b - a > 1) qsort(keys + a, b - a, sizeof *keys, cmp_key);
+        if (b - a > 1) nest_sort(keys + a, b - a, tmp, run);
         stack.n = 0;
         for (size_t i = a; i < b; i++) {
             int64_t ts = keys[i].ts, end = ts + keys[i].dur;
@@ -88,6 +134,8 @@ int gp_nesting_build(const gp_trace *t, unsigned kind_mask, gp_nesting *out)
             if (GP_VEC_PUSH(stack, (uint32_t)i)) {
                 GP_VEC_FREE(stack);
                 free(keys);
+                free(tmp);
+                free(run);
                 gp_nesting_free(out);
                 return GP_ENOMEM;
             }
@@ -95,6 +143,8 @@ int gp_nesting_build(const gp_trace *t, unsigned kind_mask, gp_nesting *out)
     }
     GP_VEC_FREE(stack);
     free(keys);
+    free(tmp);
+    free(run);
     return 0;
 }
 

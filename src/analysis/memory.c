@@ -97,6 +97,7 @@ oom:
     return GP_ENOMEM;
 }
 
+/* ns NULL: the series and its figures only (no leaks, no live stacks). */
 static int device_compute(const gp_trace *t, const gp_nesting *ns, const ev_ref *refs, size_t n,
                           gp_mem_device *d)
 {
@@ -139,13 +140,13 @@ static int device_compute(const gp_trace *t, const gp_nesting *ns, const ev_ref 
         if (e->bytes > 0) {
             d->allocs++;
             d->alloc_bytes += e->bytes;
-            if (gp_u64map_put(&live, e->addr, refs[i].idx)) goto done;
+            if (ns && gp_u64map_put(&live, e->addr, refs[i].idx)) goto done;
         } else if (e->bytes < 0) {
             d->frees++;
             d->free_bytes += -e->bytes;
-            uint64_t *slot = gp_u64map_slot(&live, e->addr, UINT64_MAX);
-            if (!slot) goto done;
-            *slot = UINT64_MAX; /* freed (a tombstone value; the map has no delete) */
+            uint64_t *slot = ns ? gp_u64map_slot(&live, e->addr, UINT64_MAX) : NULL;
+            if (ns && !slot) goto done;
+            if (slot) *slot = UINT64_MAX; /* freed (a tombstone value; the map has no delete) */
         }
         if (i == 0 || alloc > d->peak_allocated) {
             d->peak_allocated = alloc;
@@ -171,6 +172,10 @@ static int device_compute(const gp_trace *t, const gp_nesting *ns, const ev_ref 
                 d->frag_at_peak = d->pts[i].reserved - d->pts[i].allocated;
                 break;
             }
+    }
+    if (!ns) { /* the series only */
+        rc = 0;
+        goto done;
     }
     /* leaks: allocations still live at the end, grouped by allocating op */
     gp_u64map by_op = {0}; /* op string id (or UINT32_MAX) -> index into leaks */
@@ -209,7 +214,8 @@ done:
     return rc;
 }
 
-int gp_memory_compute(const gp_trace *t, gp_memory *out)
+/* full: with leaks and live stacks (they need the CPU slices' nesting). */
+static int compute(const gp_trace *t, gp_memory *out, int full)
 {
     memset(out, 0, sizeof *out);
     size_t n = t->mem_events.n;
@@ -234,8 +240,8 @@ int gp_memory_compute(const gp_trace *t, gp_memory *out)
             keys[b] = keys[b - 1];
             keys[b - 1] = tmp;
         }
-    gp_nesting ns;
-    if (gp_nesting_build(t, gp_kind_mask_cpu(), &ns)) {
+    gp_nesting ns = {0};
+    if (full && gp_nesting_build(t, gp_kind_mask_cpu(), &ns)) {
         free(refs);
         return GP_ENOMEM;
     }
@@ -247,7 +253,7 @@ int gp_memory_compute(const gp_trace *t, gp_memory *out)
         for (size_t i = 0; i < n; i++)
             if (dev_key(&t->mem_events.v[refs[i].idx]) == keys[j]) sub[m++] = refs[i];
         if (!m) continue;
-        rc = device_compute(t, &ns, sub, m, &out->dev[out->n]);
+        rc = device_compute(t, full ? &ns : NULL, sub, m, &out->dev[out->n]);
         out->n++;
     }
     free(sub);
@@ -255,6 +261,16 @@ int gp_memory_compute(const gp_trace *t, gp_memory *out)
     gp_nesting_free(&ns);
     if (rc) gp_memory_free(out);
     return rc;
+}
+
+int gp_memory_compute(const gp_trace *t, gp_memory *out)
+{
+    return compute(t, out, 1);
+}
+
+int gp_memory_series(const gp_trace *t, gp_memory *out)
+{
+    return compute(t, out, 0);
 }
 
 void gp_memory_free(gp_memory *m)

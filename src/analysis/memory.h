@@ -54,6 +54,10 @@ typedef struct gp_memory {
 
 /* Analyses t's [memory] events. Returns 0 or GP_ENOMEM; free with gp_memory_free. */
 int gp_memory_compute(const gp_trace *t, gp_memory *out);
+/* The same devices, series (pts), labels and figures as gp_memory_compute,
+ * without the leaks and the live stacks at the peak (nleaks = nlive = 0,
+ * leak_count/leak_bytes 0): what a writer of the series needs, cheaper. */
+int gp_memory_series(const gp_trace *t, gp_memory *out);
 void gp_memory_free(gp_memory *m);
 
 /* Downsamples d's series to at most max points spread over time, keeping

@@ -26,6 +26,11 @@ static void reserve(gp_sbuf *b, size_t extra)
     b->cap = nc;
 }
 
+void gp_sbuf_reserve(gp_sbuf *b, size_t extra)
+{
+    reserve(b, extra);
+}
+
 void gp_sbuf_add(gp_sbuf *b, const char *s, size_t n)
 {
     reserve(b, n);

@@ -15,6 +15,8 @@ typedef struct gp_sbuf {
 void gp_sbuf_free(gp_sbuf *b);
 void gp_sbuf_reset(gp_sbuf *b);
 void gp_sbuf_add(gp_sbuf *b, const char *s, size_t n);
+/* Makes room for `extra` more bytes (b->n + extra < b->cap afterwards). */
+void gp_sbuf_reserve(gp_sbuf *b, size_t extra);
 void gp_sbuf_puts(gp_sbuf *b, const char *s);
 void gp_sbuf_putc(gp_sbuf *b, char c);
 void gp_sbuf_printf(gp_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -124,12 +124,6 @@ static const char *const schema_v2_sql =
     "strings s ON s.proc = c.proc AND s.id = c.name LEFT JOIN strings cs ON cs.proc = c.proc AND "
     "cs.id = c.cat LEFT JOIN copy_kinds ck ON ck.id = c.copy_kind LEFT JOIN memory_kinds sk ON "
     "sk.id = c.src_kind LEFT JOIN memory_kinds dk ON dk.id = c.dst_kind;"
-    "CREATE VIEW IF NOT EXISTS v_api_calls AS SELECT p.run AS run, a.proc AS proc, p.pid AS pid, "
-    "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, a.ts AS start_ns, a.dur AS "
-    "dur_ns, a.ts + a.dur AS end_ns, a.corr AS correlation FROM api_calls a JOIN processes p ON "
-    "p.id = a.proc LEFT JOIN strings s ON s.proc = a.proc AND s.id = a.name LEFT JOIN strings cs "
-    "ON cs.proc = a.proc AND cs.id = a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = "
-    "a.track;"
     "CREATE VIEW IF NOT EXISTS v_ranges AS SELECT p.run AS run, r.proc AS proc, p.pid AS pid, "
     "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, r.ts AS start_ns, r.dur AS "
     "dur_ns, r.ts + r.dur AS end_ns, r.corr AS correlation FROM slices r JOIN processes p ON "
@@ -153,6 +147,46 @@ static const char *const schema_v2_sql =
     "CREATE VIEW IF NOT EXISTS v_tracks AS SELECT p.run AS run, t.proc AS proc, t.id AS id, "
     "tt.name AS type, t.tid AS tid, t.device AS device, t.name AS name FROM tracks t JOIN "
     "processes p ON p.id = t.proc LEFT JOIN track_types tt ON tt.id = t.type;";
+
+/* Schema version 3 (docs/store.md): the API kind of every API call as a
+ * lookup id, api_calls.kind -> api_kinds, and v_api_calls resolving it. Run
+ * once, when a store older than 3 (or a new one) is brought to 3: the
+ * column is added, the calls already recorded get their kind from their
+ * process's source and category string through api_kinds (the same rows the
+ * writer resolves new calls with), and v_api_calls is replaced. */
+static const char *const schema_v3_sql =
+    "CREATE TABLE IF NOT EXISTS api_kinds(id INTEGER PRIMARY KEY, name TEXT, source TEXT, "
+    "category TEXT, what TEXT);"
+    "INSERT OR IGNORE INTO api_kinds VALUES(0, 'unknown', NULL, NULL, 'not known'), "
+    "(1, 'cuda_runtime', 'cuda', 'cuda_runtime', 'CUDA runtime API "
+    "(CUPTI_ACTIVITY_KIND_RUNTIME)'), "
+    "(2, 'cuda_driver', 'cuda', 'cuda_driver', 'CUDA driver API (CUPTI_ACTIVITY_KIND_DRIVER)'), "
+    "(3, 'opencl', 'opencl', 'runtime', 'OpenCL API (the gpuprof OpenCL layer)');"
+    "UPDATE api_calls SET kind = coalesce((SELECT k.id FROM processes p JOIN strings s ON s.proc = "
+    "api_calls.proc AND s.id = api_calls.cat JOIN api_kinds k ON k.source = p.source AND "
+    "k.category = s.s WHERE p.id = api_calls.proc), 0) WHERE kind IS NULL;"
+    "DROP VIEW IF EXISTS v_api_calls;"
+    "CREATE VIEW v_api_calls AS SELECT p.run AS run, a.proc AS proc, p.pid AS pid, t.tid AS tid, "
+    "t.name AS thread, ak.name AS kind, cs.s AS category, s.s AS name, a.ts AS start_ns, a.dur AS "
+    "dur_ns, a.ts + a.dur AS end_ns, a.corr AS correlation FROM api_calls a JOIN processes p ON "
+    "p.id = a.proc LEFT JOIN strings s ON s.proc = a.proc AND s.id = a.name LEFT JOIN strings cs "
+    "ON cs.proc = a.proc AND cs.id = a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = "
+    "a.track LEFT JOIN api_kinds ak ON ak.id = a.kind;";
+
+/* 1 when db's api_calls has a column `kind` (-1 on error). */
+static int api_calls_has_kind(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int has = -1;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM pragma_table_info('api_calls') WHERE name = "
+                           "'kind'",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        has = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return has;
+}
 
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table)
 {
@@ -230,8 +264,17 @@ int gp_store_ensure_schema_(sqlite3 *db, const char *path, gp_err *err)
     snprintf(vsql, sizeof vsql, "INSERT OR REPLACE INTO meta VALUES('schema_version', '%d')",
              GP_STORE_SCHEMA_VERSION);
     if (sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, schema_v2_sql, NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, vsql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, schema_v2_sql, NULL, NULL, &msg) != SQLITE_OK)
+        goto fail;
+    if (ver < 3) { /* a new store or one of version 1 or 2 */
+        int has = api_calls_has_kind(db);
+        if (has < 0 ||
+            (!has && sqlite3_exec(db, "ALTER TABLE api_calls ADD COLUMN kind INTEGER", NULL, NULL,
+                                  &msg) != SQLITE_OK) ||
+            sqlite3_exec(db, schema_v3_sql, NULL, NULL, &msg) != SQLITE_OK)
+            goto fail;
+    }
+    if (sqlite3_exec(db, vsql, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db,
                      "INSERT OR IGNORE INTO meta VALUES('created_by', 'gpuprof " GP_VERSION "')",
                      NULL, NULL, &msg) != SQLITE_OK)
@@ -381,6 +424,11 @@ typedef struct wdev {
 
 typedef GP_VEC(gp_store_ev) evvec;
 
+typedef struct api_kind_row {
+    char *category;
+    int id;
+} api_kind_row;
+
 struct gp_store_writer {
     sqlite3 *db;
     char *path;
@@ -415,7 +463,17 @@ struct gp_store_writer {
     sqlite3_stmt *st[8];    /* one-row inserts by gp_store_table */
     sqlite3_stmt *multi[8]; /* MULTI-row inserts */
     sqlite3_stmt *st_str, *st_track, *st_dev, *st_proc, *st_commit;
+    /* api_kinds rows of this writer's source (category -> id), read at
+     * start, and the api_kinds.id of each string id sent (0: none) */
+    GP_VEC(api_kind_row) api_kinds;
+    GP_VEC(uint8_t) kind_of_str;
 };
+
+/* api_calls.kind of an API call of category string id cat. */
+static int api_kind_of(const gp_store_writer *w, uint32_t cat)
+{
+    return cat < w->kind_of_str.n ? w->kind_of_str.v[cat] : 0;
+}
 
 /* Event tables: name and column count. Rows go in with multi-row INSERTs
  * of MULTI rows (one statement step per MULTI events) plus a one-row
@@ -427,7 +485,7 @@ static const struct {
     const char *table;
     int ncol;
 } tables[8] = {
-    {NULL, 0},     {"api_calls", 7}, {"kernels", 19}, {"copies", 16},
+    {NULL, 0},     {"api_calls", 8}, {"kernels", 19}, {"copies", 16},
     {"slices", 7}, {"instants", 5},  {"counters", 5}, {"memory", 6},
 };
 
@@ -439,8 +497,9 @@ static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
         sqlite3_bind_int64(st, i, v);
 }
 
-/* Binds e's columns to parameters b+1 .. b+ncol of st. */
-static void bind_event(sqlite3_stmt *st, int b, int64_t proc, const gp_store_ev *e)
+/* Binds e's columns to parameters b+1 .. b+ncol of st; api_kind is
+ * api_calls.kind (api_kinds.id) of an API call. */
+static void bind_event(sqlite3_stmt *st, int b, int64_t proc, const gp_store_ev *e, int api_kind)
 {
     sqlite3_bind_int64(st, b + 1, proc);
     sqlite3_bind_int64(st, b + 2, e->track);
@@ -452,6 +511,7 @@ static void bind_event(sqlite3_stmt *st, int b, int64_t proc, const gp_store_ev 
         sqlite3_bind_int64(st, b + 5, e->ts);
         sqlite3_bind_int64(st, b + 6, e->dur);
         bind_opt(st, b + 7, e->corr);
+        if (e->table == GP_ST_API) sqlite3_bind_int(st, b + 8, api_kind);
         break;
     case GP_ST_KERNEL:
         sqlite3_bind_int64(st, b + 3, e->name);
@@ -527,12 +587,15 @@ static int write_events(gp_store_writer *w, size_t from, size_t to)
             if (w->batch.v[i].table == t) idx[m++] = (uint32_t)i;
         size_t i = 0;
         for (; i + MULTI <= m && !rc; i += MULTI) {
-            for (int r = 0; r < MULTI; r++)
-                bind_event(w->multi[t], r * tables[t].ncol, w->proc, &w->batch.v[idx[i + r]]);
+            for (int r = 0; r < MULTI; r++) {
+                const gp_store_ev *e = &w->batch.v[idx[i + r]];
+                bind_event(w->multi[t], r * tables[t].ncol, w->proc, e, api_kind_of(w, e->cat));
+            }
             rc = step_reset(w->multi[t]);
         }
         for (; i < m && !rc; i++) {
-            bind_event(w->st[t], 0, w->proc, &w->batch.v[idx[i]]);
+            const gp_store_ev *e = &w->batch.v[idx[i]];
+            bind_event(w->st[t], 0, w->proc, e, api_kind_of(w, e->cat));
             rc = step_reset(w->st[t]);
         }
     }
@@ -566,6 +629,14 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
     int rc = 0;
     if (sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return GP_EIO;
     for (uint32_t i = 0; i < nstr && !rc; i++) {
+        /* the API kind a call of this category gets (api_kinds) */
+        uint32_t id = str_first + i;
+        while (w->kind_of_str.n <= id && !rc)
+            if (GP_VEC_PUSH(w->kind_of_str, 0)) rc = GP_ENOMEM;
+        for (size_t k = 0; k < w->api_kinds.n && !rc; k++)
+            if (!strcmp(w->api_kinds.v[k].category, strs[i]))
+                w->kind_of_str.v[id] = (uint8_t)w->api_kinds.v[k].id;
+        if (rc) break;
         sqlite3_bind_int64(w->st_str, 1, w->proc);
         sqlite3_bind_int64(w->st_str, 2, str_first + i);
         sqlite3_bind_text(w->st_str, 3, strs[i], -1, SQLITE_STATIC);
@@ -839,6 +910,12 @@ static void finalize_all(gp_store_writer *w)
     sqlite3_finalize(w->st_commit);
 }
 
+static void api_kinds_free(gp_store_writer *w)
+{
+    for (size_t i = 0; i < w->api_kinds.n; i++) free(w->api_kinds.v[i].category);
+    GP_VEC_FREE(w->api_kinds);
+}
+
 static void writer_free(gp_store_writer *w)
 {
     finalize_all(w);
@@ -855,6 +932,8 @@ static void writer_free(gp_store_writer *w)
     gp_u64map_free(&w->track_of);
     GP_VEC_FREE(w->pending);
     GP_VEC_FREE(w->batch);
+    api_kinds_free(w);
+    GP_VEC_FREE(w->kind_of_str);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->done);
@@ -863,10 +942,37 @@ static void writer_free(gp_store_writer *w)
     free(w);
 }
 
+/* Reads the api_kinds rows of w's source: how its API calls get their kind. */
+static int api_kinds_load(gp_store_writer *w, gp_err *err)
+{
+    api_kinds_free(w);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db,
+                           "SELECT id, category FROM api_kinds WHERE source = ? AND category IS "
+                           "NOT NULL ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_err(w->db, w->path, err, "api_kinds");
+    sqlite3_bind_text(st, 1, w->source, -1, SQLITE_STATIC);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        api_kind_row k = {gp_xstrdup((const char *)sqlite3_column_text(st, 1)),
+                          sqlite3_column_int(st, 0)};
+        if (GP_VEC_PUSH(w->api_kinds, k)) {
+            free(k.category);
+            r = SQLITE_NOMEM;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE) return db_err(w->db, w->path, err, "api_kinds");
+    return 0;
+}
+
 /* Opens the writer's own connection and prepares its statements. */
 static int writer_connect(gp_store_writer *w, gp_err *err)
 {
-    if (open_db(w->path, 1, &w->db, err) || gp_store_ensure_schema_(w->db, w->path, err))
+    if (open_db(w->path, 1, &w->db, err) || gp_store_ensure_schema_(w->db, w->path, err) ||
+        api_kinds_load(w, err))
         return GP_EIO;
     /* the writer appends a lot: a bigger page cache, and checkpoints of the
      * WAL into the database in large steps rather than every 1000 pages */
