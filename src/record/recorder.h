@@ -105,11 +105,16 @@ typedef struct gp_tbuf {
     /* open levels (recorded begins + begins counted while off) not yet ended;
      * written only by the owner (relaxed), read by gp_disable's scan */
     atomic_int depth;
-    uint32_t fcap;            /* size of fr */
-    gp_frame *fr;             /* open levels */
-    gp_chunk *spare;          /* recycled chunks taken from `freed` */
-    uint32_t nchunks;         /* chunks allocated by this thread */
-    uint32_t woke;            /* drain woken for a full backlog, no chunk back yet */
+    uint32_t fcap;    /* size of fr */
+    gp_frame *fr;     /* open levels */
+    gp_chunk *spare;  /* recycled chunks taken from `freed` */
+    uint32_t nchunks; /* chunks allocated by this thread */
+    uint32_t woke;    /* drain woken for a full backlog, no chunk back yet */
+    /* an end found the backlog full and took a chunk beyond GP_MAX_CHUNKS
+     * (an end is never lost): until a chunk comes back, new begins roll over
+     * inline, so that the extra chunk holds only ends (else each filled it
+     * with begins whose ends took one more: growth without bound) */
+    uint32_t over;
     _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
     _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
     _Atomic uint64_t rolled;  /* ranges aggregated inline */
@@ -267,6 +272,9 @@ void gp_rec_drain_stop(gp_profiler *p);
 int gp_stream_open_(gp_profiler *p, const char *path);
 int gp_stream_flush_(gp_profiler *p);
 void gp_stream_close_(gp_profiler *p);
+/* Fork handlers of a store stream's writer (phase 0 prepare, 1 parent,
+ * 2 child; caller holds p->mu). */
+void gp_stream_fork_(gp_profiler *p, int phase);
 /* Frees p's thread buffers (caller guarantees no thread records). */
 void gp_rec_free_threads(gp_profiler *p);
 
