@@ -302,6 +302,10 @@ void gp_exp_header(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_us(struct gp_sbuf *b, int64_t ns);
 void gp_exp_meta(gp_profiler *p, struct gp_sbuf *b, int first);
 void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
+/* gp_exp_slice in two parts: the head (up to "tid", the same for every slice
+ * of one category, name and track: the stream sink caches it) and the rest. */
+void gp_exp_slice_head(gp_profiler *p, struct gp_sbuf *b, size_t i);
+void gp_exp_slice_rest(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);

@@ -33,6 +33,9 @@ struct gp_stream {
     gp_u64map str_of;            /* trace string id -> store string id */
     uint32_t last_name, last_id; /* cache of the last name looked up */
     GP_VEC(gp_store_ev) evs;     /* events handed to the writer in blocks */
+    /* file output: slice heads of the ranges by (name, track) (gp_exp_slice_head) */
+    gp_u64map head_of; /* name << 32 | track -> offset << 16 | length in heads */
+    GP_VEC(char) heads;
 };
 
 /* Events handed to the store writer per call, the most it queues
@@ -180,10 +183,24 @@ static void store_slice(gp_profiler *p, gp_stream *st, size_t i)
     store_put(st, &ev);
 }
 
+/* Writes b whole to the file's descriptor (no stdio: a copy less). */
+static int write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, s, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        s += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
 static void put(gp_profiler *p, gp_sbuf *b)
 {
     gp_stream *st = p->stream;
-    if (!st->err && gp_sbuf_write(b, st->f) != 0) {
+    errno = 0;
+    if (!st->err && write_all(fileno(st->f), b->s, b->n) != 0) {
         st->err = errno ? errno : EIO;
         gp_rec_seterr(p, "%s: %s (stream sink: later events are counted as dropped)", st->path,
                       strerror(st->err));
@@ -272,6 +289,29 @@ static int fold(gp_profiler *p, size_t i)
     return 0;
 }
 
+/* Appends range slice i as gp_exp_slice does, its head from the cache. */
+static void file_slice(gp_profiler *p, gp_stream *st, gp_sbuf *b, size_t i)
+{
+    const gp_slice *s = &p->tr->slices.v[i];
+    uint64_t key = (uint64_t)s->name << 32 | s->track;
+    uint64_t *slot = gp_u64map_slot(&st->head_of, key, UINT64_MAX);
+    if (slot && *slot == UINT64_MAX) {
+        size_t at = b->n;
+        gp_exp_slice_head(p, b, i);
+        size_t len = b->n - at, off = st->heads.n;
+        if (len < 0xffff && off < ((uint64_t)1 << 40) && !GP_VEC_RESERVE(st->heads, len)) {
+            memcpy(st->heads.v + off, b->s + at, len);
+            st->heads.n += len;
+            *slot = (uint64_t)off << 16 | len;
+        }
+    } else if (slot) {
+        gp_sbuf_add(b, st->heads.v + (*slot >> 16), (size_t)(*slot & 0xffff));
+    } else {
+        gp_exp_slice_head(p, b, i);
+    }
+    gp_exp_slice_rest(p, b, i);
+}
+
 int gp_stream_flush_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
@@ -290,7 +330,7 @@ int gp_stream_flush_(gp_profiler *p)
         if (st->w)
             store_slice(p, st, i);
         else if (!st->err)
-            gp_exp_slice(p, &b, i);
+            file_slice(p, st, &b, i);
         if (fold(p, i)) rc = GP_ENOMEM;
         p->streamed_ranges++;
         if (b.n >= (1u << 20)) put(p, &b);
@@ -448,6 +488,8 @@ void gp_stream_close_(gp_profiler *p)
         gp_rec_seterr(p, "%s: %s", st->path, strerror(errno));
     }
 done:
+    gp_u64map_free(&st->head_of);
+    GP_VEC_FREE(st->heads);
     for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
     GP_VEC_FREE(st->rows);
     gp_u64map_free(&st->row_of);

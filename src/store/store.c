@@ -733,6 +733,9 @@ static int writer_spawn(gp_store_writer *w, void *(*fn)(void *))
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&w->th, NULL, fn, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+#ifdef __linux__
+    if (rc == 0) pthread_setname_np(w->th, "gpuprof-store"); /* ps, bench/sustained.sh */
+#endif
     return rc;
 }
 
