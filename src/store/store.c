@@ -575,18 +575,31 @@ static int write_events(gp_store_writer *w, size_t from, size_t to)
     uint32_t *idx = malloc(n * sizeof *idx);
     if (!idx) return GP_ENOMEM;
     int rc = 0;
+    /* one pass: the events' indexes grouped by table, in order (a pass per
+     * table read the whole batch seven times) */
+    size_t start[GP_ST_MEM + 2] = {0};
+    for (size_t i = from; i < to; i++) {
+        unsigned t = w->batch.v[i].table;
+        if (t >= GP_ST_API && t <= GP_ST_MEM) start[t + 1]++;
+    }
+    for (int t = GP_ST_API; t <= GP_ST_MEM; t++) start[t + 1] += start[t];
+    size_t fill[GP_ST_MEM + 1];
+    memcpy(fill, start, sizeof fill);
+    for (size_t i = from; i < to; i++) {
+        unsigned t = w->batch.v[i].table;
+        if (t >= GP_ST_API && t <= GP_ST_MEM) idx[fill[t]++] = (uint32_t)i;
+    }
     for (int t = GP_ST_API; t <= GP_ST_MEM && !rc; t++) {
-        size_t m = 0;
-        for (size_t i = from; i < to; i++)
-            if (w->batch.v[i].table == t) idx[m++] = (uint32_t)i;
+        uint32_t *tidx = idx + start[t];
+        size_t m = start[t + 1] - start[t];
         size_t i = 0;
         for (; i + MULTI <= m && !rc; i += MULTI) {
             for (int r = 0; r < MULTI; r++)
-                bind_event(w->multi[t], r * tables[t].ncol, w->proc, &w->batch.v[idx[i + r]]);
+                bind_event(w->multi[t], r * tables[t].ncol, w->proc, &w->batch.v[tidx[i + r]]);
             rc = step_reset(w->multi[t]);
         }
         for (; i < m && !rc; i++) {
-            bind_event(w->st[t], 0, w->proc, &w->batch.v[idx[i]]);
+            bind_event(w->st[t], 0, w->proc, &w->batch.v[tidx[i]]);
             rc = step_reset(w->st[t]);
         }
     }
