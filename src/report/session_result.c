@@ -21,9 +21,9 @@ void gp_report_session_result_text(FILE *f, const gp_session_result *r)
     if (r->mem_valid) {
         gp_fmt_bytes(a, sizeof a, (double)r->mem_peak_bytes);
         gp_fmt_bytes(b, sizeof b, (double)r->mem_allocated_bytes);
-        fprintf(f, "  tracked memory: peak %s, allocated at end %s", a, b);
+        fprintf(f, "  memory: peak %s, allocated at end %s", a, b);
     } else {
-        fprintf(f, "  tracked memory: n/a (no gp_mem_track)");
+        fprintf(f, "  memory: n/a (no tracked buffer, no device allocation recorded)");
     }
     if (r->reserved_valid) {
         gp_fmt_bytes(a, sizeof a, (double)r->mem_reserved_bytes);
