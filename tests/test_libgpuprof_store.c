@@ -294,5 +294,66 @@ TEST(store_stream_survives_kill)
     store_rm(path);
 }
 
+/* A forked child streams into the same run under its own processes row,
+ * with only what it recorded after the fork (the parent writes the rest,
+ * nothing twice); the parent ends the run. */
+TEST(store_stream_fork)
+{
+    char path[256];
+    store_path(path, sizeof path, "fork");
+    gp_options o = {0};
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    for (int i = 0; i < 1000; i++) {
+        gp_range_begin(p, "pre");
+        gp_range_end(p);
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < 3000; i++) {
+            gp_range_begin(p, "child");
+            gp_range_end(p);
+        }
+        gp_profiler_destroy(p);
+        _exit(0);
+    }
+    for (int i = 0; i < 2000; i++) {
+        gp_range_begin(p, "post");
+        gp_range_end(p);
+    }
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    gp_profiler_destroy(p);
+    gp_store_run_row *runs;
+    size_t nruns;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_store_runs(path, &runs, &nruns, &err), 0);
+    ASSERT_EQ_INT(nruns, 1);
+    ASSERT_EQ_INT(runs[0].processes, 2);
+    ASSERT_EQ_INT(runs[0].events, 6000);
+    ASSERT_EQ_INT(gp_store_run_state(&runs[0]), GP_RUN_COMPLETE);
+    gp_store_runs_free(runs, nruns);
+    gp_trace *t;
+    ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    const char *names[3] = {"pre", "child", "post"};
+    const uint64_t want[3] = {1000, 3000, 2000};
+    for (int k = 0; k < 3; k++) {
+        const gp_op_row *r = op_named(t, &s, names[k]);
+        ASSERT(r);
+        ASSERT_EQ_INT(r->st.count, want[k]);
+    }
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    store_rm(path);
+}
+
 /* the RSS test runs first: later tests raise the process's peak */
-TEST_MAIN(store_stream_bounded_memory, store_stream_exact_with_rollover, store_stream_survives_kill)
+TEST_MAIN(store_stream_bounded_memory, store_stream_exact_with_rollover, store_stream_survives_kill,
+          store_stream_fork)

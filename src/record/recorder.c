@@ -1248,7 +1248,7 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
 }
 
 /* Zeroes b's inline aggregates (entries stay, so the owner's pointers hold). */
-static void aggs_zero(gp_tbuf *b)
+void gp_rec_aggs_zero(gp_tbuf *b)
 {
     uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
     for (uint32_t i = 0; i < na; i++) {
@@ -1287,7 +1287,7 @@ int gp_profiler_reset(gp_profiler *p)
     gp_cl_resolve_(p, 0);
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
         b->stack.n = b->pattrs.n = 0;
-        aggs_zero(b);
+        gp_rec_aggs_zero(b);
     }
     gp_trace_aggs_clear(p->tr);
     p->tr->slices.n = 0;

@@ -272,6 +272,8 @@ void gp_rec_drain_stop(gp_profiler *p);
 int gp_stream_open_(gp_profiler *p, const char *path);
 int gp_stream_flush_(gp_profiler *p);
 void gp_stream_close_(gp_profiler *p);
+/* Zeroes b's inline aggregates (entries stay, so the owner's pointers hold). */
+void gp_rec_aggs_zero(gp_tbuf *b);
 /* Fork handlers of a store stream's writer (phase 0 prepare, 1 parent,
  * 2 child; caller holds p->mu). */
 void gp_stream_fork_(gp_profiler *p, int phase);

@@ -443,16 +443,35 @@ static void store_close(gp_profiler *p, gp_stream *st)
     gp_u64map_free(&st->str_of);
 }
 
+/* Store stream across fork: the parent drains and commits what was recorded
+ * before the fork (its writer stops for it); the child starts from nothing
+ * under its own processes row: what the parent recorded (streamed
+ * statistics, inline aggregates, kernel timings, counters, memory events
+ * in the trace) is the parent's to write, so the child's copy is cleared
+ * and its store rows and results hold what it recorded after the fork. */
 void gp_stream_fork_(gp_profiler *p, int phase)
 {
     gp_stream *st = p->stream;
     if (!st || !st->w) return;
-    if (phase == 0)
+    if (phase == 0) {
+        gp_rec_drain(p);
         gp_store_writer_fork_prepare(st->w);
-    else if (phase == 1)
+    } else if (phase == 1) {
         gp_store_writer_fork_parent(st->w);
-    else
+    } else {
         gp_store_writer_fork_child(st->w);
+        for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
+        st->rows.n = 0;
+        gp_u64map_free(&st->row_of);
+        memset(&st->row_of, 0, sizeof st->row_of);
+        for (gp_tbuf *b = p->threads; b; b = b->next_all) gp_rec_aggs_zero(b);
+        p->tr->slices.n = p->ext.n = 0;
+        p->tr->counters.n = 0;
+        p->tr->mem_events.n = 0;
+        p->streamed_ranges = 0;
+        p->kernel_ns_total = 0;
+        p->kernel_count = 0;
+    }
 }
 
 void gp_stream_close_(gp_profiler *p)
