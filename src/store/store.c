@@ -1193,6 +1193,9 @@ void gp_store_writer_set_bounded(gp_store_writer *w, int cache_kb)
     pthread_mutex_lock(&w->mu);
     w->wait_full = 1;
     w->cache_kb = cache_kb; /* set by the writer thread, which owns the connection */
+    /* a store of its own: a `gpuprof run` recording this program must not
+     * count this writer's events in its run (GPUPROF_STATUS_FD) */
+    w->status_fd = -1;
     pthread_mutex_unlock(&w->mu);
 }
 

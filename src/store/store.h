@@ -138,7 +138,8 @@ void gp_store_writer_put(gp_store_writer *w, const gp_store_ev *ev, size_t n);
 /* Bounded mode, for a producer that may block (libgpuprof's stream sink,
  * whose recording threads never wait): gp_store_writer_put waits for the
  * writer thread while max_pending events are queued instead of dropping,
- * and the connection's page cache is cache_kb (0: unchanged). */
+ * the connection's page cache is cache_kb (0: unchanged), and the writer
+ * reports nothing on GPUPROF_STATUS_FD (its store is not `gpuprof run`'s). */
 void gp_store_writer_set_bounded(gp_store_writer *w, int cache_kb);
 /* Adds to the dropped count (records lost before reaching the writer). */
 void gp_store_writer_add_dropped(gp_store_writer *w, uint64_t n);
