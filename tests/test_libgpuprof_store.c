@@ -82,7 +82,7 @@ static const gp_op_row *op_named(const gp_trace *t, const gp_summary *s, const c
     return NULL;
 }
 
-/* Stream into a store: 4 M ranges on one thread in bounded memory; the
+/* Stream into a store: 10 M nested ranges on one thread in bounded memory; the
  * drain keeps up or the recording thread rolls over (never waits). */
 TEST(store_stream_bounded_memory)
 {
@@ -94,7 +94,7 @@ TEST(store_stream_bounded_memory)
     gp_profiler *p = gp_profiler_create(&o);
     ASSERT(p);
     long before = max_rss_kb();
-    long per = GP_TEST_SANITIZED ? 200000 : 2000000; /* pairs: 2 ranges each */
+    long per = GP_TEST_SANITIZED ? 500000 : 5000000; /* pairs: 2 ranges each */
     work w = {p, per, NULL, NULL};
     record(&w);
     gp_record_stats rs;
