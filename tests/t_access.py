@@ -12,16 +12,12 @@ an owner (uid 1001) and a reader (uid 65534 in the owner's group).
   still record into its own store afterwards.
 Exit 77 when not root or setpriv is missing."""
 import hashlib, os, shutil, stat, subprocess, sys, tempfile
+from gp_testutil import check, failures, set_verbose
+
+set_verbose()
 
 BIN = os.path.abspath(os.environ.get("GPUPROF_BIN", "build/gpuprof"))
 OWNER, READER = 1001, 65534
-failures = []
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        failures.append(msg)
 
 
 def as_user(uid, gid, args, env, rc=0):

@@ -5,17 +5,9 @@ back to back, short launches, no copies, no syncs, memory freed). Also: the
 --set / --only / --disable / --list-rules options, bad input, and sense on
 the shared real traces (nccl_data: communication not overlapped)."""
 import copy, json, os, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, TRACES, check, failures, set_verbose
 
-BIN = os.environ.get("GPUPROF_BIN")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+set_verbose()
 
 
 class T:

@@ -10,16 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
-
-BIN = os.environ.get("GPUPROF_BIN", "gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
-TRACES = os.environ.get("GPUPROF_TRACES", os.path.join(SRC, "..", "shared", "traces"))
-fails = []
-
-
-def check(cond, what):
-    if not cond:
-        fails.append(what)
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
 
 def analyze(*args):
@@ -216,10 +207,10 @@ def main():
         txt = subprocess.run([BIN, "analyze", df], capture_output=True, text=True).stdout
         row = [l.split() for l in txt.splitlines() if l.startswith("DtoD ")]
         check(any(r[1] == "2040" for r in row), f"df text: DtoD row {row}")
-    for f in fails:
+    for f in failures:
         print("FAIL", f)
-    print("ok" if not fails else f"{len(fails)} failure(s)")
-    return 1 if fails else 0
+    print("ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

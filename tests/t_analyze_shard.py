@@ -18,18 +18,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
-TRACES = os.environ.get("GPUPROF_TRACES", os.path.join(SRC, "..", "shared", "traces"))
 GEN = os.path.join(SRC, "bench", "gen_ranks.py")
-fails = []
-
-
-def check(cond, what):
-    if not cond:
-        fails.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -163,8 +154,8 @@ def main():
             same_as_single(tmp, every, [2, 5], text=True)
         else:
             print("shared traces not found (%s): the shared folders are skipped" % TRACES)
-    if fails:
-        print("%d failure(s)" % len(fails))
+    if failures:
+        print("%d failure(s)" % len(failures))
         return 1
     print("ok")
     return 0

@@ -12,15 +12,7 @@ file. Files are created owner-only (0600, with the -wal/-shm files, and the
 audit file), group-readable with share_group; a store owned by another user
 (checked when running as root) is refused for writing and read read-only."""
 import hashlib, json, os, shutil, socket, sqlite3, stat, subprocess, sys, tempfile
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, check, failures
 
 
 def gp(args, env, rc=0):

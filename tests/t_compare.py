@@ -6,19 +6,13 @@ REGRESSION; +2 % -> NO_CHANGE; too few samples -> "~"; renamed kernel ->
 NEW + REMOVED; a trace against itself -> no regression; folders of repeated
 runs (per-run totals); and the CI gate's exit codes (0, 1, 2)."""
 import gzip, json, os, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, check, failures, set_verbose
 
-BIN = os.environ.get("GPUPROF_BIN")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+set_verbose()
+
 GEN = os.path.join(SRC, "scripts", "gen_trace.py")
 SGEMM = "ampere_sgemm_128x64_tn"
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def gen(path, seed, steps=8):

@@ -15,19 +15,12 @@ the same inputs, written from the definitions of issue 13 / docs/compile.md
 - bad input (truncated log, binary file, empty folder, text that is not a
   log): one-line errors, exit 2."""
 import glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, SHARED, check, failures, set_verbose
 
-BIN = os.environ.get("GPUPROF_BIN")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
-SHARED = os.path.join(SRC, "..", "shared")
+set_verbose()
+
 TT = os.path.join(SHARED, "torch_trace")
 FIXTURE = os.path.join(SRC, "tests", "data", "torch_trace_small.log")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def run(*args):

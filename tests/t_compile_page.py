@@ -6,18 +6,12 @@ divergent cells marked and the compile-id table (one row per record of the
 JSON); names from a hostile log (markup in function names, reasons, kernel
 names) reach the DOM only as text. Exit 77 without Chromium."""
 import json, os, re, shutil, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, check, failures, set_verbose
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+set_verbose()
+
 TT = os.path.join(SRC, "..", "shared", "torch_trace")
 FIXTURE = os.path.join(SRC, "tests", "data", "torch_trace_small.log")
-failures = []
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        failures.append(msg)
 
 
 def gp(*args):

@@ -10,22 +10,9 @@ HTML figures are printed with 3 decimals (durations) or 2 (bytes): they
 must equal the exact figure within that rounding. Definitions:
 docs/analyze.md, "Definitions shared by every command"."""
 import glob, html, json, os, re, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, check, checked, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 SHARED = os.path.join(SRC, "..", "shared", "traces")
-failures = []
-checked = 0
-
-
-def check(cond, msg):
-    global checked
-    checked += 1
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-
-
 def gp(*args):
     r = subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
@@ -167,7 +154,7 @@ for tr in traces:
     except (OSError, ValueError) as e:
         check(False, "%s: speedscope: %s" % (name, e))
 
-print("%d traces, %d checks" % (len(traces), checked))
+print("%d traces, %d checks" % (len(traces), checked()))
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)

@@ -10,21 +10,13 @@
     incomplete and gpuprof exits 3 (CMD's own status with --allow-incomplete).
 13. SIGKILL of `gpuprof run` ends CMD too, and the run is shown interrupted."""
 import json, os, shutil, signal, sqlite3, subprocess, sys, tempfile, time
+from gp_testutil import BIN, SRC, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 SMALL = os.path.join(SRC, "tests", "data", "small_kineto.json")
 CLPROG = os.path.join(BUILD, "tests", "cl_record_prog")
 LAYER = os.path.join(BUILD, "libgpuprof_cl_layer.so")
-failures = []
 skipped = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def gp(*args, **kw):

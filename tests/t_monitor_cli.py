@@ -8,6 +8,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from gp_testutil import check, failures, set_verbose
+
+set_verbose()
 
 GP = os.environ.get("GPUPROF_BIN")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR")
@@ -20,18 +23,6 @@ FAKE = os.path.join(BUILD, "tests", "libfake_nvml.so")
 if not os.path.exists(FAKE):
     print("skip: %s not built" % FAKE)
     sys.exit(77)
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-    else:
-        print("ok:", what)
-
 
 def run(args, env_extra=None, timeout=60):
     env = dict(os.environ)
@@ -173,6 +164,6 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 2, "session names are checked")
 
 if failures:
-    print("%d check(s) failed" % failures)
+    print("%d check(s) failed" % len(failures))
     sys.exit(1)
 print("all checks passed")

@@ -14,6 +14,9 @@ import subprocess
 import sys
 import termios
 import time
+from gp_testutil import check, failures, set_verbose
+
+set_verbose()
 
 GP = os.environ.get("GPUPROF_BIN")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR")
@@ -32,18 +35,6 @@ except OSError as e:
     sys.exit(77)
 os.close(master)
 os.close(slave)
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-    else:
-        print("ok:", what)
-
 
 def env():
     e = {k: v for k, v in os.environ.items()
@@ -130,6 +121,6 @@ check(rc == 0 and time.time() - t0 < 15, "'q' quits the live view (rc=%s)" % rc)
 check(after[3] == before[3], "terminal modes restored after 'q'")
 
 if failures:
-    print("%d check(s) failed" % failures)
+    print("%d check(s) failed" % len(failures))
     sys.exit(1)
 print("all checks passed")

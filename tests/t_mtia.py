@@ -14,18 +14,10 @@ outside the steps, python_function events) are written here, then:
   (MTIA filter keeping the last step, memory kernels inside steps, launch
   delay clipped at 0) in any case."""
 import json, os, random, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 HTA = os.path.abspath(os.path.join(SRC, "..", "shared", "hta"))
 LAUNCH = "runFunction - job_prep_and_submit_for_execution"
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def gp(*args):

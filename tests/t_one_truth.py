@@ -9,15 +9,7 @@ whose expected figures are computed here independently:
  4. Kineto's "est. achieved occupancy %" = 0 is unknown: no low-occupancy
     advice for it."""
 import json, os, re, subprocess, sys, tempfile
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, check, failures
 
 
 def gp(*args):

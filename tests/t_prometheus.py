@@ -21,6 +21,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from gp_testutil import check, failures, set_verbose
+
+set_verbose()
 
 GP = os.environ.get("GPUPROF_BIN")
 SRC = os.environ.get("GPUPROF_SOURCE_DIR")
@@ -40,18 +43,6 @@ if not PROMTOOL or not PROMETHEUS:
           "scripts/install-deps.sh installs it)")
     sys.exit(77)
 HOST = socket.gethostname()
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-    else:
-        print("ok:", what)
-
 
 def env_for(extra=None):
     env = dict(os.environ)
@@ -495,5 +486,5 @@ finally:
                 p.wait()
     shutil.rmtree(tmp, ignore_errors=True)
 
-print("%d failure(s)" % failures)
+print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

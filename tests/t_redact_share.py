@@ -11,19 +11,11 @@ every category and operator, `gpuprof memory --json` peaks). --redact-keep
 keeps what it names; the config default (GPUPROF_REDACT) applies and
 --no-redact overrides it; an unknown category is an error (exit 2)."""
 import json, os, re, socket, subprocess, sys, tempfile, time
+from gp_testutil import BIN, SRC, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-failures = []
 USER = "alicexq"
 HOST = socket.gethostname().split(".")[0]
 SECRET = "hf_Zq9redactshareABCDEFGHIJKLMNOP"
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def gp(args, env, rc=0):

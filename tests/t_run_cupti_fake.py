@@ -8,19 +8,12 @@ exit, every record kind converted into the store (kernel with grid/block,
 launch linked by correlation, pageable copy, memset, stream sync, alloc and
 free, CUPTI overhead), CUPTI's dropped records counted in the run."""
 import os, sqlite3, subprocess, sys, tempfile, time
+from gp_testutil import BIN, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
 PROG = os.path.join(BUILD, "tests", "cupti_fake_prog")
 FAKE = os.path.join(BUILD, "tests", "libfake_cupti.so")
 LIB = os.path.join(BUILD, "libgpuprof_cuda_inject.so")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 for f in (PROG, FAKE, LIB):

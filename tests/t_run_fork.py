@@ -7,18 +7,11 @@ ends (no deadlock). PoCL's default pthread device cannot run in a forked
 child (its worker threads are not inherited), so the program runs on PoCL's
 'basic' device."""
 import os, sqlite3, subprocess, sys, tempfile
+from gp_testutil import BIN, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
 PROG = os.path.join(BUILD, "tests", "cl_fork_prog")
 LAYER = os.path.join(BUILD, "libgpuprof_cl_layer.so")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 if not os.path.exists(PROG) or not os.path.exists(LAYER):

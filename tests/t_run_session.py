@@ -15,16 +15,10 @@ independently from the store with sqlite3:
 Skips (77) when neither can run here."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
-BIN = os.environ["GPUPROF_BIN"]
-BUILD = os.environ["GPUPROF_BUILD_DIR"]
-failures = []
+from gp_testutil import BIN, BUILD, check, finish, set_verbose, skip
+
+set_verbose()
 ran = 0
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def self_times(rows):
@@ -159,8 +153,5 @@ if has_cl:
           "unwritable --session-json: exit %d, %r" % (r.returncode, r.stderr.strip()[-120:]))
 
 if not ran:
-    print("SKIP: neither OpenCL nor the CUDA stand-ins can run here")
-    sys.exit(77)
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("all ok")
+    skip("neither OpenCL nor the CUDA stand-ins can run here")
+sys.exit(finish())

@@ -16,16 +16,7 @@ store's -wal and -shm files while the recorder holds them, so the raw WAL
 is checked too. The words around the secrets must survive (the forms are not
 simply dropped)."""
 import json, os, shlex, subprocess, sys, tempfile
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, SRC, check, failures
 
 
 def run(args, env=None, ok=True):

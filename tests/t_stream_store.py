@@ -15,16 +15,10 @@ profiler also writes gp_export_json):
   finishes its run at exit."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
-BIN = os.environ["GPUPROF_BIN"]
-BUILD = os.environ["GPUPROF_BUILD_DIR"]
+from gp_testutil import BIN, BUILD, check, finish, set_verbose
+
+set_verbose()
 PROG = os.path.join(BUILD, "tests", "stream_store_prog")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def gp(*args):
@@ -116,6 +110,4 @@ check(len(runs) == 1 and runs[0]["state"] == "complete",
       "default profiler: run complete at exit (%s)" % (runs[0]["state"] if runs else None))
 same_ops(ops(db2), ops(exp3), "default profiler store vs export")
 
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("all ok")
+sys.exit(finish())

@@ -21,7 +21,7 @@ fi
   -I"$SRC/include" -I"$SRC/src" -I"$SRC/tests" \
   "$SRC"/src/core/*.c "$SRC/src/trace/trace.c" "$SRC/src/analysis/summary.c" \
   "$SRC/src/analysis/calltree.c" \
-  "$SRC"/src/record/{recorder,ktimer,memtrack,results,export,measure,stream}.c \
+  "$SRC"/src/record/{recorder,ktimer,memtrack,results,export,measure,stream,entry}.c \
   "$SRC/src/render/chrome.c" "$SRC"/src/store/{store,access}.c "$SRC"/src/monitor/config.c \
   "$SRC/tests/test_libgpuprof_threads.c" \
   -o "$OUT/test_libgpuprof_threads_tsan" -lsqlite3 -lyaml -lpthread -ldl -lm

@@ -7,17 +7,7 @@ A deliberately broken page checks that console errors are caught.
 Exit 77 when Chromium is not installed."""
 import html, json, os, re, shutil, subprocess, sys, tempfile
 from decimal import Decimal
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
 
 def find_chromium():

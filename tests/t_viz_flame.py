@@ -5,20 +5,11 @@ files satisfy the required structure of speedscope's file-format schema;
 options keep the total; folded stacks are accepted as input."""
 import glob, gzip, json, os, subprocess, sys, tempfile
 from decimal import Decimal, ROUND_HALF_UP
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
 GPU_CATS = {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset", "cuda_sync",
             "gpu_user_annotation", "opencl"}
 GPU_WORK = {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset", "opencl"}
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def run(*args):

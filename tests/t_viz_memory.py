@@ -5,17 +5,7 @@ computation made here from the raw JSON; a synthetic trace checks leaks by
 allocating operation and the running-sum fallback."""
 import gzip, json, os, subprocess, sys, tempfile
 from decimal import Decimal
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
 
 def memory_json(path):

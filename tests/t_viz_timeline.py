@@ -5,17 +5,7 @@ lossless writer; t_export_roundtrip.py checks it in full). Also checks the
 HTML viewer's size bound on a generated trace."""
 import glob, gzip, json, os, subprocess, sys, tempfile
 from decimal import Decimal
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
 
 def load(path):

@@ -16,16 +16,7 @@ show up in tooltips and the page text), so the test cannot pass by losing
 the names. A deliberately vulnerable control page must be detected.
 Exit 77 when Chromium or node is missing."""
 import json, os, re, shutil, subprocess, sys, tempfile
-
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+from gp_testutil import BIN, SRC, check, failures
 
 
 def which(*names):

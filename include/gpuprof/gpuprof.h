@@ -231,6 +231,11 @@ GP_API int gp_func_enter_(gp_profiler *p, const void *fn);
  * begin on this stream). */
 GP_API int gp_cuda_begin(gp_profiler *p, const char *name, void *stream);
 GP_API int gp_cuda_end(gp_profiler *p, const char *name, void *stream);
+/* gp_cuda_end for a transfer (a copy enqueued between begin and end):
+ * `bytes` moved (>= 0; -1 = not a transfer). The timing then counts as
+ * transfer time and bytes in the per-entry metrics of the ranges it was
+ * ended in (docs/api.md "Per-entry metrics"). */
+GP_API int gp_cuda_end_ex(gp_profiler *p, const char *name, void *stream, int64_t bytes);
 
 struct _cl_event; /* cl_event is struct _cl_event * */
 /* OpenCL: times the command behind `ev` (queue created with
@@ -238,6 +243,9 @@ struct _cl_event; /* cl_event is struct _cl_event * */
  * completes. The event is retained until resolved. Returns 0,
  * GP_EUNSUPPORTED (built without OpenCL), GP_EINVAL (bad event). */
 GP_API int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev);
+/* gp_cl_event for a transfer (e.g. the event of clEnqueueWriteBuffer):
+ * `bytes` moved (>= 0; -1 = not a transfer), as gp_cuda_end_ex. */
+GP_API int gp_cl_event_ex(gp_profiler *p, const char *name, struct _cl_event *ev, int64_t bytes);
 
 /* Waits for (when `wait` is 1) or polls all pending CUDA/OpenCL timings and
  * moves completed ones into the results. Returns the number still pending. */
@@ -329,6 +337,16 @@ typedef struct gp_summary_row {
     int64_t bytes;       /* sum of the bytes attribute, -1 when none was given */
     uint64_t aggregated; /* of count, ranges known only as statistics (sinks) */
     int pct_approx;      /* 1: p50/p95/p99 from the quantile sketch (within 1.6 %) */
+    /* per-entry metrics summed over the row's ranges (docs/api.md
+     * "Per-entry metrics"; all 0 for kernel rows and ranges without any) */
+    uint64_t gpu_timers;              /* device timings closed inside the ranges */
+    int64_t gpu_ns;                   /* their device time, summed */
+    uint64_t xfers;                   /* of them, transfers (_ex with bytes) */
+    int64_t xfer_ns, xfer_bytes;      /* the transfers' device time and bytes */
+    double bandwidth_Bps;             /* xfer_bytes / xfer_ns in bytes/s; NAN when no transfer */
+    uint64_t allocs, frees;           /* gp_mem_track / gp_mem_untrack calls inside */
+    int64_t alloc_bytes, freed_bytes; /* bytes they tracked / untracked (gross) */
+    int64_t peak_bytes; /* highest tracked total after an allocation inside; -1 none */
 } gp_summary_row;
 /* Per-operation rows, sorted by total descending. Caller frees with
  * gp_summary_rows_free. Returns 0 or GP_ENOMEM. */

@@ -5,6 +5,7 @@
 #include "core/sketch.h"
 #include <math.h>
 #include "core/hash.h"
+#include "core/sbuf.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,53 @@ gp_group gp_group_of_kind(gp_kind k)
     }
 }
 
+void gp_entry_sum_add(gp_entry_sum *dst, const gp_entry_sum *src)
+{
+    if (src->allocs && (!dst->allocs || src->peak_bytes > dst->peak_bytes))
+        dst->peak_bytes = src->peak_bytes;
+    dst->timers += src->timers;
+    dst->gpu_ns += src->gpu_ns;
+    dst->xfers += src->xfers;
+    dst->xfer_ns += src->xfer_ns;
+    dst->xfer_bytes += src->xfer_bytes;
+    dst->allocs += src->allocs;
+    dst->alloc_bytes += src->alloc_bytes;
+    dst->frees += src->frees;
+    dst->freed_bytes += src->freed_bytes;
+}
+
+int gp_entry_sum_any(const gp_entry_sum *e)
+{
+    return e->timers || e->allocs || e->frees;
+}
+
+double gp_entry_bandwidth(const gp_entry_sum *e)
+{
+    return e->xfer_ns > 0 ? (double)e->xfer_bytes * 1e9 / (double)e->xfer_ns : NAN;
+}
+
+void gp_entry_sum_json(gp_sbuf *b, const gp_entry_sum *e, int *comma)
+{
+    static const char *const k[] = {"gpu_timers",  "gpu_ns",     "xfers",
+                                    "xfer_ns",     "xfer_bytes", "allocs",
+                                    "alloc_bytes", "frees",      "freed_bytes"};
+    int64_t v[] = {(int64_t)e->timers, e->gpu_ns,         (int64_t)e->xfers,
+                   e->xfer_ns,         e->xfer_bytes,     (int64_t)e->allocs,
+                   e->alloc_bytes,     (int64_t)e->frees, e->freed_bytes};
+    for (int i = 0; i < 9; i++) {
+        gp_json_key(b, k[i], (*comma)++);
+        gp_json_int(b, v[i]);
+        if (i == 4 && e->xfer_ns > 0) {
+            gp_json_key(b, "bandwidth_Bps", (*comma)++);
+            gp_json_num(b, gp_entry_bandwidth(e));
+        }
+    }
+    if (e->allocs) {
+        gp_json_key(b, "peak_bytes", (*comma)++);
+        gp_json_int(b, e->peak_bytes);
+    }
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
     const gp_op_row *x = a, *y = b;
@@ -106,6 +154,7 @@ static int merge_aggs(const gp_trace *t, const uint32_t *agg_row, uint32_t r, co
         }
         st->count += a->count;
         row->agg_count += a->count;
+        gp_entry_sum_add(&row->em, &a->em);
     }
     if (!bk) return 0;
     st->mean = (double)st->sum / (double)st->count;
@@ -204,6 +253,12 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
             out->span_ns > 0 ? 100.0 * (double)rows[r].st.sum / (double)out->span_ns : 0;
         out->group_total_ns[rows[r].group] += rows[r].st.sum;
         out->group_count[rows[r].group] += rows[r].st.count;
+    }
+    /* per-entry metrics of the slices (the aggregated ones: merge_aggs) */
+    for (size_t i = 0; i < t->entry_metrics.n; i++) {
+        const gp_entry_metrics *m = &t->entry_metrics.v[i];
+        if (m->slice < t->slices.n && row_of[m->slice] != UINT32_MAX)
+            gp_entry_sum_add(&rows[row_of[m->slice]].em, &m->m);
     }
     /* self time: nesting per track over every summarized kind */
     {

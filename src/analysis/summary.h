@@ -48,6 +48,7 @@ typedef struct gp_op_row {
      * merged sketch (within GP_SKETCH_REL_ERR) and pct_approx is 1 */
     uint64_t agg_count;
     int pct_approx;
+    gp_entry_sum em; /* per-entry metrics summed over the row's ranges (libgpuprof) */
 } gp_op_row;
 
 typedef struct gp_summary {
@@ -59,6 +60,23 @@ typedef struct gp_summary {
     uint64_t group_count[GP_G__COUNT];
     int64_t self_total_ns; /* sum of group_self_ns */
 } gp_summary;
+
+/* Per-entry metrics (docs/api.md "Per-entry metrics"): the one definition
+ * of the derived figures, used by the library's results, its export, and
+ * `summary` / `report`. */
+/* Adds src to dst: counts and byte/time sums add, the peak is the larger. */
+void gp_entry_sum_add(gp_entry_sum *dst, const gp_entry_sum *src);
+/* 1 when e holds any metric (a timing, an allocation or a free). */
+int gp_entry_sum_any(const gp_entry_sum *e);
+/* Transfer bandwidth in bytes per second: xfer_bytes / xfer_ns (from the
+ * totals, not a mean of ratios); NAN when no transfer time was recorded. */
+double gp_entry_bandwidth(const gp_entry_sum *e);
+/* Appends e's members as JSON keys ("gpu_timers", "gpu_ns", "xfers",
+ * "xfer_ns", "xfer_bytes", "bandwidth_Bps" when defined, "allocs",
+ * "alloc_bytes", "frees", "freed_bytes", "peak_bytes" when allocs > 0)
+ * after *comma members already written; the importer reads them back. */
+struct gp_sbuf;
+void gp_entry_sum_json(struct gp_sbuf *b, const gp_entry_sum *e, int *comma);
 
 /* Computes the summary of t. Returns 0 or GP_ENOMEM. Free with gp_summary_free. */
 int gp_summary_compute(const gp_trace *t, gp_summary *out);

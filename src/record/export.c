@@ -4,6 +4,7 @@
  * readable by `gpuprof summary` and HTA; the gp_exp_* pieces serve the
  * streaming sinks (stream.c), which write slices as they are drained. */
 #include "core/sbuf.h"
+#include "analysis/summary.h"
 #include "core/stats.h"
 #include "record/recorder.h"
 #include "render/chrome.h"
@@ -199,6 +200,10 @@ void gp_exp_rollover(gp_profiler *p, gp_sbuf *b)
             r->device, r->backend, (unsigned long long)r->count, (long long)r->total_ns,
             (long long)r->self_ns, (long long)r->min_ns, (long long)r->max_ns, (long long)r->bytes);
         gp_json_num(b, r->m2);
+        if (gp_entry_sum_any(&r->em)) {
+            int c = 1;
+            gp_entry_sum_json(b, &r->em, &c);
+        }
         gp_sbuf_puts(b, ",\"first_us\":");
         gp_exp_us(b, r->first_ns);
         gp_sbuf_puts(b, ",\"last_us\":");
@@ -233,6 +238,7 @@ static int trace_view(gp_profiler *p, gp_trace *view)
     view->meta.t0_abs_ns = p->wall0;
     view->meta.trace_name = 0;
     gp_sbuf b = {0};
+    size_t em = 0; /* t->entry_metrics, ascending slice */
     for (size_t i = 0; i < t->slices.n; i++) {
         const gp_slice *s = &t->slices.v[i];
         const gp_slice_ext *x = &p->ext.v[i];
@@ -256,6 +262,9 @@ static int trace_view(gp_profiler *p, gp_trace *view)
             gp_json_key(&b, "self_ns", comma++);
             gp_json_int(&b, x->self_ns);
         }
+        while (em < t->entry_metrics.n && t->entry_metrics.v[em].slice < i) em++;
+        if (em < t->entry_metrics.n && t->entry_metrics.v[em].slice == i)
+            gp_entry_sum_json(&b, &t->entry_metrics.v[em].m, &comma);
         for (uint32_t a = 0; a < x->nattr; a++) {
             const gp_attr *at = &p->attrs.v[x->attr_first + a];
             gp_json_key(&b, gp_trace_s(t, at->key), comma++);
@@ -320,6 +329,7 @@ int gp_export_trace(gp_profiler *p, const char *path)
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
     gp_rec_collect_aggs(p, 1);
+    gp_rec_entry_metrics(p);
     gp_sbuf_puts(&extra, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
     gp_exp_rollover(p, &extra);
     gp_sbuf_puts(&extra, "},\n");
@@ -347,6 +357,12 @@ static void row_json(gp_sbuf *b, const gp_summary_row *r)
         gp_json_num(b, v[i]);
     }
     if (r->bytes >= 0) gp_sbuf_printf(b, ",\"bytes\":%lld", (long long)r->bytes);
+    gp_entry_sum e = {r->gpu_timers, r->gpu_ns,      r->xfers, r->xfer_ns,     r->xfer_bytes,
+                      r->allocs,     r->alloc_bytes, r->frees, r->freed_bytes, r->peak_bytes};
+    if (gp_entry_sum_any(&e)) {
+        int c = 1;
+        gp_entry_sum_json(b, &e, &c);
+    }
     gp_sbuf_putc(b, '}');
 }
 
@@ -363,6 +379,7 @@ int gp_export_json(gp_profiler *p, const char *path)
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
     gp_rec_collect_aggs(p, 1);
+    gp_rec_entry_metrics(p);
     gp_sbuf_puts(&b, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
     gp_exp_rollover(p, &b);
     gp_sbuf_puts(&b, ",\n\"summary\":[");

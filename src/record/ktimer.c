@@ -184,6 +184,11 @@ int gp_cuda_end(gp_profiler *p, const char *name, void *stream)
     return gp_cuda_begin(p, name, stream);
 }
 
+int gp_cuda_end_ex(gp_profiler *p, const char *name, void *stream, int64_t bytes)
+{
+    return gp_cuda_begin(p, name, stream);
+}
+
 int gp_cuda_resolve_(gp_profiler *p, int wait)
 {
     return 0;
@@ -204,6 +209,11 @@ int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev)
     gp_rec_seterr(p, "OpenCL kernel timers: this libgpuprof was built without OpenCL");
     pthread_mutex_unlock(&p->mu);
     return GP_EUNSUPPORTED;
+}
+
+int gp_cl_event_ex(gp_profiler *p, const char *name, struct _cl_event *ev, int64_t bytes)
+{
+    return gp_cl_event(p, name, ev);
 }
 
 int gp_mem_set_cl_device(gp_profiler *p, void *dev)

@@ -37,6 +37,8 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     if (!p || !ptr || ndim < 0 || (ndim > 0 && !shape) || bytes > (size_t)INT64_MAX)
         return GP_EINVAL;
     int rc = 0;
+    gp_entry_ctx ec; /* per-entry metrics: the ranges open on this thread */
+    gp_rec_entry_ctx(p, &ec);
     pthread_mutex_lock(&p->mu);
     uint64_t idx;
     if (gp_u64map_get(&p->mem_of, (uint64_t)(uintptr_t)ptr, &idx) && idx != UINT64_MAX) {
@@ -66,6 +68,7 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     if (p->mem_cur > p->mem_session_peak) p->mem_session_peak = p->mem_cur;
     mem_event(p, ptr, m.bytes, m.ts);
     mem_sample(p);
+    gp_rec_entry_memop(p, &ec, m.bytes, p->mem_cur);
     goto out;
 oom:
     free(m.name);
@@ -74,6 +77,7 @@ oom:
     rc = GP_ENOMEM;
 out:
     pthread_mutex_unlock(&p->mu);
+    gp_rec_entry_ctx_free(&ec);
     return rc;
 }
 
@@ -81,6 +85,8 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
 {
     if (!p || !ptr) return GP_EINVAL;
     int rc = 0;
+    gp_entry_ctx ec;
+    gp_rec_entry_ctx(p, &ec);
     pthread_mutex_lock(&p->mu);
     uint64_t idx;
     if (!gp_u64map_get(&p->mem_of, (uint64_t)(uintptr_t)ptr, &idx) || idx == UINT64_MAX) {
@@ -89,6 +95,7 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
         goto out;
     }
     gp_membuf *m = &p->mem.v[idx];
+    int64_t freed = m->bytes;
     p->mem_cur -= m->bytes;
     mem_event(p, ptr, -m->bytes, gp_rec_host_ns(p));
     free(m->name);
@@ -102,8 +109,10 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
     }
     p->mem.n--;
     mem_sample(p);
+    gp_rec_entry_memop(p, &ec, -freed, p->mem_cur);
 out:
     pthread_mutex_unlock(&p->mu);
+    gp_rec_entry_ctx_free(&ec);
     return rc;
 }
 

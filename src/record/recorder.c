@@ -220,6 +220,7 @@ void gp_profiler_destroy(gp_profiler *p)
     GP_VEC_FREE(p->sessions);
     GP_VEC_FREE(p->ext);
     GP_VEC_FREE(p->attrs);
+    gp_rec_entry_free(p);
     gp_u64map_free(&p->obs_of);
     gp_u64map_free(&p->series_of);
     gp_u64map_free(&p->func_name);
@@ -572,6 +573,11 @@ static inline gp_tbuf *tbuf_find(gp_profiler *p)
 {
     if (tl.p == p && tl.id == p->id) return tl.b;
     return tbuf_slow(p, 0);
+}
+
+gp_tbuf *gp_rec_tbuf_find(gp_profiler *p)
+{
+    return tbuf_find(p);
 }
 
 /* A new chunk for b: a recycled one, else a new one while b has fewer than
@@ -1215,6 +1221,7 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
             r.min_ns = atomic_load_explicit(&e->min_ns, memory_order_relaxed);
             r.max_ns = atomic_load_explicit(&e->max_ns, memory_order_relaxed);
             r.bytes = atomic_load_explicit(&e->bytes, memory_order_relaxed);
+            r.em = gp_rec_entry_inline_of(p, b, e->key, e->dev, e->type);
             unsigned __int128 sq =
                 (unsigned __int128)atomic_load_explicit(&e->sq_hi, memory_order_relaxed) << 64 |
                 atomic_load_explicit(&e->sq_lo, memory_order_relaxed);
@@ -1295,6 +1302,7 @@ int gp_profiler_reset(gp_profiler *p)
     p->tr->t_begin = p->tr->t_end = 0;
     p->ext.n = 0;
     p->attrs.n = 0;
+    gp_rec_entry_reset(p);
     for (size_t i = 0; i < p->obs.n; i++) p->obs.v[i].v.n = 0;
     p->unmatched_end = 0;
     for (size_t i = 0; i < p->sessions.n; i++) free(p->sessions.v[i]);

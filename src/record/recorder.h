@@ -139,10 +139,48 @@ typedef struct gp_tbuf {
 /* Extra facts per slice, parallel to trace->slices. */
 typedef struct gp_slice_ext {
     int64_t self_ns;
-    int64_t bytes; /* -1 when none */
+    int64_t bytes; /* -1 when none (a kernel timing: the bytes of a transfer) */
     uint32_t attr_first, nattr;
     uint8_t device, backend;
 } gp_slice_ext;
+
+/* A kernel timing closed by a thread that has a buffer (per-entry metrics,
+ * entry.c): its slice, the thread's track + 1 and the host time of the call
+ * that closed it (gp_cuda_end, gp_cl_event). */
+typedef struct gp_khost {
+    uint32_t slice, thr;
+    int64_t host_ns;
+} gp_khost;
+
+/* A gp_mem_track (bytes > 0) or gp_mem_untrack (bytes < 0) call, with the
+ * calling thread's track + 1 (0: a thread that never recorded a range), for
+ * per-entry metrics (entry.c). */
+typedef struct gp_memop {
+    uint32_t thr;
+    int64_t ts, bytes, total; /* host ns, signed size, tracked total after */
+} gp_memop;
+
+/* Per-entry metrics of the ranges of one (thread, name, device, kind) that
+ * are aggregated inline, added when a slow-path call (timer, tracker) is made
+ * inside them (entry.c). */
+typedef struct gp_inl_metric {
+    const struct gp_tbuf *b;
+    const void *key;
+    uint32_t dev;
+    uint8_t type;
+    gp_entry_sum em;
+} gp_inl_metric;
+
+/* Where a timer or tracker call made by the calling thread counts (entry.c):
+ * its thread track + 1 (0: none), the host time of the call, and the inline
+ * metric entries (p->inl indices, owned) of its open inline-aggregated
+ * ranges. */
+typedef struct gp_entry_ctx {
+    uint32_t thr;
+    int64_t host_ns;
+    uint32_t n;
+    uint32_t *ix;
+} gp_entry_ctx;
 
 typedef struct gp_obs {
     uint32_t name;
@@ -202,6 +240,12 @@ struct gp_profiler {
     GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
     int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
     uint64_t kernel_count;
+
+    /* per-entry metrics (entry.c) */
+    GP_VEC(gp_khost) khost; /* ascending slice */
+    GP_VEC(gp_memop) memops;
+    GP_VEC(gp_inl_metric) inl;
+    gp_u64map inl_of; /* hash of (thread, key, dev, type) -> index in inl */
 
     /* memory tracker */
     GP_VEC(gp_membuf) mem;
@@ -313,6 +357,36 @@ void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);
 /* Sets p->err (caller holds p->mu or owns p). */
 void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Per-entry metrics (entry.c; docs/api.md "Per-entry metrics").
+ * gp_rec_entry_ctx fills *c for a call of the calling thread (caller does
+ * not hold p->mu); 0 or GP_ENOMEM (c then counts nowhere). */
+int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c);
+void gp_rec_entry_ctx_free(gp_entry_ctx *c);
+/* Notes a kernel timing's slice si closed by the call of c (caller holds
+ * p->mu; si < 0 or a warm-up timing: nothing) and adds it to c's inline
+ * entries. */
+void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, int64_t dur,
+                              int64_t bytes);
+/* The metrics of one timing of device duration dur (bytes >= 0: a transfer). */
+gp_entry_sum gp_rec_entry_timing(int64_t dur, int64_t bytes);
+/* Adds d to the inline entries of c (caller holds p->mu). */
+void gp_rec_entry_inline_add(gp_profiler *p, const gp_entry_ctx *c, const gp_entry_sum *d);
+/* Records a tracker call of c (caller holds p->mu): bytes > 0 tracked, < 0
+ * untracked, total = tracked total after it. */
+void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total);
+/* The inline sums of (b, key, dev, type) (caller holds p->mu). */
+gp_entry_sum gp_rec_entry_inline_of(gp_profiler *p, const struct gp_tbuf *b, const void *key,
+                                    uint32_t dev, uint8_t type);
+/* Rebuilds p->tr->entry_metrics from the kernel timings and tracker calls
+ * made inside the kept ranges (caller holds p->mu). 0 or GP_ENOMEM. */
+int gp_rec_entry_metrics(gp_profiler *p);
+/* Clears the per-entry records (reset) / frees them (destroy). */
+void gp_rec_entry_reset(gp_profiler *p);
+void gp_rec_entry_free(gp_profiler *p);
+/* The calling thread's buffer in p, NULL when it has none (no lock taken
+ * when cached). */
+struct gp_tbuf *gp_rec_tbuf_find(gp_profiler *p);
 
 /* Kernel timer back-ends: resolve pending timings (wait: block until done);
  * return the number still pending. Free at destroy. */

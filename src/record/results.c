@@ -15,6 +15,7 @@ static void refresh(gp_profiler *p)
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
     gp_rec_collect_aggs(p, 1);
+    gp_rec_entry_metrics(p);
 }
 
 int gp_record_stats_get(gp_profiler *p, gp_record_stats *out)
@@ -103,6 +104,17 @@ static int rows_locked(gp_profiler *p, gp_summary_row **out, size_t *nout)
         w->bytes = ex[r].has_bytes ? ex[r].bytes : -1;
         w->aggregated = o->agg_count;
         w->pct_approx = o->pct_approx;
+        w->gpu_timers = o->em.timers;
+        w->gpu_ns = o->em.gpu_ns;
+        w->xfers = o->em.xfers;
+        w->xfer_ns = o->em.xfer_ns;
+        w->xfer_bytes = o->em.xfer_bytes;
+        w->bandwidth_Bps = gp_entry_bandwidth(&o->em);
+        w->allocs = o->em.allocs;
+        w->frees = o->em.frees;
+        w->alloc_bytes = o->em.alloc_bytes;
+        w->freed_bytes = o->em.freed_bytes;
+        w->peak_bytes = o->em.allocs ? o->em.peak_bytes : -1;
     }
     *out = rows;
     *nout = s.n;

@@ -158,6 +158,60 @@ static void td_dur(gp_sbuf *b, double ns)
     gp_sbuf_puts(b, "</td>");
 }
 
+static void td_bytes(gp_sbuf *b, int64_t v)
+{
+    char tmp[64];
+    gp_sbuf_printf(b, "<td data-v=\"%lld\">", (long long)v);
+    gp_html_escape(b, gp_fmt_bytes(tmp, sizeof tmp, (double)v));
+    gp_sbuf_puts(b, "</td>");
+}
+
+/* The per-entry metrics of libgpuprof ranges (docs/api.md "Per-entry
+ * metrics"): a card when some row has any. */
+static void entry_table(const gp_trace *t, const gp_summary *s, gp_sbuf *b)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) k += gp_entry_sum_any(&s->rows[i].em);
+    if (!k) return;
+    gp_sbuf_puts(b, "<div class=\"card\"><h3>Per-entry metrics (libgpuprof ranges: device "
+                    "timings, transfers and tracked memory inside each range, summed over its "
+                    "calls)</h3><div class=\"tblwrap\"><table class=\"sortable stats entry\">"
+                    "<thead><tr><th class=\"l\">Name</th><th>Count</th><th>Timers</th><th>GPU "
+                    "time</th><th>Transfers</th><th>Transfer time</th><th>Transfer bytes</th>"
+                    "<th>Bandwidth (GB/s)</th><th>Allocs</th><th>Allocated</th><th>Freed</th>"
+                    "<th>Peak</th></tr></thead><tbody>");
+    for (size_t i = 0; i < s->n; i++) {
+        const gp_op_row *r = &s->rows[i];
+        const gp_entry_sum *e = &r->em;
+        if (!gp_entry_sum_any(e)) continue;
+        gp_sbuf_puts(b, "<tr><td class=\"l\">");
+        gp_html_escape(b, gp_trace_s(t, r->name));
+        gp_sbuf_printf(b, "</td><td data-v=\"%llu\">%llu</td><td data-v=\"%llu\">%llu</td>",
+                       (unsigned long long)r->st.count, (unsigned long long)r->st.count,
+                       (unsigned long long)e->timers, (unsigned long long)e->timers);
+        td_dur(b, (double)e->gpu_ns);
+        gp_sbuf_printf(b, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)e->xfers,
+                       (unsigned long long)e->xfers);
+        td_dur(b, (double)e->xfer_ns);
+        td_bytes(b, e->xfer_bytes);
+        double bw = gp_entry_bandwidth(e);
+        if (isnan(bw))
+            gp_sbuf_puts(b, "<td data-v=\"0\">-</td>");
+        else
+            gp_sbuf_printf(b, "<td data-v=\"%.17g\">%.3f</td>", bw, bw / 1e9);
+        gp_sbuf_printf(b, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)e->allocs,
+                       (unsigned long long)e->allocs);
+        td_bytes(b, e->alloc_bytes);
+        td_bytes(b, e->freed_bytes);
+        if (e->allocs)
+            td_bytes(b, e->peak_bytes);
+        else
+            gp_sbuf_puts(b, "<td data-v=\"0\">-</td>");
+        gp_sbuf_puts(b, "</tr>");
+    }
+    gp_sbuf_puts(b, "</tbody></table></div></div>\n");
+}
+
 static void item(gp_sbuf *d, int *first, const char *label, double v)
 {
     gp_sbuf_puts(d, *first ? "{\"label\":" : ",{\"label\":");
@@ -557,6 +611,7 @@ static int trace_section(const gp_trace *t, const gp_hview *v, size_t idx, gp_sb
         gp_sbuf_puts(b, "</tr>");
     }
     gp_sbuf_puts(b, "</tbody></table></div></div>\n");
+    entry_table(t, &s, b);
     fill_prefix(b, mark, p);
     /* data scripts */
     char id[64];

@@ -4,6 +4,7 @@
 #include "core/table.h"
 #include "report/fmt.h"
 #include <gpuprof/common.h>
+#include <math.h>
 #include <stdlib.h>
 
 static const char *const group_titles[GP_G__COUNT] = {
@@ -61,6 +62,71 @@ static void print_group(FILE *f, const gp_trace *t, const gp_summary *s, gp_grou
     gp_table_destroy(tb);
 }
 
+/* The per-entry metrics of libgpuprof ranges (docs/api.md "Per-entry
+ * metrics"), one line per (group, name) that has any, in the groups shown. */
+static void print_entry_metrics(FILE *f, const gp_trace *t, const gp_summary *s,
+                                const gp_summary_view *o)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++)
+        k += (o->mask & (1u << s->rows[i].group)) && gp_entry_sum_any(&s->rows[i].em);
+    if (!k) return;
+    double mx[2] = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        const gp_entry_sum *e = &s->rows[i].em;
+        if ((double)e->gpu_ns > mx[0]) mx[0] = (double)e->gpu_ns;
+        if ((double)e->xfer_ns > mx[1]) mx[1] = (double)e->xfer_ns;
+    }
+    gp_unit u0 = gp_unit_pick(mx[0]), u1 = gp_unit_pick(mx[1]);
+    char h0[32], h1[32];
+    snprintf(h0, sizeof h0, "GPU (%s)", u0.name);
+    snprintf(h1, sizeof h1, "Xfer (%s)", u1.name);
+    const char *headers[] = {"Name",       "Count",     "Timers", h0,      "Xfers", h1,
+                             "Xfer bytes", "Xfer GB/s", "Allocs", "Alloc", "Freed", "Peak"};
+    gp_table *tb = gp_table_create(12, headers, "lrrrrrrrrrrr");
+    fprintf(f, "\nPer-entry metrics (libgpuprof ranges: device timings, transfers and tracked "
+               "memory inside each range, summed over its calls; peak = highest):\n");
+    for (size_t i = 0; i < s->n; i++) {
+        const gp_op_row *r = &s->rows[i];
+        const gp_entry_sum *e = &r->em;
+        if (!(o->mask & (1u << r->group)) || !gp_entry_sum_any(e)) continue;
+        char c[12][64];
+        snprintf(c[1], 64, "%llu", (unsigned long long)r->st.count);
+        snprintf(c[2], 64, "%llu", (unsigned long long)e->timers);
+        gp_fmt_dur(c[3], 64, (double)e->gpu_ns, u0);
+        snprintf(c[4], 64, "%llu", (unsigned long long)e->xfers);
+        gp_fmt_dur(c[5], 64, (double)e->xfer_ns, u1);
+        gp_fmt_bytes(c[6], 64, (double)e->xfer_bytes);
+        double bw = gp_entry_bandwidth(e);
+        if (isnan(bw))
+            snprintf(c[7], 64, "-");
+        else
+            snprintf(c[7], 64, "%.3f", bw / 1e9);
+        snprintf(c[8], 64, "%llu", (unsigned long long)e->allocs);
+        gp_fmt_bytes(c[9], 64, (double)e->alloc_bytes);
+        gp_fmt_bytes(c[10], 64, (double)e->freed_bytes);
+        if (e->allocs)
+            gp_fmt_bytes(c[11], 64, (double)e->peak_bytes);
+        else
+            snprintf(c[11], 64, "-");
+        const char *cp[12] = {gp_trace_s(t, r->name),
+                              c[1],
+                              c[2],
+                              c[3],
+                              c[4],
+                              c[5],
+                              c[6],
+                              c[7],
+                              c[8],
+                              c[9],
+                              c[10],
+                              c[11]};
+        gp_table_row(tb, cp);
+    }
+    gp_table_print(tb, f, o->wide ? 0 : 70);
+    gp_table_destroy(tb);
+}
+
 void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
                             const gp_summary_view *o)
 {
@@ -90,6 +156,7 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
                 (unsigned long long)agg, agg_ops);
     for (int g = 0; g < GP_G__COUNT; g++)
         if (o->mask & (1u << g)) print_group(f, t, s, (gp_group)g, o);
+    print_entry_metrics(f, t, s, o);
     size_t *idx = malloc(((size_t)o->bottlenecks + 1) * sizeof *idx);
     size_t k =
         gp_summary_top(s, o->mask & gp_summary_bottleneck_mask(s), idx, (size_t)o->bottlenecks);
@@ -166,6 +233,13 @@ static void json_row(gp_sbuf *b, const gp_trace *t, const gp_op_row *r, int with
     gp_json_int(b, r->self_ns);
     gp_json_key(b, "self_pct", 1);
     gp_json_num(b, r->self_pct);
+    if (gp_entry_sum_any(&r->em)) { /* libgpuprof per-entry metrics */
+        int c = 0;
+        gp_json_key(b, "entry", 1);
+        gp_sbuf_putc(b, '{');
+        gp_entry_sum_json(b, &r->em, &c);
+        gp_sbuf_putc(b, '}');
+    }
     gp_sbuf_putc(b, '}');
 }
 

@@ -84,6 +84,7 @@ uint64_t gp_trace_mem_bytes(const gp_trace *t)
     V(series);
     V(devices);
     V(arg_streams);
+    V(entry_metrics);
     V(tracked_buffers);
 #undef V
     return b;

@@ -1131,6 +1131,48 @@ static be_stack *stack_for(P *p, uint32_t track)
     return &p->stacks.v[p->stacks.n - 1];
 }
 
+/* Reads libgpuprof per-entry metrics (the keys gp_entry_sum_json writes)
+ * from an args list into *m; 1 when present ("gpu_timers" is always written
+ * with them). */
+static int entry_keys(const arg *a, int n, gp_entry_sum *m)
+{
+    int has = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t v;
+        span k = a[i].key;
+        if (k.n < 5 || arg_i64(&a[i], &v) != 0 || v < 0) continue;
+        if (KEY(k, "gpu_timers")) {
+            m->timers = (uint64_t)v;
+            has = 1;
+        } else if (KEY(k, "gpu_ns")) {
+            m->gpu_ns = v;
+        } else if (KEY(k, "xfers")) {
+            m->xfers = (uint64_t)v;
+        } else if (KEY(k, "xfer_ns")) {
+            m->xfer_ns = v;
+        } else if (KEY(k, "xfer_bytes")) {
+            m->xfer_bytes = v;
+        } else if (KEY(k, "allocs")) {
+            m->allocs = (uint64_t)v;
+        } else if (KEY(k, "alloc_bytes")) {
+            m->alloc_bytes = v;
+        } else if (KEY(k, "frees")) {
+            m->frees = (uint64_t)v;
+        } else if (KEY(k, "freed_bytes")) {
+            m->freed_bytes = v;
+        } else if (KEY(k, "peak_bytes")) {
+            m->peak_bytes = v;
+        }
+    }
+    return has && (m->timers || m->allocs || m->frees);
+}
+
+static int entry_args(const ev *e, gp_entry_sum *m)
+{
+    if (!ARG(e, "gpu_timers")) return 0;
+    return entry_keys(e->args, e->nargs, m);
+}
+
 static void push_slice(P *p, gp_slice *sl, const char *at)
 {
     if (sl->dur < 0) bad(p, at, "negative \"dur\" (%lld ns)", (long long)sl->dur);
@@ -1247,10 +1289,13 @@ static void commit_event(P *p, const char *at)
             t->tracks.v[track].device = (int32_t)e->pid;
             t->tracks.v[track].stream = e->tid;
         }
+        int has_em = 0;
+        gp_entry_metrics em = {0};
         if (kind == GP_K_RANGE && e->nargs) {
             const arg *da = ARG(e, "device");
             if (da && da->type == V_STR && KEY(da->val, "gpu")) sl.flags |= GP_SLICE_DEV_GPU;
             if (da && da->type == V_STR && KEY(da->val, "cpu")) sl.flags |= GP_SLICE_DEV_CPU;
+            has_em = entry_args(e, &em.m); /* libgpuprof per-entry metrics */
         }
         if (sl.gpu == GP_NO_INDEX && e->nargs) {
             const arg *sa = ARG(e, "stream");
@@ -1261,6 +1306,10 @@ static void commit_event(P *p, const char *at)
             }
         }
         push_slice(p, &sl, at);
+        if (has_em) {
+            em.slice = (uint32_t)(t->slices.n - 1);
+            if (GP_VEC_PUSH(t->entry_metrics, em)) oom(p);
+        }
         if (p->keep_args && e->has_args &&
             gp_trace_add_args(t, 0, (uint32_t)(t->slices.n - 1), e->args_txt.s, e->args_txt.n))
             oom(p);
@@ -1535,6 +1584,8 @@ static const char *meta_rollover(P *p, const char *s)
                         has_last = 1;
                     }
                 }
+            } else if (KEY(k, "gpu_timers")) {
+                entry_keys(a, n, &r.em);
             } else if (KEY(k, "m2_ns2") && a[i].type == V_NUM) {
                 r.m2 = strtod(a[i].val.s, NULL);
                 if (!(r.m2 >= 0) || r.m2 > 1e300) r.m2 = 0;
@@ -2234,6 +2285,11 @@ static int merge_part(P *dst, P *src)
         gp_arg_stream x = s->arg_streams.v[i];
         x.slice += sbase;
         d->arg_streams.v[d->arg_streams.n++] = x;
+    }
+    for (size_t i = 0; i < s->entry_metrics.n; i++) {
+        gp_entry_metrics x = s->entry_metrics.v[i];
+        x.slice += sbase;
+        if (GP_VEC_PUSH(d->entry_metrics, x)) goto done;
     }
     for (size_t i = 0; i < s->flows.n; i++) {
         gp_flow x = s->flows.v[i];

@@ -59,6 +59,7 @@ void gp_trace_destroy(gp_trace *t)
     GP_VEC_FREE(t->instant_args);
     gp_trace_aggs_clear(t);
     GP_VEC_FREE(t->aggs);
+    GP_VEC_FREE(t->entry_metrics);
     free(t);
 }
 

@@ -188,6 +188,29 @@ typedef struct gp_tracked_buffer {
 /* Ranges known only as per-name statistics: libgpuprof's aggregate sink and
  * the ranges beyond its per-thread keep cap (gp_export_json "gpuprof" ->
  * "rollover"). Summaries merge them with the slices of the same name. */
+/* Per-entry metrics of libgpuprof ranges (docs/api.md "Per-entry
+ * metrics"): what happened inside one range, or summed over several. The
+ * device timings, transfers and tracker calls counted are those made by the
+ * range's own thread while the range was open. */
+typedef struct gp_entry_sum {
+    uint64_t timers;     /* CUDA/OpenCL timings closed inside the entries */
+    int64_t gpu_ns;      /* their device durations, summed */
+    uint64_t xfers;      /* of those timings, transfers (given a byte count) */
+    int64_t xfer_ns;     /* the transfers' device durations, summed */
+    int64_t xfer_bytes;  /* the transfers' bytes, summed */
+    uint64_t allocs;     /* gp_mem_track calls inside */
+    int64_t alloc_bytes; /* bytes they tracked (gross) */
+    uint64_t frees;      /* gp_mem_untrack calls inside */
+    int64_t freed_bytes; /* bytes they untracked */
+    int64_t peak_bytes;  /* highest tracked total just after an allocation inside (allocs > 0) */
+} gp_entry_sum;
+
+/* The per-entry metrics of one slice (a libgpuprof range). */
+typedef struct gp_entry_metrics {
+    uint32_t slice; /* index into trace->slices */
+    gp_entry_sum m;
+} gp_entry_metrics;
+
 typedef struct gp_agg_row {
     uint32_t name;           /* string id */
     uint16_t cat;            /* category index (kind annotation for libgpuprof ranges) */
@@ -199,6 +222,7 @@ typedef struct gp_agg_row {
     double m2;                 /* sum of squared deviations from the mean (ns^2) */
     int64_t first_ns, last_ns; /* first begin, last end (ns since t0) */
     uint64_t *sketch;          /* GP_SKETCH_BUCKETS counts (core/sketch.h), owned */
+    gp_entry_sum em;           /* per-entry metrics summed over these ranges */
 } gp_agg_row;
 
 typedef enum gp_ts_form {
@@ -253,6 +277,7 @@ typedef struct gp_trace {
     GP_VEC(gp_args_ref) slice_args;            /* ascending owner (slice index) */
     GP_VEC(gp_args_ref) instant_args;          /* ascending owner (instant index) */
     GP_VEC(gp_agg_row) aggs;                   /* aggregated ranges (see gp_agg_row) */
+    GP_VEC(gp_entry_metrics) entry_metrics;    /* ascending slice index */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */
 } gp_trace;

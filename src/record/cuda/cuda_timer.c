@@ -31,7 +31,9 @@ typedef struct cu_pending {
     cudaEvent_t start, end;
     uint32_t name;
     cudaStream_t stream;
-    int warmup; /* ended during gp_measure's warm-up */
+    int warmup;      /* ended during gp_measure's warm-up */
+    int64_t bytes;   /* a transfer's bytes (gp_cuda_end_ex), else -1 */
+    gp_entry_ctx ec; /* the ranges open on the calling thread (per-entry metrics) */
 } cu_pending;
 
 typedef struct cu_state {
@@ -147,8 +149,15 @@ out:
 
 int gp_cuda_end(gp_profiler *p, const char *name, void *stream)
 {
+    return gp_cuda_end_ex(p, name, stream, -1);
+}
+
+int gp_cuda_end_ex(gp_profiler *p, const char *name, void *stream, int64_t bytes)
+{
     if (!p || !name) return GP_EINVAL;
     cu_state *s = NULL;
+    gp_entry_ctx ec;
+    gp_rec_entry_ctx(p, &ec);
     pthread_mutex_lock(&p->mu);
     int rc = cu_usable(p, &s);
     if (rc) goto out;
@@ -163,7 +172,7 @@ int gp_cuda_end(gp_profiler *p, const char *name, void *stream)
     cu_open o = s->open.v[i - 1];
     memmove(&s->open.v[i - 1], &s->open.v[i], (s->open.n - i) * sizeof o);
     s->open.n--;
-    cu_pending pe = {o.start, 0, o.name, o.stream, gp_rec_warmup != 0};
+    cu_pending pe = {o.start, 0, o.name, o.stream, gp_rec_warmup != 0, bytes < 0 ? -1 : bytes, ec};
     if ((rc = cu_event(s, &pe.end))) goto out;
     cudaError_t e = s->api.EventRecord(pe.end, pe.stream);
     if (e != cudaSuccess) {
@@ -172,8 +181,10 @@ int gp_cuda_end(gp_profiler *p, const char *name, void *stream)
         goto out;
     }
     rc = GP_VEC_PUSH(s->pend, pe);
+    if (!rc) ec.ix = NULL; /* owned by the pending record */
 out:
     pthread_mutex_unlock(&p->mu);
+    gp_rec_entry_ctx_free(&ec);
     return rc;
 }
 
@@ -196,7 +207,7 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             snprintf(label, sizeof label, "CUDA stream %p", (void *)pe->stream);
             uint32_t track = gp_rec_gpu_track(p, (uint64_t)(uintptr_t)pe->stream, label);
             int64_t dur = (int64_t)((double)dur_ms * 1e6);
-            gp_slice_ext x = {dur, -1, 0, 0, GP_DEV_GPU, GP_BACKEND_CUDA};
+            gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_GPU, GP_BACKEND_CUDA};
             long si =
                 track == GP_NO_INDEX
                     ? -1
@@ -205,6 +216,7 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             if (si >= 0 && pe->warmup) {
                 p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
             } else if (si >= 0) {
+                gp_rec_entry_timing_done(p, &pe->ec, si, dur, pe->bytes);
                 p->kernel_ns_total += dur;
                 p->kernel_count++;
             }
@@ -213,6 +225,7 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
         }
         if (GP_VEC_PUSH(s->pool, pe->start)) s->api.EventDestroy(pe->start);
         if (GP_VEC_PUSH(s->pool, pe->end)) s->api.EventDestroy(pe->end);
+        gp_rec_entry_ctx_free(&pe->ec);
     }
     s->pend.n = keep;
     return (int)keep;
@@ -231,6 +244,7 @@ void gp_cuda_fini_(gp_profiler *p)
         }
         s->api.EventDestroy(s->ref);
     }
+    for (size_t i = 0; i < s->pend.n; i++) gp_rec_entry_ctx_free(&s->pend.v[i].ec);
     GP_VEC_FREE(s->pool);
     GP_VEC_FREE(s->open);
     GP_VEC_FREE(s->pend);

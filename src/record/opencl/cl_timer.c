@@ -12,7 +12,9 @@ typedef struct cl_pending {
     uint32_t name;
     int64_t host_ns; /* host time of gp_cl_event (just after enqueue) */
     uint64_t queue;
-    int warmup; /* enqueued during gp_measure's warm-up */
+    int warmup;      /* enqueued during gp_measure's warm-up */
+    int64_t bytes;   /* a transfer's bytes (gp_cl_event_ex), else -1 */
+    gp_entry_ctx ec; /* the ranges open on the calling thread (per-entry metrics) */
 } cl_pending;
 
 typedef struct cl_state {
@@ -23,9 +25,16 @@ typedef struct cl_state {
 
 int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev)
 {
+    return gp_cl_event_ex(p, name, ev, -1);
+}
+
+int gp_cl_event_ex(gp_profiler *p, const char *name, struct _cl_event *ev, int64_t bytes)
+{
     if (!p || !name || !ev) return GP_EINVAL;
     int64_t now = gp_rec_host_ns(p);
     int rc = 0;
+    gp_entry_ctx ec;
+    gp_rec_entry_ctx(p, &ec);
     pthread_mutex_lock(&p->mu);
     cl_state *st = p->cl;
     if (!st) st = p->cl = calloc(1, sizeof *st);
@@ -40,14 +49,22 @@ int gp_cl_event(gp_profiler *p, const char *name, struct _cl_event *ev)
         rc = GP_EINVAL;
         goto out;
     }
-    cl_pending pe = {ev, gp_trace_str(p->tr, name, strlen(name)), now, (uint64_t)(uintptr_t)q,
-                     gp_rec_warmup != 0};
+    cl_pending pe = {ev,
+                     gp_trace_str(p->tr, name, strlen(name)),
+                     now,
+                     (uint64_t)(uintptr_t)q,
+                     gp_rec_warmup != 0,
+                     bytes < 0 ? -1 : bytes,
+                     ec};
     if (GP_VEC_PUSH(st->pend, pe)) {
         clReleaseEvent(ev);
         rc = GP_ENOMEM;
+    } else {
+        ec.ix = NULL; /* owned by the pending record */
     }
 out:
     pthread_mutex_unlock(&p->mu);
+    gp_rec_entry_ctx_free(&ec);
     return rc;
 }
 
@@ -74,13 +91,14 @@ static int cl_time(gp_profiler *p, cl_state *st, const cl_pending *pe)
     snprintf(label, sizeof label, "OpenCL queue 0x%llx", (unsigned long long)pe->queue);
     uint32_t track = gp_rec_gpu_track(p, pe->queue, label);
     if (track == GP_NO_INDEX) return 1;
-    gp_slice_ext x = {dur, -1, 0, 0, GP_DEV_UNSET, GP_BACKEND_OPENCL};
+    gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_UNSET, GP_BACKEND_OPENCL};
     long si = gp_rec_add_slice(p, track, p->cat_cl, pe->name, (int64_t)s + st->off, dur, &x);
     if (si < 0) return 1;
     if (pe->warmup) {
         p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
         return 0;
     }
+    gp_rec_entry_timing_done(p, &pe->ec, si, dur, pe->bytes);
     p->kernel_ns_total += dur;
     p->kernel_count++;
     return 0;
@@ -108,6 +126,7 @@ int gp_cl_resolve_(gp_profiler *p, int wait)
                           (int)status);
         }
         clReleaseEvent(pe->ev);
+        gp_rec_entry_ctx_free(&pe->ec);
     }
     st->pend.n = keep;
     return (int)keep;
@@ -117,7 +136,10 @@ void gp_cl_fini_(gp_profiler *p)
 {
     cl_state *st = p->cl;
     if (!st) return;
-    for (size_t i = 0; i < st->pend.n; i++) clReleaseEvent(st->pend.v[i].ev);
+    for (size_t i = 0; i < st->pend.n; i++) {
+        clReleaseEvent(st->pend.v[i].ev);
+        gp_rec_entry_ctx_free(&st->pend.v[i].ec);
+    }
     GP_VEC_FREE(st->pend);
     free(st);
     p->cl = NULL;

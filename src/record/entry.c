@@ -1,0 +1,222 @@
+/* record/entry.c: per-entry metrics of libgpuprof ranges (docs/api.md
+ * "Per-entry metrics"): the device time of the CUDA/OpenCL timings, the
+ * transfers (timings given a byte count) and the memory tracker calls made
+ * by a range's own thread while the range was open.
+ *
+ * All of it is worked out off the recording path. A timer or tracker call
+ * notes its thread and host time (gp_rec_entry_ctx); ranges kept as events
+ * get their metrics by time on their thread when results are asked for
+ * (gp_rec_entry_metrics: a call belongs to every range of its thread whose
+ * [begin, end] holds the call's time), and ranges aggregated inline get
+ * them at the call, from the thread's open levels, into per-name sums that
+ * gp_rec_collect_aggs puts on the aggregate rows. Begin and end are untouched. */
+#include "analysis/summary.h"
+#include "record/recorder.h"
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t inl_hash(const gp_tbuf *b, const void *key, uint32_t dev, uint8_t type)
+{
+    return gp_hash_u64((uint64_t)(uintptr_t)key ^ gp_hash_u64((uint64_t)(uintptr_t)b) ^
+                       (uint64_t)dev << 48 ^ (uint64_t)type << 40);
+}
+
+static int inl_is(const gp_inl_metric *m, const gp_tbuf *b, const void *key, uint32_t dev,
+                  uint8_t type)
+{
+    return m->b == b && m->key == key && m->dev == dev && m->type == type;
+}
+
+/* Index of the inline entry of (b, key, dev, type) in p->inl, created when
+ * new (caller holds p->mu); -1 when out of memory. The map holds the first
+ * entry of a hash; another one of the same hash is found by a scan. */
+static long inl_index(gp_profiler *p, const gp_tbuf *b, const void *key, uint32_t dev, uint8_t type,
+                      int create)
+{
+    uint64_t h = inl_hash(b, key, dev, type), ix;
+    int in_map = gp_u64map_get(&p->inl_of, h, &ix);
+    if (in_map && inl_is(&p->inl.v[ix], b, key, dev, type)) return (long)ix;
+    if (in_map)
+        for (size_t i = 0; i < p->inl.n; i++)
+            if (inl_is(&p->inl.v[i], b, key, dev, type)) return (long)i;
+    if (!create) return -1;
+    gp_inl_metric m = {b, key, dev, type, {0}};
+    if (GP_VEC_PUSH(p->inl, m)) return -1;
+    if (!in_map && gp_u64map_put(&p->inl_of, h, p->inl.n - 1)) {
+        p->inl.n--;
+        return -1;
+    }
+    return (long)(p->inl.n - 1);
+}
+
+int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
+{
+    memset(c, 0, sizeof *c);
+    c->host_ns = gp_rec_host_ns(p);
+    gp_tbuf *b = gp_rec_tbuf_find(p); /* the owner: its frames are ours to read */
+    if (!b) return 0;
+    c->thr = b->track == GP_NO_INDEX ? 0 : b->track + 1;
+    int d = atomic_load_explicit(&b->depth, memory_order_relaxed);
+    uint32_t ninl = 0;
+    for (int i = 0; i < d; i++) ninl += b->fr[i].mode == GP_FR_INLINE;
+    if (!ninl) return 0;
+    c->ix = malloc(ninl * sizeof *c->ix);
+    if (!c->ix) return GP_ENOMEM;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < d; i++) {
+        const gp_frame *f = &b->fr[i];
+        if (f->mode != GP_FR_INLINE) continue;
+        long ix = inl_index(p, b, f->name, f->dev, f->type, 1);
+        if (ix < 0) break;
+        c->ix[c->n++] = (uint32_t)ix;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return c->n == ninl ? 0 : GP_ENOMEM;
+}
+
+gp_entry_sum gp_rec_entry_inline_of(gp_profiler *p, const gp_tbuf *b, const void *key, uint32_t dev,
+                                    uint8_t type)
+{
+    long ix = p->inl.n ? inl_index(p, b, key, dev, type, 0) : -1;
+    gp_entry_sum z = {0};
+    return ix < 0 ? z : p->inl.v[ix].em;
+}
+
+void gp_rec_entry_ctx_free(gp_entry_ctx *c)
+{
+    free(c->ix);
+    c->ix = NULL;
+    c->n = 0;
+}
+
+void gp_rec_entry_inline_add(gp_profiler *p, const gp_entry_ctx *c, const gp_entry_sum *d)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->ix[i] < p->inl.n) gp_entry_sum_add(&p->inl.v[c->ix[i]].em, d);
+}
+
+gp_entry_sum gp_rec_entry_timing(int64_t dur, int64_t bytes)
+{
+    gp_entry_sum d = {0};
+    d.timers = 1;
+    d.gpu_ns = dur;
+    if (bytes >= 0) {
+        d.xfers = 1;
+        d.xfer_ns = dur;
+        d.xfer_bytes = bytes;
+    }
+    return d;
+}
+
+void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, int64_t dur,
+                              int64_t bytes)
+{
+    if (si < 0 || (p->tr->slices.v[si].flags & GP_SLICE_WARMUP)) return;
+    gp_khost k = {(uint32_t)si, c->thr, c->host_ns};
+    /* the stream sink writes ranges out (and moves the timings) as they are
+     * drained, before timings resolve: its ranges carry no metrics; the
+     * aggregate sink keeps no range as an event: nothing to join */
+    if (c->thr && !p->stream && p->sink != GP_SINK_AGGREGATE && GP_VEC_PUSH(p->khost, k))
+        gp_rec_seterr(p, "per-entry metrics: out of memory");
+    gp_entry_sum d = gp_rec_entry_timing(dur, bytes);
+    gp_rec_entry_inline_add(p, c, &d);
+}
+
+/* The metrics of one tracker call. */
+static gp_entry_sum memop_sum(const gp_memop *m)
+{
+    gp_entry_sum d = {0};
+    if (m->bytes >= 0) {
+        d.allocs = 1;
+        d.alloc_bytes = m->bytes;
+        d.peak_bytes = m->total;
+    } else {
+        d.frees = 1;
+        d.freed_bytes = -m->bytes;
+    }
+    return d;
+}
+
+void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total)
+{
+    gp_memop m = {c->thr, c->host_ns, bytes, total};
+    if (c->thr && !p->stream && p->sink != GP_SINK_AGGREGATE && GP_VEC_PUSH(p->memops, m))
+        gp_rec_seterr(p, "per-entry metrics: out of memory");
+    gp_entry_sum d = memop_sum(&m);
+    gp_rec_entry_inline_add(p, c, &d);
+}
+
+/* A timer or tracker call, in the order of gp_rec_entry_metrics' join. */
+typedef struct item {
+    uint32_t thr;
+    int64_t ts;
+    gp_entry_sum d;
+} item;
+
+static int cmp_item(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->thr != y->thr) return x->thr < y->thr ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+int gp_rec_entry_metrics(gp_profiler *p)
+{
+    gp_trace *t = p->tr;
+    t->entry_metrics.n = 0;
+    /* the kept ranges: calls by time on their own thread */
+    size_t ni = p->khost.n + p->memops.n;
+    if (!ni) return 0;
+    item *it = malloc(ni * sizeof *it);
+    if (!it) return GP_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < p->khost.n; i++) {
+        const gp_khost *k = &p->khost.v[i];
+        if (k->slice >= t->slices.n) continue;
+        item e = {k->thr, k->host_ns,
+                  gp_rec_entry_timing(t->slices.v[k->slice].dur, p->ext.v[k->slice].bytes)};
+        it[n++] = e;
+    }
+    for (size_t i = 0; i < p->memops.n; i++) {
+        item e = {p->memops.v[i].thr, p->memops.v[i].ts, memop_sum(&p->memops.v[i])};
+        it[n++] = e;
+    }
+    qsort(it, n, sizeof *it, cmp_item);
+    int rc = 0;
+    for (size_t i = 0; i < t->slices.n && !rc; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (s->cat != p->cat_range) continue;
+        uint32_t thr = s->track + 1;
+        /* first item of thr at or after s->ts */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (it[mid].thr < thr || (it[mid].thr == thr && it[mid].ts < s->ts))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        gp_entry_metrics em = {(uint32_t)i, {0}};
+        for (size_t j = lo; j < n && it[j].thr == thr && it[j].ts <= s->ts + s->dur; j++)
+            gp_entry_sum_add(&em.m, &it[j].d);
+        if (gp_entry_sum_any(&em.m) && GP_VEC_PUSH(t->entry_metrics, em)) rc = GP_ENOMEM;
+    }
+    free(it);
+    return rc;
+}
+
+void gp_rec_entry_reset(gp_profiler *p)
+{
+    p->khost.n = 0;
+    p->memops.n = 0;
+    p->tr->entry_metrics.n = 0;
+    for (size_t i = 0; i < p->inl.n; i++) memset(&p->inl.v[i].em, 0, sizeof p->inl.v[i].em);
+}
+
+void gp_rec_entry_free(gp_profiler *p)
+{
+    GP_VEC_FREE(p->khost);
+    GP_VEC_FREE(p->memops);
+    GP_VEC_FREE(p->inl);
+    gp_u64map_free(&p->inl_of);
+}

@@ -1,0 +1,570 @@
+/* tests/test_libgpuprof_entry.c: per-entry metrics of libgpuprof ranges
+ * (docs/api.md "Per-entry metrics") with real OpenCL (PoCL): the device time
+ * of the timings closed inside a range, transfers and their bandwidth, and
+ * the memory tracker calls made inside it, checked against values the test
+ * computes itself (the events' own CL_PROFILING_COMMAND_START/END, the
+ * tracked sizes), for ranges kept as events and ranges that rolled over
+ * into the aggregate statistics; then the same figures in the export, the
+ * imported trace's summary, `gpuprof summary --json` and `gpuprof report`. */
+#include "analysis/summary.h"
+#include "test.h"
+#include "trace/import.h"
+#include <gpuprof/gpuprof.h>
+#include <pthread.h>
+#include <unistd.h>
+#ifdef GP_FAKE_CUDART
+#include <dlfcn.h>
+#endif
+#ifdef GP_HAVE_OPENCL
+#include <CL/cl.h>
+#endif
+
+static const gp_summary_row *find_row(const gp_summary_row *r, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, name) && !strcmp(r[i].group, "annotation")) return &r[i];
+    return NULL;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static void tmp_path(char *buf, size_t n, const char *what)
+{
+    snprintf(buf, n, "/tmp/gp_test_entry_%ld_%s", (long)getpid(), what);
+}
+
+/* Expected per-name figures, computed by the test. */
+typedef struct expect {
+    const char *name;
+    uint64_t count, timers, xfers, allocs, frees;
+    int64_t gpu_ns, xfer_ns, xfer_bytes, alloc_bytes, freed_bytes, peak;
+} expect;
+
+static void check_row(const gp_summary_row *r, const expect *x)
+{
+    if (!r) {
+        fprintf(stderr, "  row %s missing\n", x->name);
+        ASSERT(r != NULL);
+    }
+    ASSERT_EQ_INT(r->count, x->count);
+    ASSERT_EQ_INT(r->gpu_timers, x->timers);
+    ASSERT_EQ_INT(r->gpu_ns, x->gpu_ns);
+    ASSERT_EQ_INT(r->xfers, x->xfers);
+    ASSERT_EQ_INT(r->xfer_ns, x->xfer_ns);
+    ASSERT_EQ_INT(r->xfer_bytes, x->xfer_bytes);
+    if (x->xfer_ns > 0)
+        ASSERT_NEAR(r->bandwidth_Bps, (double)x->xfer_bytes * 1e9 / (double)x->xfer_ns, 1e-6);
+    else
+        ASSERT(isnan(r->bandwidth_Bps));
+    ASSERT_EQ_INT(r->allocs, x->allocs);
+    ASSERT_EQ_INT(r->alloc_bytes, x->alloc_bytes);
+    ASSERT_EQ_INT(r->frees, x->frees);
+    ASSERT_EQ_INT(r->freed_bytes, x->freed_bytes);
+    ASSERT_EQ_INT(r->peak_bytes, x->allocs ? x->peak : -1);
+}
+
+/* The same figures in a summary row of an imported trace. */
+static void check_op_row(const gp_trace *t, const gp_summary *s, const expect *x)
+{
+    const gp_op_row *r = NULL;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->rows[i].group == GP_G_ANNOTATION && !strcmp(gp_trace_s(t, s->rows[i].name), x->name))
+            r = &s->rows[i];
+    ASSERT(r != NULL);
+    ASSERT_EQ_INT(r->st.count, x->count);
+    ASSERT_EQ_INT(r->em.timers, x->timers);
+    ASSERT_EQ_INT(r->em.gpu_ns, x->gpu_ns);
+    ASSERT_EQ_INT(r->em.xfers, x->xfers);
+    ASSERT_EQ_INT(r->em.xfer_ns, x->xfer_ns);
+    ASSERT_EQ_INT(r->em.xfer_bytes, x->xfer_bytes);
+    ASSERT_EQ_INT(r->em.allocs, x->allocs);
+    ASSERT_EQ_INT(r->em.alloc_bytes, x->alloc_bytes);
+    ASSERT_EQ_INT(r->em.frees, x->frees);
+    ASSERT_EQ_INT(r->em.freed_bytes, x->freed_bytes);
+    if (x->allocs) ASSERT_EQ_INT(r->em.peak_bytes, x->peak);
+}
+
+/* The integer after "key": in the first row named by `anchor` (e.g.
+ * "\"name\":\"step\"") that has it before the next row's "name" (a kernel
+ * row of the same name has no per-entry keys); INT64_MIN when none. */
+static int64_t int_after(const char *text, const char *anchor, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    for (const char *a = strstr(text, anchor); a; a = strstr(a + 1, anchor)) {
+        const char *next = strstr(a + strlen(anchor), "\"name\":");
+        const char *v = strstr(a, k);
+        if (v && (!next || v < next)) return strtoll(v + strlen(k), NULL, 10);
+    }
+    return INT64_MIN;
+}
+
+/* Runs the CLI on the export at jp and checks the figures of x in `summary
+ * --json`, the text summary and the report's per-entry table. */
+static void check_cli(const char *jp, const expect *x, int nx)
+{
+    const char *bin = getenv("GPUPROF_BIN");
+    if (!bin) return; /* run outside ctest */
+    char out[300], cmd[1200];
+    snprintf(out, sizeof out, "%s.sum.json", jp);
+    snprintf(cmd, sizeof cmd, "'%s' summary --json '%s' > '%s'", bin, jp, out);
+    ASSERT_EQ_INT(system(cmd), 0);
+    char *js = slurp(out);
+    ASSERT(js != NULL);
+    for (int i = 0; i < nx; i++) {
+        char anchor[96];
+        snprintf(anchor, sizeof anchor, "\"name\":\"%s\"", x[i].name);
+        ASSERT_EQ_INT(int_after(js, anchor, "gpu_timers"), (int64_t)x[i].timers);
+        ASSERT_EQ_INT(int_after(js, anchor, "gpu_ns"), x[i].gpu_ns);
+        ASSERT_EQ_INT(int_after(js, anchor, "xfer_ns"), x[i].xfer_ns);
+        ASSERT_EQ_INT(int_after(js, anchor, "xfer_bytes"), x[i].xfer_bytes);
+        ASSERT_EQ_INT(int_after(js, anchor, "alloc_bytes"), x[i].alloc_bytes);
+        ASSERT_EQ_INT(int_after(js, anchor, "freed_bytes"), x[i].freed_bytes);
+        ASSERT_EQ_INT(int_after(js, anchor, "peak_bytes"), x[i].allocs ? x[i].peak : INT64_MIN);
+        if (x[i].xfer_ns > 0) {
+            /* bandwidth_Bps is a double: its integer part, then the whole */
+            int64_t bwi = int_after(js, anchor, "bandwidth_Bps");
+            double want = (double)x[i].xfer_bytes * 1e9 / (double)x[i].xfer_ns;
+            ASSERT_EQ_INT(bwi, (int64_t)want);
+        }
+    }
+    free(js);
+    /* text: the per-entry table with the bandwidth in GB/s */
+    snprintf(cmd, sizeof cmd, "'%s' summary --wide '%s' > '%s'", bin, jp, out);
+    ASSERT_EQ_INT(system(cmd), 0);
+    char *tx = slurp(out);
+    ASSERT(tx != NULL);
+    ASSERT_CONTAINS(tx, "Per-entry metrics");
+    char bwt[64];
+    snprintf(bwt, sizeof bwt, "%.3f", (double)x[0].xfer_bytes / (double)x[0].xfer_ns);
+    ASSERT_CONTAINS(tx, bwt);
+    free(tx);
+    /* report: the per-entry card, exact values in data-v */
+    snprintf(out, sizeof out, "%s.html", jp);
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' -o '%s' > /dev/null", bin, jp, out);
+    ASSERT_EQ_INT(system(cmd), 0);
+    char *h = slurp(out);
+    ASSERT(h != NULL);
+    const char *card = strstr(h, "Per-entry metrics");
+    ASSERT(card != NULL);
+    for (int i = 0; i < nx; i++) {
+        char row[512];
+        snprintf(row, sizeof row,
+                 "<tr><td class=\"l\">%s</td><td data-v=\"%llu\">%llu</td><td "
+                 "data-v=\"%llu\">%llu</td><td data-v=\"%lld\">",
+                 x[i].name, (unsigned long long)x[i].count, (unsigned long long)x[i].count,
+                 (unsigned long long)x[i].timers, (unsigned long long)x[i].timers,
+                 (long long)x[i].gpu_ns);
+        ASSERT_CONTAINS(card, row);
+    }
+    free(h);
+    if (getenv("GP_TEST_KEEP_FILES")) return; /* to look at them */
+    remove(out);
+    snprintf(out, sizeof out, "%s.sum.json", jp);
+    remove(out);
+}
+
+#ifdef GP_HAVE_OPENCL
+typedef struct cl_env {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel k;
+    cl_mem buf;
+    cl_device_id dev;
+    size_t n;
+    float *host;
+} cl_env;
+
+static int cl_setup(cl_env *e, char *why, size_t nwhy)
+{
+    cl_platform_id plat;
+    cl_uint np = 0;
+    cl_int err;
+    if (clGetPlatformIDs(1, &plat, &np) != CL_SUCCESS || !np ||
+        clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &e->dev, NULL) != CL_SUCCESS) {
+        snprintf(why, nwhy, "no OpenCL platform/device (PoCL not installed?)");
+        return -1;
+    }
+    e->ctx = clCreateContext(NULL, 1, &e->dev, NULL, NULL, &err);
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    e->q = clCreateCommandQueueWithProperties(e->ctx, e->dev, props, &err);
+    const char *src = "__kernel void scale(__global float *x) {"
+                      "  size_t i = get_global_id(0); float v = x[i];"
+                      "  for (int k = 0; k < 100; k++) v = v * 1.0001f + 0.5f;"
+                      "  x[i] = v; }";
+    e->prog = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
+    if (clBuildProgram(e->prog, 1, &e->dev, NULL, NULL, NULL) != CL_SUCCESS) {
+        snprintf(why, nwhy, "OpenCL program build failed");
+        return -1;
+    }
+    e->k = clCreateKernel(e->prog, "scale", &err);
+    e->n = 1 << 16;
+    e->buf = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, e->n * sizeof(float), NULL, &err);
+    e->host = calloc(e->n, sizeof(float));
+    clSetKernelArg(e->k, 0, sizeof e->buf, &e->buf);
+    return 0;
+}
+
+static void cl_teardown(cl_env *e)
+{
+    clReleaseMemObject(e->buf);
+    clReleaseKernel(e->k);
+    clReleaseProgram(e->prog);
+    clReleaseCommandQueue(e->q);
+    clReleaseContext(e->ctx);
+    free(e->host);
+}
+
+/* The device duration of a completed event, read by the test itself. */
+static int64_t ev_ns(cl_event ev)
+{
+    cl_ulong s = 0, e = 0;
+    clWaitForEvents(1, &ev);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
+    return e >= s ? (int64_t)(e - s) : 0;
+}
+
+static int64_t run_kernel(gp_profiler *p, cl_env *e)
+{
+    cl_event ev;
+    clEnqueueNDRangeKernel(e->q, e->k, 1, NULL, &e->n, NULL, 0, NULL, &ev);
+    gp_cl_event(p, "scale", ev);
+    int64_t d = ev_ns(ev);
+    clReleaseEvent(ev);
+    return d;
+}
+
+static int64_t run_write(gp_profiler *p, cl_env *e, size_t bytes)
+{
+    cl_event ev;
+    clEnqueueWriteBuffer(e->q, e->buf, CL_FALSE, 0, bytes, e->host, 0, NULL, &ev);
+    gp_cl_event_ex(p, "write", ev, (int64_t)bytes);
+    int64_t d = ev_ns(ev);
+    clReleaseEvent(ev);
+    return d;
+}
+
+typedef struct other_arg {
+    gp_profiler *p;
+    cl_env *e;
+    int64_t ns;
+    int rc;
+    char buf[64];
+} other_arg;
+
+/* Another thread: its timing and its tracked buffer count in its own range
+ * only (not in "step", open on the main thread meanwhile). */
+static void *other_thread(void *v)
+{
+    other_arg *a = v;
+    gp_range_begin(a->p, "other");
+    a->ns += run_kernel(a->p, a->e);
+    a->rc |= gp_mem_track(a->p, "o", a->buf, 64, NULL, 0, NULL);
+    a->rc |= gp_mem_untrack(a->p, a->buf);
+    gp_range_end(a->p);
+    return NULL;
+}
+
+enum { X_STEP, X_UPLOAD, X_COMPUTE, X_OTHER, X_N };
+
+/* The program: `iters` steps, each an upload (a transfer), a compute range
+ * (a kernel, two buffers tracked, one untracked) and, while step is open,
+ * another thread's range with a kernel; a kernel outside every range. */
+static void program(gp_profiler *p, cl_env *e, int iters, expect *x, char (*bufs)[64])
+{
+    static const char *const names[X_N] = {"step", "upload", "compute", "other"};
+    memset(x, 0, X_N * sizeof *x);
+    for (int i = 0; i < X_N; i++) x[i].name = names[i];
+    int64_t total = 0;
+    other_arg oa = {p, e, 0, 0, {0}};
+    for (int it = 0; it < iters; it++) {
+        size_t wb = (size_t)(4096 * (it + 1));
+        gp_range_begin(p, "step");
+        gp_range_begin_ex(p, "upload", GP_DEV_GPU, GP_BACKEND_OPENCL, (int64_t)wb);
+        int64_t w = run_write(p, e, wb);
+        gp_range_end(p);
+        gp_range_begin(p, "compute");
+        int64_t k = run_kernel(p, e);
+        void *a = bufs[2 * it], *b = bufs[2 * it + 1];
+        int64_t sa = 1000 + it, sb = 500 + 7 * it;
+        ASSERT_EQ_INT(gp_mem_track(p, "a", a, (size_t)sa, NULL, 0, "f32"), 0);
+        total += sa;
+        int64_t pk = total;
+        ASSERT_EQ_INT(gp_mem_track(p, "b", b, (size_t)sb, NULL, 0, "f32"), 0);
+        total += sb;
+        if (total > pk) pk = total;
+        ASSERT_EQ_INT(gp_mem_untrack(p, a), 0);
+        total -= sa;
+        gp_range_end(p);
+        pthread_t th;
+        int64_t before = oa.ns;
+        pthread_create(&th, NULL, other_thread, &oa);
+        pthread_join(th, NULL);
+        gp_range_end(p);
+        x[X_STEP].count++;
+        x[X_STEP].timers += 2;
+        x[X_STEP].gpu_ns += w + k;
+        x[X_STEP].xfers++;
+        x[X_STEP].xfer_ns += w;
+        x[X_STEP].xfer_bytes += (int64_t)wb;
+        x[X_STEP].allocs += 2;
+        x[X_STEP].alloc_bytes += sa + sb;
+        x[X_STEP].frees++;
+        x[X_STEP].freed_bytes += sa;
+        if (pk > x[X_STEP].peak) x[X_STEP].peak = pk;
+        x[X_UPLOAD].count++;
+        x[X_UPLOAD].timers++;
+        x[X_UPLOAD].gpu_ns += w;
+        x[X_UPLOAD].xfers++;
+        x[X_UPLOAD].xfer_ns += w;
+        x[X_UPLOAD].xfer_bytes += (int64_t)wb;
+        x[X_COMPUTE].count++;
+        x[X_COMPUTE].timers++;
+        x[X_COMPUTE].gpu_ns += k;
+        x[X_COMPUTE].allocs += 2;
+        x[X_COMPUTE].alloc_bytes += sa + sb;
+        x[X_COMPUTE].frees++;
+        x[X_COMPUTE].freed_bytes += sa;
+        if (pk > x[X_COMPUTE].peak) x[X_COMPUTE].peak = pk;
+        x[X_OTHER].count++;
+        x[X_OTHER].timers++;
+        x[X_OTHER].gpu_ns += oa.ns - before;
+        ASSERT_EQ_INT(oa.rc, 0);
+        x[X_OTHER].allocs++;
+        x[X_OTHER].alloc_bytes += 64;
+        x[X_OTHER].frees++;
+        x[X_OTHER].freed_bytes += 64;
+        if (total + 64 > x[X_OTHER].peak) x[X_OTHER].peak = total + 64;
+    }
+    run_kernel(p, e); /* outside every range: counts nowhere */
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+}
+
+/* Runs the program on a profiler with options o and checks the rows, the
+ * export and its import; returns the export's path in jp (caller removes). */
+static void run_case(cl_env *e, const gp_options *o, int iters, uint64_t want_aggregated, char *jp,
+                     size_t njp)
+{
+    gp_options oo = {0};
+    if (o) oo = *o;
+    oo.leak_report = 1; /* buffer b of each step stays tracked */
+    gp_profiler *p = gp_profiler_create(&oo);
+    ASSERT(p != NULL);
+    expect x[X_N];
+    char(*bufs)[64] = calloc((size_t)iters * 2, 64);
+    program(p, e, iters, x, bufs);
+    gp_summary_row *rows;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &rows, &n), 0);
+    uint64_t agg = 0;
+    for (int i = 0; i < X_N; i++) {
+        const gp_summary_row *r = find_row(rows, n, x[i].name);
+        check_row(r, &x[i]);
+        agg += r->aggregated;
+    }
+    ASSERT_EQ_INT(agg, want_aggregated);
+    /* the kernel row is not a range: no per-entry metrics */
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].group, "kernel")) ASSERT_EQ_INT(rows[i].gpu_timers, 0);
+    gp_summary_rows_free(rows, n);
+    /* the export's summary carries them, and its trace reads back to the
+     * same figures through the one summary computation */
+    tmp_path(jp, njp, o && o->sink == GP_SINK_AGGREGATE ? "agg.json" : "kept.json");
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    char *js = slurp(jp);
+    ASSERT(js != NULL);
+    ASSERT_CONTAINS(js, "\"gpu_timers\"");
+    ASSERT_CONTAINS(js, "\"bandwidth_Bps\"");
+    free(js);
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    for (int i = 0; i < X_N; i++) check_op_row(t, &s, &x[i]);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    gp_profiler_destroy(p);
+    free(bufs);
+    check_cli(jp, x, X_N);
+}
+#endif
+
+TEST(kept_ranges_opencl)
+{
+#ifndef GP_HAVE_OPENCL
+    SKIP("built without OpenCL");
+#else
+    cl_env e = {0};
+    char why[200], jp[256];
+    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    run_case(&e, NULL, 4, 0, jp, sizeof jp);
+    if (!getenv("GP_TEST_KEEP_FILES")) remove(jp);
+    cl_teardown(&e);
+#endif
+}
+
+TEST(aggregated_ranges_opencl)
+{
+#ifndef GP_HAVE_OPENCL
+    SKIP("built without OpenCL");
+#else
+    cl_env e = {0};
+    char why[200], jp[256];
+    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    gp_options o = {0};
+    o.sink = GP_SINK_AGGREGATE;
+    run_case(&e, &o, 4, 4 * X_N, jp, sizeof jp);
+    remove(jp);
+    cl_teardown(&e);
+#endif
+}
+
+TEST(mixed_rollover_opencl)
+{
+#ifndef GP_HAVE_OPENCL
+    SKIP("built without OpenCL");
+#else
+    /* the default sink with a small cap: the first ranges of each thread
+     * are kept as events, the rest roll over; one row sums both */
+    cl_env e = {0};
+    char why[200], jp[256];
+    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    gp_options o = {0};
+    o.keep_max = 5; /* main thread: step, upload, compute of step 1, then step 2 and upload 2 */
+    /* other threads keep their 1 range each (a new thread per step) */
+    run_case(&e, &o, 5, 3 * 5 - 5, jp, sizeof jp);
+    remove(jp);
+    cl_teardown(&e);
+#endif
+}
+
+TEST(cuda_stand_in_known_durations)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    /* the stand-in's virtual device clock: each timing lasts what the test
+     * advances it by, so every figure is known exactly */
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(work != NULL);
+    gp_options o = {0};
+    o.keep_max = 7; /* the first iterations kept as events, the rest roll over */
+    gp_profiler *p = gp_profiler_create(&o);
+    expect x[3] = {{.name = "iter"}, {.name = "h2d"}, {.name = "kern"}};
+    int64_t late_ns = 0;
+    for (int i = 0; i < 6; i++) {
+        int64_t bytes = (int64_t)(1 << 20) * (i + 1);
+        double h2d_ms = 0.25 * (i + 1), k_ms = 1.5 + 0.125 * i;
+        gp_range_begin(p, "iter");
+        gp_range_begin_ex(p, "h2d", GP_DEV_GPU, GP_BACKEND_CUDA, bytes);
+        ASSERT_EQ_INT(gp_cuda_begin(p, "h2d", NULL), 0);
+        work(h2d_ms);
+        ASSERT_EQ_INT(gp_cuda_end_ex(p, "h2d", NULL, bytes), 0);
+        gp_range_end(p);
+        gp_range_begin(p, "kern");
+        ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), 0);
+        work(k_ms);
+        ASSERT_EQ_INT(gp_cuda_end(p, "k", NULL), 0);
+        gp_range_end(p);
+        gp_range_end(p);
+        int64_t hn = (int64_t)(h2d_ms * 1e6), kn = (int64_t)(k_ms * 1e6);
+        x[0].count++;
+        x[0].timers += 2;
+        x[0].gpu_ns += hn + kn;
+        x[0].xfers++;
+        x[0].xfer_ns += hn;
+        x[0].xfer_bytes += bytes;
+        x[1].count++;
+        x[1].timers++;
+        x[1].gpu_ns += hn;
+        x[1].xfers++;
+        x[1].xfer_ns += hn;
+        x[1].xfer_bytes += bytes;
+        x[2].count++;
+        x[2].timers++;
+        x[2].gpu_ns += kn;
+    }
+    /* a timing begun outside every range and ended inside one counts there
+     * (the call that closes a timing decides) */
+    ASSERT_EQ_INT(gp_cuda_begin(p, "late", NULL), 0);
+    work(2.0);
+    gp_range_begin(p, "late");
+    ASSERT_EQ_INT(gp_cuda_end(p, "late", NULL), 0);
+    gp_range_end(p);
+    late_ns = 2000000;
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    gp_summary_row *rows;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &rows, &n), 0);
+    uint64_t agg = 0;
+    for (int i = 0; i < 3; i++) {
+        const gp_summary_row *r = find_row(rows, n, x[i].name);
+        check_row(r, &x[i]);
+        agg += r->aggregated;
+    }
+    ASSERT_EQ_INT(agg, 3 * 6 - 7); /* 7 kept: 2 whole iterations and "iter" of the third */
+    const gp_summary_row *lr = find_row(rows, n, "late");
+    ASSERT(lr != NULL);
+    ASSERT_EQ_INT(lr->gpu_ns, late_ns);
+    /* bandwidth from the totals: 21 MiB over 5.25 ms */
+    ASSERT_NEAR(find_row(rows, n, "h2d")->bandwidth_Bps, 21.0 * 1048576 / 5.25e-3, 1e-3);
+    gp_summary_rows_free(rows, n);
+    char jp[256];
+    tmp_path(jp, sizeof jp, "cuda.json");
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    for (int i = 0; i < 3; i++) check_op_row(t, &s, &x[i]);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    gp_profiler_destroy(p);
+    check_cli(jp, x, 3);
+    if (!getenv("GP_TEST_KEEP_FILES")) remove(jp);
+#endif
+}
+
+TEST(no_range_no_metrics)
+{
+    /* tracker calls outside every range count nowhere; a range without
+     * timings or tracker calls has no metrics */
+    gp_profiler *p = gp_profiler_create(NULL);
+    int x;
+    gp_range_begin(p, "plain");
+    gp_range_end(p);
+    ASSERT_EQ_INT(gp_mem_track(p, "x", &x, 64, NULL, 0, NULL), 0);
+    gp_summary_row *rows;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &rows, &n), 0);
+    const gp_summary_row *r = find_row(rows, n, "plain");
+    ASSERT(r != NULL);
+    ASSERT_EQ_INT(r->gpu_timers, 0);
+    ASSERT_EQ_INT(r->allocs, 0);
+    ASSERT_EQ_INT(r->peak_bytes, -1);
+    ASSERT(isnan(r->bandwidth_Bps));
+    gp_summary_rows_free(rows, n);
+    ASSERT_EQ_INT(gp_mem_untrack(p, &x), 0);
+    gp_profiler_destroy(p);
+}
+
+TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
+          cuda_stand_in_known_durations, no_range_no_metrics)
