@@ -12,7 +12,8 @@ profiler also writes gp_export_json):
   duration sum per name as sqlite3 reads them from the slices table);
 - `gpuprof report` of the run is written and shows the counts;
 - the default profiler configured by GPUPROF_SINK=stream GPUPROF_STREAM=X.db
-  finishes its run at exit."""
+  finishes its run at exit;
+- a .db path holding something else is refused, not overwritten."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
 from gp_testutil import BIN, BUILD, check, finish, set_verbose
@@ -109,5 +110,13 @@ runs = json.loads(gp("runs", "--json", db2))["runs"]
 check(len(runs) == 1 and runs[0]["state"] == "complete",
       "default profiler: run complete at exit (%s)" % (runs[0]["state"] if runs else None))
 same_ops(ops(db2), ops(exp3), "default profiler store vs export")
+
+# ---- a .db path that is not a store: the profiler is not created, the file
+# is left as it was (not overwritten as a trace)
+bad = os.path.join(tmp, "notes.db")
+open(bad, "w").write("my notes\n")
+r = subprocess.run([PROG, bad, os.path.join(tmp, "e4.json"), "10"], capture_output=True, text=True)
+check(r.returncode != 0 and open(bad).read() == "my notes\n",
+      "a non-SQLite .db is refused and kept (exit %d)" % r.returncode)
 
 sys.exit(finish())

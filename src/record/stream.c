@@ -45,8 +45,8 @@ struct gp_stream {
 #define STORE_QUEUE    16384
 #define STORE_CACHE_KB 8192
 
-/* 1 when path names a run store: an existing SQLite file, or a new file
- * ending in .db, .sqlite or .sqlite3. */
+/* 1 when path names a run store: an existing SQLite file, or a path ending
+ * in .db, .sqlite or .sqlite3. */
 static int is_store_path(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -55,8 +55,9 @@ static int is_store_path(const char *path)
         size_t n = fread(magic, 1, sizeof magic, f);
         fclose(f);
         if (n == sizeof magic && !memcmp(magic, "SQLite format 3", 16)) return 1;
-        if (n > 0) return 0; /* an existing non-store file is a trace file */
     }
+    /* a store suffix on a file that is not SQLite: the store fails to open
+     * (one message), the file is not overwritten as a trace */
     size_t n = strlen(path);
     static const char *const ext[] = {".db", ".sqlite", ".sqlite3"};
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
