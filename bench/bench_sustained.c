@@ -5,13 +5,15 @@
  * the floor measured the same way: two TSC reads per pair.
  *   bench_sustained MODE NT PAIRS [STREAM_FILE]
  * MODE: floor | default (gp_default(), nothing configured) | aggregate |
- * keep (no cap: today's full buffer) | stream.
+ * keep (no cap: today's full buffer) | stream (to FILE, a Chrome trace) |
+ * store (stream to FILE, a run store: give a .db path; it is replaced).
  * Prints: mode, threads, ns per pair (wall time of the slowest thread /
  * PAIRS), CPU ns per pair of the recording threads (their own CPU time, so
  * that other programs on a shared machine do not count), CPU ns per pair of
  * the whole process during the run (recording threads + drain thread) /
- * (NT * PAIRS), the drain thread's CPU time and events drained per second of
- * it, peak RSS in MB, and the ranges kept / aggregated / dropped. */
+ * (NT * PAIRS), the drain's CPU time (the drain thread, and for store the
+ * store's writer thread too) and events drained per second of it, peak RSS
+ * in MB, and the ranges kept / aggregated / dropped. */
 #include "core/clock.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
@@ -21,6 +23,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile uint64_t sink;
 static long pairs;
@@ -45,8 +48,8 @@ static int64_t process_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* CPU ns of the thread named gpuprof-drain (/proc/self/task/T/schedstat), 0
- * when there is none. */
+/* CPU ns of the threads named gpuprof-drain and gpuprof-store (the store
+ * writer of the store stream) (/proc/self/task/T/schedstat), 0 when none. */
 static int64_t drain_cpu_ns(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -61,7 +64,8 @@ static int64_t drain_cpu_ns(void)
         if (!f) continue;
         if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
         fclose(f);
-        if (strncmp(comm, "gpuprof-drain", 13) != 0) continue;
+        if (strncmp(comm, "gpuprof-drain", 13) != 0 && strncmp(comm, "gpuprof-store", 13) != 0)
+            continue;
         snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
         f = fopen(path, "r");
         long long v = 0;
@@ -98,8 +102,9 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr,
-                "usage: bench_sustained floor|default|aggregate|keep|stream NT PAIRS [FILE]\n");
+        fprintf(
+            stderr,
+            "usage: bench_sustained floor|default|aggregate|keep|stream|store NT PAIRS [FILE]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -118,6 +123,15 @@ int main(int argc, char **argv)
         else if (!strcmp(mode, "stream")) {
             o.sink = GP_SINK_STREAM;
             o.stream_path = argc > 4 ? argv[4] : "/dev/null";
+        } else if (!strcmp(mode, "store") && argc > 4) {
+            o.sink = GP_SINK_STREAM;
+            o.stream_path = argv[4];
+            char x[4200];
+            unlink(argv[4]);
+            snprintf(x, sizeof x, "%s-wal", argv[4]);
+            unlink(x);
+            snprintf(x, sizeof x, "%s-shm", argv[4]);
+            unlink(x);
         } else
             return 2;
         prof = gp_profiler_create(&o);

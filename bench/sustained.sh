@@ -9,7 +9,9 @@
 #   all CPU: CPU time of the whole process during the run, drain thread and
 #         the final results call included, / (threads x pairs).
 # drain ev/s: events the drain thread moved out of the buffers per second of
-# its own CPU time (default: into the in-memory trace; stream: into the file).
+# its own CPU time (default: into the in-memory trace; stream: into the file;
+# store: into the run store, the store writer thread's CPU time counted too;
+# two events per range, one store row per range).
 # Writes bench/results/sustained.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,8 +19,9 @@ BUILD=${1:-build-bench}
 B=$BUILD/bench/bench_sustained
 PAIRS=${PAIRS:-10000000}
 ROUNDS=${ROUNDS:-5}
-MODES="floor default aggregate stream keep"
+MODES="floor default aggregate stream store keep"
 STREAM=${TMPDIR:-/tmp}/gp_bench_stream.json
+STORE=${TMPDIR:-/tmp}/gp_bench_stream.db
 med() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 {
@@ -32,7 +35,8 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
     for m in $MODES; do ns[$m]=""; cpu[$m]=""; all[$m]=""; rss[$m]=""; drn[$m]=""; done
     for r in $(seq "$ROUNDS"); do
       for m in $MODES; do
-        out=$("$B" "$m" "$nt" "$PAIRS" "$STREAM")
+        f=$STREAM; [ "$m" = store ] && f=$STORE
+        out=$("$B" "$m" "$nt" "$PAIRS" "$f")
         ns[$m]+="$(echo "$out" | field ns_per_pair) "
         cpu[$m]+="$(echo "$out" | field cpu_ns_per_pair) "
         all[$m]+="$(echo "$out" | field all_cpu_ns_per_pair) "
@@ -58,4 +62,4 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
   done
   echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee bench/results/sustained.txt
-rm -f "$STREAM"
+rm -f "$STREAM" "$STORE" "$STORE-wal" "$STORE-shm"

@@ -12,3 +12,8 @@ endif()
 add_executable(lib_views_prog ${CMAKE_CURRENT_SOURCE_DIR}/progs/lib_views_prog.c)
 target_link_libraries(lib_views_prog PRIVATE gpuprof_static)
 set_target_properties(lib_views_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+
+# The stream sink into a file or a run store against the export (issue 18).
+add_executable(stream_store_prog ${CMAKE_CURRENT_SOURCE_DIR}/progs/stream_store_prog.c)
+target_link_libraries(stream_store_prog PRIVATE gpuprof_static)
+set_target_properties(stream_store_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

@@ -23,6 +23,7 @@ fi
   "$SRC/src/analysis/calltree.c" \
   "$SRC"/src/record/{recorder,ktimer,memtrack,results,export,measure,stream,entry}.c \
   "$SRC/src/render/chrome.c" "$SRC/src/report/summary.c" "$SRC/src/report/fmt.c" \
+  "$SRC"/src/store/{store,access}.c "$SRC"/src/monitor/config.c \
   "$SRC/tests/test_libgpuprof_threads.c" \
-  -o "$OUT/test_libgpuprof_threads_tsan" -lpthread -ldl -lm
+  -o "$OUT/test_libgpuprof_threads_tsan" -lsqlite3 -lyaml -lpthread -ldl -lm
 TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}" "$OUT/test_libgpuprof_threads_tsan"

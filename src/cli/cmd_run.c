@@ -6,6 +6,9 @@
 #include "cli/mon_common.h"
 #include "core/redact.h"
 #include "report/runs.h"
+#include "report/session_result.h"
+#include "analysis/session_result.h"
+#include <sys/resource.h>
 #include "core/clock.h"
 #include "core/sbuf.h"
 #include "core/table.h"
@@ -42,7 +45,11 @@ static void run_usage(FILE *f)
                "                       $GPUPROF_CONFIG, GPUPROF_* variables, --set KEY=VALUE)\n"
                "  --config FILE        monitor configuration for --sample-interval\n"
                "  --set KEY=VALUE      override one monitor configuration key\n"
-               "  --no-summary         do not print the summary at the end\n"
+               "  --no-summary         do not print the summary and the session result at the\n"
+               "                       end\n"
+               "  --session-json FILE  write the run's session result (total, CPU, GPU time,\n"
+               "                       device memory, top kernels, bottlenecks, advice) as\n"
+               "                       JSON (gpuprof-session-1) to FILE\n"
                "  --allow-incomplete   exit with CMD's status even when events were lost\n"
                "                       (default: exit 3 when CMD succeeded but the\n"
                "                       recording is incomplete)\n"
@@ -279,9 +286,52 @@ static void read_status(int fd, writer_status *ws)
     GP_VEC_FREE(text);
 }
 
+/* The run's session result (analysis/session_result.c, the computation of
+ * libgpuprof's gp_session_end): printed after the summary and/or written as
+ * JSON. Returns 0 or 1 (message printed). */
+static int run_session(const char *db, int64_t run, int64_t dur, int64_t cpu_ns, int print,
+                       const char *json_path)
+{
+    gp_err err = {0};
+    gp_trace *t;
+    if (gp_store_load(db, run, &t, &err)) {
+        fprintf(stderr, "gpuprof: session result: %s\n", err.msg);
+        return 1;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "run %lld", (long long)run);
+    gp_session_result r;
+    int rc = gp_session_of_trace(t, name, dur, cpu_ns, &r);
+    gp_trace_destroy(t);
+    if (rc) {
+        fprintf(stderr, "gpuprof: session result: out of memory\n");
+        return 1;
+    }
+    if (print) {
+        printf("\n");
+        gp_report_session_result_text(stdout, &r);
+        fflush(stdout);
+    }
+    if (json_path) {
+        gp_sbuf b = {0};
+        gp_report_session_result_json(&b, &r);
+        gp_sbuf_putc(&b, '\n');
+        FILE *f = fopen(json_path, "w");
+        int bad = !f || gp_sbuf_write(&b, f) != 0;
+        if (f && fclose(f) != 0) bad = 1;
+        if (bad) {
+            fprintf(stderr, "gpuprof: %s: %s\n", json_path, strerror(errno ? errno : EIO));
+            rc = 1;
+        }
+        gp_sbuf_free(&b);
+    }
+    gp_session_result_free(&r);
+    return rc ? 1 : 0;
+}
+
 int gp_cmd_run(int argc, char **argv)
 {
-    const char *out = "gpuprof.db";
+    const char *out = "gpuprof.db", *session_json = NULL;
     int opencl = -1, cuda = -1, nvtx = 0, summary = 1, quiet = 0, allow_incomplete = 0;
     long sample_ms = 0;
     gp_mon_opts mo = {0};
@@ -293,6 +343,7 @@ int gp_cmd_run(int argc, char **argv)
                                        {"nvtx", no_argument, 0, 'n'},
                                        {"sample-interval", required_argument, 0, 's'},
                                        {"no-summary", no_argument, 0, 'S'},
+                                       {"session-json", required_argument, 0, 'J'},
                                        {"allow-incomplete", no_argument, 0, 'A'},
                                        {"config", required_argument, 0, 'K'},
                                        {"set", required_argument, 0, 'E'},
@@ -331,6 +382,9 @@ int gp_cmd_run(int argc, char **argv)
             break;
         case 'S':
             summary = 0;
+            break;
+        case 'J':
+            session_json = optarg;
             break;
         case 'A':
             allow_incomplete = 1;
@@ -475,8 +529,12 @@ int gp_cmd_run(int argc, char **argv)
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, &old[i]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    struct rusage ru; /* CMD's CPU time (its waited-for children included) */
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
+    int64_t cmd_cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+                         ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &old[i], NULL);
     int64_t dur = gp_clock_mono_ns() - t0;
     if (sampling) {
@@ -548,6 +606,10 @@ int gp_cmd_run(int argc, char **argv)
         gp_cmd_summary(2, sargv);
         fflush(NULL);
     }
+    if ((summary && events != 0) || session_json)
+        if (run_session(db, run, dur, cmd_cpu_ns, summary && events != 0, session_json) &&
+            code == 0)
+            code = 1;
     return code;
 }
 

@@ -78,12 +78,12 @@ void gp_exp_meta(gp_profiler *p, gp_sbuf *b, int first)
     }
 }
 
-/* Appends slice i as ",\n{...}" (caller holds p->mu). */
-void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
+/* Appends the head of slice i: ",\n{...,\"tid\":N", the same for every
+ * slice of one (category, name, track) (caller holds p->mu). */
+void gp_exp_slice_head(gp_profiler *p, gp_sbuf *b, size_t i)
 {
     const gp_trace *t = p->tr;
     const gp_slice *s = &t->slices.v[i];
-    const gp_slice_ext *x = &p->ext.v[i];
     gp_sbuf_puts(b, ",\n{\"ph\":\"X\",\"cat\":");
     gp_json_str(b, gp_trace_s(t, t->cats.v[s->cat].name));
     gp_sbuf_puts(b, ",\"name\":");
@@ -92,6 +92,22 @@ void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
     gp_json_int(b, p->pid);
     gp_sbuf_puts(b, ",\"tid\":");
     gp_json_int(b, t->tracks.v[s->track].tid);
+}
+
+/* Appends slice i as ",\n{...}" (caller holds p->mu). */
+void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
+{
+    gp_exp_slice_head(p, b, i);
+    gp_exp_slice_rest(p, b, i);
+}
+
+/* Appends the rest of slice i after its head: ",\"ts\":...}" (caller holds
+ * p->mu). */
+void gp_exp_slice_rest(gp_profiler *p, gp_sbuf *b, size_t i)
+{
+    const gp_trace *t = p->tr;
+    const gp_slice *s = &t->slices.v[i];
+    const gp_slice_ext *x = &p->ext.v[i];
     gp_sbuf_puts(b, ",\"ts\":");
     gp_exp_us(b, s->ts);
     gp_sbuf_puts(b, ",\"dur\":");

@@ -244,6 +244,19 @@ static void default_leak_report(void)
         gp_print_leaks(default_profiler, stderr);
 }
 
+/* GPUPROF_SINK=stream: gp_default is never destroyed, so its stream is
+ * finished at exit (the file completed, the store's run ended). */
+static void default_stream_end(void)
+{
+    gp_profiler *p = default_profiler;
+    if (!p) return;
+    gp_rec_drain_stop(p);
+    pthread_mutex_lock(&p->mu);
+    gp_rec_drain(p);
+    gp_stream_close_(p);
+    pthread_mutex_unlock(&p->mu);
+}
+
 static void default_create(void)
 {
     gp_options o = {0};
@@ -263,6 +276,7 @@ static void default_create(void)
         o.stream_path = sp;
     }
     default_profiler = gp_profiler_create(&o);
+    if (default_profiler && o.sink == GP_SINK_STREAM) atexit(default_stream_end);
     const char *lr = getenv("GPUPROF_LEAK_REPORT");
     if (default_profiler && lr && *lr && strcmp(lr, "0") != 0) atexit(default_leak_report);
 }
@@ -363,12 +377,18 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&live_mu);
-    for (gp_profiler *q = live_head; q; q = q->next_live) pthread_mutex_lock(&q->mu);
+    for (gp_profiler *q = live_head; q; q = q->next_live) {
+        pthread_mutex_lock(&q->mu);
+        gp_stream_fork_(q, 0);
+    }
 }
 
 static void fork_parent(void)
 {
-    for (gp_profiler *q = live_head; q; q = q->next_live) pthread_mutex_unlock(&q->mu);
+    for (gp_profiler *q = live_head; q; q = q->next_live) {
+        gp_stream_fork_(q, 1);
+        pthread_mutex_unlock(&q->mu);
+    }
     pthread_mutex_unlock(&live_mu);
 }
 
@@ -378,6 +398,7 @@ static void fork_child(void)
     for (gp_profiler *q = live_head; q; q = q->next_live) {
         atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
         q->pid = getpid();
+        gp_stream_fork_(q, 2);
         pthread_mutex_unlock(&q->mu);
     }
     pthread_mutex_unlock(&live_mu);
@@ -568,8 +589,16 @@ __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b
     /* a plain load first: while the backlog is full this runs on every begin */
     if (!c && atomic_load_explicit(&b->freed, memory_order_relaxed))
         c = atomic_exchange_explicit(&b->freed, NULL, memory_order_acquire);
+    /* chunks taken beyond the cap by ends go back to the allocator */
+    while (c && b->nchunks > GP_MAX_CHUNKS && p->sink != GP_SINK_KEEP) {
+        gp_chunk *nx = c->free_next;
+        free(c);
+        b->nchunks--;
+        c = nx;
+    }
     if (c) {
         b->woke = 0;
+        b->over = 0;
         b->spare = c->free_next;
         atomic_store_explicit(&c->n, 0, memory_order_relaxed);
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
@@ -590,6 +619,7 @@ __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b
         c = chunk_new();
         if (!c) return NULL;
         b->nchunks++;
+        if (b->nchunks > GP_MAX_CHUNKS && p->sink != GP_SINK_KEEP) b->over = 1;
     }
     return c;
 }
@@ -778,7 +808,7 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
     f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
     uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
     gp_rev *e = NULL;
-    if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max))
+    if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max) && !b->over)
         e = rec_slot(p, b, p->sink == GP_SINK_KEEP); /* keep: the buffer grows */
     uint64_t t = gp_rec_now(p);
     if (e) {
@@ -1225,7 +1255,7 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
 }
 
 /* Zeroes b's inline aggregates (entries stay, so the owner's pointers hold). */
-static void aggs_zero(gp_tbuf *b)
+void gp_rec_aggs_zero(gp_tbuf *b)
 {
     uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
     for (uint32_t i = 0; i < na; i++) {
@@ -1264,7 +1294,7 @@ int gp_profiler_reset(gp_profiler *p)
     gp_cl_resolve_(p, 0);
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
         b->stack.n = b->pattrs.n = 0;
-        aggs_zero(b);
+        gp_rec_aggs_zero(b);
     }
     gp_trace_aggs_clear(p->tr);
     p->tr->slices.n = 0;

@@ -105,11 +105,16 @@ typedef struct gp_tbuf {
     /* open levels (recorded begins + begins counted while off) not yet ended;
      * written only by the owner (relaxed), read by gp_disable's scan */
     atomic_int depth;
-    uint32_t fcap;            /* size of fr */
-    gp_frame *fr;             /* open levels */
-    gp_chunk *spare;          /* recycled chunks taken from `freed` */
-    uint32_t nchunks;         /* chunks allocated by this thread */
-    uint32_t woke;            /* drain woken for a full backlog, no chunk back yet */
+    uint32_t fcap;    /* size of fr */
+    gp_frame *fr;     /* open levels */
+    gp_chunk *spare;  /* recycled chunks taken from `freed` */
+    uint32_t nchunks; /* chunks allocated by this thread */
+    uint32_t woke;    /* drain woken for a full backlog, no chunk back yet */
+    /* an end found the backlog full and took a chunk beyond GP_MAX_CHUNKS
+     * (an end is never lost): until a chunk comes back, new begins roll over
+     * inline, so that the extra chunk holds only ends (else each filled it
+     * with begins whose ends took one more: growth without bound) */
+    uint32_t over;
     _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
     _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
     _Atomic uint64_t rolled;  /* ranges aggregated inline */
@@ -311,6 +316,11 @@ void gp_rec_drain_stop(gp_profiler *p);
 int gp_stream_open_(gp_profiler *p, const char *path);
 int gp_stream_flush_(gp_profiler *p);
 void gp_stream_close_(gp_profiler *p);
+/* Zeroes b's inline aggregates (entries stay, so the owner's pointers hold). */
+void gp_rec_aggs_zero(gp_tbuf *b);
+/* Fork handlers of a store stream's writer (phase 0 prepare, 1 parent,
+ * 2 child; caller holds p->mu). */
+void gp_stream_fork_(gp_profiler *p, int phase);
 /* Frees p's thread buffers (caller guarantees no thread records). */
 void gp_rec_free_threads(gp_profiler *p);
 
@@ -338,6 +348,10 @@ void gp_exp_header(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_us(struct gp_sbuf *b, int64_t ns);
 void gp_exp_meta(gp_profiler *p, struct gp_sbuf *b, int first);
 void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
+/* gp_exp_slice in two parts: the head (up to "tid", the same for every slice
+ * of one category, name and track: the stream sink caches it) and the rest. */
+void gp_exp_slice_head(gp_profiler *p, struct gp_sbuf *b, size_t i);
+void gp_exp_slice_rest(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);

@@ -3,7 +3,8 @@
  * and the device pool, top kernels and bottlenecks of the session (deltas of
  * the profiler's per-operation statistics), and the advice engine's
  * recommendations; printing, JSON and gp_session_compare. */
-#include "analysis/advise.h"
+#include "analysis/session_result.h"
+#include "report/session_result.h"
 #include "core/clock.h"
 #include "core/sbuf.h"
 #include "core/stats.h"
@@ -14,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-
-#define TOP 10
 
 struct gp_session {
     gp_profiler *p;
@@ -74,20 +73,6 @@ static const gp_kernel_row *find_krow(const gp_kernel_row *r, size_t n, const gp
     return NULL;
 }
 
-static int cmp_self(const void *a, const void *b)
-{
-    const gp_summary_row *x = a, *y = b;
-    if (x->self_ns != y->self_ns) return x->self_ns < y->self_ns ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
-static int cmp_ktotal(const void *a, const void *b)
-{
-    const gp_kernel_row *x = a, *y = b;
-    if (x->total_ns != y->total_ns) return x->total_ns < y->total_ns ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
 /* Turns end-of-session rows into the session's share: counts and times
  * minus those at the begin. Min, max, std and percentiles are the row's own
  * only when the operation had not run before the session; otherwise they
@@ -142,69 +127,50 @@ static size_t krows_delta(gp_kernel_row *r, size_t n, const gp_kernel_row *r0, s
     return w;
 }
 
-/* Advice engine findings on the profiler's data (caller holds p->mu). */
-static int recommend(gp_profiler *p, gp_session_result *out)
-{
-    gp_advice_list l;
-    if (gp_advise(p->tr, NULL, &l)) return GP_ENOMEM;
-    out->recommendations = calloc(l.n + 1, sizeof *out->recommendations);
-    if (!out->recommendations) {
-        gp_advice_list_free(&l);
-        return GP_ENOMEM;
-    }
-    for (size_t i = 0; i < l.n; i++) {
-        const gp_advice *a = &l.v[i];
-        gp_sbuf b = {0};
-        gp_sbuf_printf(&b, "[%s] %s: %s; %s", gp_priority_name(a->priority), a->rule->id,
-                       a->finding, a->rule->hint);
-        out->recommendations[out->nrecommendations++] = strdup(gp_sbuf_cstr(&b));
-        gp_sbuf_free(&b);
-    }
-    gp_advice_list_free(&l);
-    return 0;
-}
-
-static void session_json(const gp_session_result *r, gp_sbuf *bp);
-
 int gp_session_end(gp_session *s, gp_session_result *out)
 {
     if (!s || !out) return GP_EINVAL;
     gp_profiler *p = s->p;
     memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", s->name);
-    out->total_ns = gp_clock_mono_ns() - s->t0;
-    out->cpu_ns = cpu_ns() - s->cpu0;
-    int rc = gp_summary_rows(p, &out->bottlenecks, &out->nbottlenecks);
-    if (!rc) rc = gp_kernel_stats(p, &out->kernels, &out->nkernels);
+    gp_session_facts f = {0};
+    f.name = s->name;
+    f.total_ns = gp_clock_mono_ns() - s->t0;
+    f.cpu_ns = cpu_ns() - s->cpu0;
+    gp_summary_row *rows = NULL;
+    gp_kernel_row *krows = NULL;
+    size_t nrows = 0, nk = 0;
+    int rc = gp_summary_rows(p, &rows, &nrows);
+    if (!rc) rc = gp_kernel_stats(p, &krows, &nk);
     if (!rc) {
-        out->nbottlenecks = rows_delta(out->bottlenecks, out->nbottlenecks, s->rows, s->nrows);
-        qsort(out->bottlenecks, out->nbottlenecks, sizeof *out->bottlenecks, cmp_self);
-        for (size_t i = TOP; i < out->nbottlenecks; i++) free(out->bottlenecks[i].name);
-        if (out->nbottlenecks > TOP) out->nbottlenecks = TOP;
-        out->nkernels = krows_delta(out->kernels, out->nkernels, s->krows, s->nk);
-        qsort(out->kernels, out->nkernels, sizeof *out->kernels, cmp_ktotal);
-        for (size_t i = TOP; i < out->nkernels; i++) free(out->kernels[i].name);
-        if (out->nkernels > TOP) out->nkernels = TOP;
+        nrows = rows_delta(rows, nrows, s->rows, s->nrows);
+        nk = krows_delta(krows, nk, s->krows, s->nk);
+    }
+    gp_mem_pool pool;
+    if (gp_mem_pool_info(p, &pool) == 0 && pool.total_valid && pool.free_valid) {
+        f.reserved_valid = 1;
+        f.mem_reserved_bytes = pool.total_bytes - pool.free_bytes;
     }
     pthread_mutex_lock(&p->mu);
     gp_cuda_resolve_(p, 1);
     gp_cl_resolve_(p, 1);
-    out->kernel_launches = p->kernel_count - s->kc0;
-    out->gpu_valid = out->kernel_launches > 0;
-    out->gpu_ns = out->gpu_valid ? p->kernel_ns_total - s->gpu0 : 0;
-    out->mem_valid = p->mem.n > 0 || p->mem_session_peak > 0;
-    out->mem_peak_bytes = out->mem_valid ? p->mem_session_peak : 0;
-    out->mem_allocated_bytes = out->mem_valid ? p->mem_cur : 0;
-    if (!rc) rc = recommend(p, out);
-    pthread_mutex_unlock(&p->mu);
-    gp_mem_pool pool;
-    if (gp_mem_pool_info(p, &pool) == 0 && pool.total_valid && pool.free_valid) {
-        out->reserved_valid = 1;
-        out->mem_reserved_bytes = pool.total_bytes - pool.free_bytes;
+    f.kernel_launches = p->kernel_count - s->kc0;
+    f.gpu_valid = f.kernel_launches > 0;
+    f.gpu_ns = p->kernel_ns_total - s->gpu0;
+    f.mem_valid = p->mem.n > 0 || p->mem_session_peak > 0;
+    f.mem_peak_bytes = p->mem_session_peak;
+    f.mem_allocated_bytes = p->mem_cur;
+    /* the one computation of a result (analysis/session_result.c, also
+     * `gpuprof run`'s): ranking, top rows, recommendations on p's trace */
+    if (!rc) {
+        rc = gp_session_build(out, &f, rows, nrows, krows, nk, p->tr);
+    } else {
+        gp_summary_rows_free(rows, nrows);
+        gp_kernel_rows_free(krows, nk);
     }
+    pthread_mutex_unlock(&p->mu);
     if (!rc) { /* kept for the "sessions" of gp_export_json */
         gp_sbuf b = {0};
-        session_json(out, &b);
+        gp_report_session_result_json(&b, out);
         char *txt = strdup(gp_sbuf_cstr(&b));
         gp_sbuf_free(&b);
         pthread_mutex_lock(&p->mu);
@@ -231,126 +197,15 @@ void gp_session_result_free(gp_session_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static const char *dur(char *buf, size_t n, double ns)
-{
-    return isnan(ns) || ns < 0 ? "n/a" : gp_fmt_dur_auto(buf, n, ns);
-}
-
 void gp_session_result_print(const gp_session_result *r, FILE *f)
 {
-    char a[64], b[64], c[64];
-    fprintf(f, "Session %s\n", r->name);
-    fprintf(f, "  total time %s, CPU time %s, GPU time %s", dur(a, sizeof a, (double)r->total_ns),
-            dur(b, sizeof b, (double)r->cpu_ns),
-            r->gpu_valid ? dur(c, sizeof c, (double)r->gpu_ns) : "n/a (no kernel timings)");
-    if (r->gpu_valid)
-        fprintf(f, " over %llu kernel timings", (unsigned long long)r->kernel_launches);
-    fprintf(f, "\n");
-    if (r->mem_valid) {
-        gp_fmt_bytes(a, sizeof a, (double)r->mem_peak_bytes);
-        gp_fmt_bytes(b, sizeof b, (double)r->mem_allocated_bytes);
-        fprintf(f, "  tracked memory: peak %s, allocated at end %s", a, b);
-    } else {
-        fprintf(f, "  tracked memory: n/a (no gp_mem_track)");
-    }
-    if (r->reserved_valid) {
-        gp_fmt_bytes(a, sizeof a, (double)r->mem_reserved_bytes);
-        fprintf(f, ", device memory in use %s", a);
-    }
-    fprintf(f, "\n");
-    if (r->nkernels) fprintf(f, "  top kernels (device time):\n");
-    for (size_t i = 0; i < r->nkernels; i++)
-        fprintf(f, "    %-40s %8llu calls %12s\n", r->kernels[i].name,
-                (unsigned long long)r->kernels[i].count,
-                dur(a, sizeof a, (double)r->kernels[i].total_ns));
-    if (r->nbottlenecks) fprintf(f, "  bottlenecks (self time, inclusive beside):\n");
-    for (size_t i = 0; i < r->nbottlenecks; i++) {
-        const gp_summary_row *w = &r->bottlenecks[i];
-        fprintf(f, "    %-40s %8llu calls self %12s total %12s\n", w->name,
-                (unsigned long long)w->count, dur(a, sizeof a, (double)w->self_ns),
-                dur(b, sizeof b, (double)w->total_ns));
-    }
-    if (r->nrecommendations) fprintf(f, "  recommendations:\n");
-    for (size_t i = 0; i < r->nrecommendations; i++)
-        fprintf(f, "    - %s\n", r->recommendations[i]);
-}
-
-static void num_or_null(gp_sbuf *b, const char *key, double v)
-{
-    gp_json_key(b, key, 1);
-    if (isnan(v) || v < 0)
-        gp_sbuf_puts(b, "null");
-    else
-        gp_json_num(b, v);
-}
-
-/* The result as one JSON object (no newline), for gp_session_result_json and
- * the "sessions" of gp_export_json. */
-static void session_json(const gp_session_result *r, gp_sbuf *bp)
-{
-    gp_sbuf b = *bp;
-    gp_sbuf_puts(&b, "{\"schema\":\"gpuprof-session-1\",\"name\":");
-    gp_json_str(&b, r->name);
-    gp_sbuf_printf(&b, ",\"total_ns\":%lld,\"cpu_ns\":%lld", (long long)r->total_ns,
-                   (long long)r->cpu_ns);
-    gp_sbuf_puts(&b, ",\"gpu_ns\":");
-    if (r->gpu_valid)
-        gp_json_int(&b, r->gpu_ns);
-    else
-        gp_sbuf_puts(&b, "null");
-    gp_sbuf_printf(&b, ",\"kernel_launches\":%llu", (unsigned long long)r->kernel_launches);
-    gp_sbuf_puts(&b, ",\"mem_peak_bytes\":");
-    if (r->mem_valid)
-        gp_sbuf_printf(&b, "%lld,\"mem_allocated_bytes\":%lld", (long long)r->mem_peak_bytes,
-                       (long long)r->mem_allocated_bytes);
-    else
-        gp_sbuf_puts(&b, "null,\"mem_allocated_bytes\":null");
-    gp_sbuf_puts(&b, ",\"mem_reserved_bytes\":");
-    if (r->reserved_valid)
-        gp_json_int(&b, r->mem_reserved_bytes);
-    else
-        gp_sbuf_puts(&b, "null");
-    gp_sbuf_puts(&b, ",\"kernels\":[");
-    for (size_t i = 0; i < r->nkernels; i++) {
-        const gp_kernel_row *k = &r->kernels[i];
-        gp_sbuf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-        gp_json_str(&b, k->name);
-        gp_sbuf_printf(&b, ",\"count\":%llu,\"total_ns\":%lld", (unsigned long long)k->count,
-                       (long long)k->total_ns);
-        num_or_null(&b, "mean_ns", k->mean_ns);
-        num_or_null(&b, "min_ns", (double)k->min_ns);
-        num_or_null(&b, "max_ns", (double)k->max_ns);
-        gp_sbuf_putc(&b, '}');
-    }
-    gp_sbuf_puts(&b, "],\"bottlenecks\":[");
-    for (size_t i = 0; i < r->nbottlenecks; i++) {
-        const gp_summary_row *w = &r->bottlenecks[i];
-        gp_sbuf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-        gp_json_str(&b, w->name);
-        gp_sbuf_printf(&b, ",\"count\":%llu,\"self_ns\":%lld,\"total_ns\":%lld",
-                       (unsigned long long)w->count, (long long)w->self_ns, (long long)w->total_ns);
-        num_or_null(&b, "mean_ns", w->mean_ns);
-        num_or_null(&b, "min_ns", (double)w->min_ns);
-        num_or_null(&b, "max_ns", (double)w->max_ns);
-        num_or_null(&b, "p50_ns", w->p50_ns);
-        num_or_null(&b, "p95_ns", w->p95_ns);
-        num_or_null(&b, "p99_ns", w->p99_ns);
-        if (w->bytes >= 0) gp_sbuf_printf(&b, ",\"bytes\":%lld", (long long)w->bytes);
-        gp_sbuf_putc(&b, '}');
-    }
-    gp_sbuf_puts(&b, "],\"recommendations\":[");
-    for (size_t i = 0; i < r->nrecommendations; i++) {
-        if (i) gp_sbuf_putc(&b, ',');
-        gp_json_str(&b, r->recommendations[i]);
-    }
-    gp_sbuf_puts(&b, "]}");
-    *bp = b;
+    gp_report_session_result_text(f, r);
 }
 
 int gp_session_result_json(const gp_session_result *r, const char *path)
 {
     gp_sbuf b = {0};
-    session_json(r, &b);
+    gp_report_session_result_json(&b, r);
     gp_sbuf_putc(&b, '\n');
     FILE *f = fopen(path, "w");
     int rc = 0;

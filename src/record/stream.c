@@ -1,11 +1,17 @@
 /* record/stream.c: the stream sink (GP_SINK_STREAM). The drain writes the
- * ranges it has turned into slices to a Chrome trace file and drops them
- * from memory, folding each into per-name statistics (so results stay
- * exact); kernel timings, counters, metadata and the ranges aggregated
- * inline are written when the profiler is destroyed. */
+ * ranges it has turned into slices out and drops them from memory, folding
+ * each into per-name statistics (so results stay exact); kernel timings,
+ * counters, metadata and the ranges aggregated inline are written when the
+ * profiler is destroyed. Two outputs: a Chrome trace file, or the SQLite run
+ * store of `gpuprof run` (a stream_path naming a store: docs/api.md "Sinks"),
+ * written through the store's writer thread (store/store.c), which commits
+ * at least every 100 ms, so a crash keeps what was drained. */
+#include "core/clock.h"
+#include "core/redact.h"
 #include "core/sbuf.h"
 #include "core/sketch.h"
 #include "record/recorder.h"
+#include "store/store.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,12 +25,183 @@ struct gp_stream {
     int err;                 /* errno of the first failed write (later output is skipped) */
     gp_u64map row_of;        /* name id -> index in rows */
     GP_VEC(gp_agg_row) rows; /* statistics of the streamed ranges */
+    /* store output (w != NULL) */
+    gp_store_writer *w;
+    int64_t run;
+    pid_t owner;                 /* the process that began the run (ends it) */
+    GP_VEC(uint32_t) trk;        /* trace track -> store track id + 1 (0: not yet) */
+    gp_u64map str_of;            /* trace string id -> store string id */
+    uint32_t last_name, last_id; /* cache of the last name looked up */
+    GP_VEC(gp_store_ev) evs;     /* events handed to the writer in blocks */
+    /* file output: slice heads of the ranges by (name, track) (gp_exp_slice_head) */
+    gp_u64map head_of; /* name << 32 | track -> offset << 16 | length in heads */
+    GP_VEC(char) heads;
 };
+
+/* Events handed to the store writer per call, the most it queues
+ * (backpressure beyond: the drain waits, the recording threads never do;
+ * 2 x 16 Ki events of 128 B = 4 MiB in the writer) and its page cache. */
+#define STORE_BLOCK    4096
+#define STORE_QUEUE    16384
+#define STORE_CACHE_KB 8192
+
+/* 1 when path names a run store: an existing SQLite file, or a path ending
+ * in .db, .sqlite or .sqlite3. */
+static int is_store_path(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        char magic[16] = {0};
+        size_t n = fread(magic, 1, sizeof magic, f);
+        fclose(f);
+        if (n == sizeof magic && !memcmp(magic, "SQLite format 3", 16)) return 1;
+    }
+    /* a store suffix on a file that is not SQLite: the store fails to open
+     * (one message), the file is not overwritten as a trace */
+    size_t n = strlen(path);
+    static const char *const ext[] = {".db", ".sqlite", ".sqlite3"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t k = strlen(ext[i]);
+        if (n > k && !strcmp(path + n - k, ext[i])) return 1;
+    }
+    return 0;
+}
+
+/* This process's command line, redacted (core/redact.h), or NULL. */
+static char *self_command(void)
+{
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f) return NULL;
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *argv[256];
+    int argc = 0;
+    for (size_t i = 0; i < n && argc < 255; i += strlen(buf + i) + 1) argv[argc++] = buf + i;
+    argv[argc] = NULL;
+    return argc ? gp_redact_argv(argv, argc) : NULL;
+}
+
+static int store_open(gp_profiler *p, gp_stream *st)
+{
+    gp_err err = {0};
+    gp_store *db;
+    if (gp_store_open(st->path, &db, &err)) {
+        gp_rec_seterr(p, "stream sink: %s", err.msg);
+        return GP_EIO;
+    }
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    char *cmd = self_command();
+    gp_store_run_info ri = {cmd ? cmd : p->name, host, p->wall0, p->mono0, getpid()};
+    st->run = gp_store_run_begin(db, &ri, &err);
+    free(cmd);
+    gp_store_close(db); /* the writer has its own connection; the end opens one again */
+    if (st->run < 0) {
+        gp_rec_seterr(p, "stream sink: %s", err.msg);
+        return GP_EIO;
+    }
+    gp_store_writer_opts wo = {0};
+    wo.source = "libgpuprof";
+    wo.max_pending = STORE_QUEUE;
+    st->w = gp_store_writer_start(st->path, st->run, &wo, &err);
+    if (!st->w) {
+        gp_rec_seterr(p, "stream sink: %s", err.msg);
+        return GP_EIO;
+    }
+    gp_store_writer_set_bounded(st->w, STORE_CACHE_KB);
+    st->owner = getpid();
+    gp_store_writer_device(st->w, "libgpuprof", p->name);
+    return 0;
+}
+
+/* The store's id of trace string id. */
+static uint32_t store_str(gp_profiler *p, gp_stream *st, uint32_t id)
+{
+    if (id == st->last_name && st->last_id != UINT32_MAX) return st->last_id;
+    uint64_t *slot = gp_u64map_slot(&st->str_of, id, UINT64_MAX);
+    uint32_t out;
+    if (slot && *slot != UINT64_MAX) {
+        out = (uint32_t)*slot;
+    } else {
+        out = gp_store_writer_str(st->w, gp_trace_s(p->tr, id));
+        if (slot) *slot = out;
+    }
+    st->last_name = id;
+    st->last_id = out;
+    return out;
+}
+
+/* The store's id of trace track k (sent once; again at the end, for names
+ * given later). */
+static uint32_t store_track(gp_profiler *p, gp_stream *st, uint32_t k, int resend)
+{
+    while (st->trk.n <= k)
+        if (GP_VEC_PUSH(st->trk, 0)) return 0;
+    if (!st->trk.v[k] || resend) {
+        const gp_track *t = &p->tr->tracks.v[k];
+        int gpu = t->type == GP_TRACK_GPU;
+        st->trk.v[k] =
+            1 + gp_store_writer_track(st->w, gpu ? GP_STORE_TRACK_QUEUE : GP_STORE_TRACK_THREAD,
+                                      gpu ? t->stream : t->tid, gpu ? t->device : GP_NONE,
+                                      t->name ? gp_trace_s(p->tr, t->name) : NULL);
+    }
+    return st->trk.v[k] - 1;
+}
+
+static void store_put(gp_stream *st, const gp_store_ev *ev)
+{
+    if (GP_VEC_PUSH(st->evs, *ev) || st->evs.n >= STORE_BLOCK) {
+        gp_store_writer_put(st->w, st->evs.v, st->evs.n);
+        st->evs.n = 0;
+    }
+}
+
+static void store_put_end(gp_stream *st)
+{
+    if (st->evs.n) gp_store_writer_put(st->w, st->evs.v, st->evs.n);
+    st->evs.n = 0;
+}
+
+/* Slice i as a store event (ranges: slices table; kernel timings: kernels). */
+static void store_slice(gp_profiler *p, gp_stream *st, size_t i)
+{
+    const gp_slice *s = &p->tr->slices.v[i];
+    gp_store_ev ev;
+    int kernel = s->cat == p->cat_cuda || s->cat == p->cat_cl;
+    gp_store_ev_init(&ev, kernel ? GP_ST_KERNEL : GP_ST_SLICE);
+    ev.name = store_str(p, st, s->name);
+    ev.cat = store_str(p, st, p->tr->cats.v[s->cat].name);
+    ev.track = store_track(p, st, s->track, 0);
+    ev.ts = p->mono0 + s->ts;
+    ev.dur = s->dur;
+    if (kernel) {
+        const gp_track *t = &p->tr->tracks.v[s->track];
+        ev.device = t->device;
+        ev.stream = t->stream;
+    }
+    store_put(st, &ev);
+}
+
+/* Writes b whole to the file's descriptor (no stdio: a copy less). */
+static int write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, s, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        s += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
 
 static void put(gp_profiler *p, gp_sbuf *b)
 {
     gp_stream *st = p->stream;
-    if (!st->err && gp_sbuf_write(b, st->f) != 0) {
+    errno = 0;
+    if (!st->err && write_all(fileno(st->f), b->s, b->n) != 0) {
         st->err = errno ? errno : EIO;
         gp_rec_seterr(p, "%s: %s (stream sink: later events are counted as dropped)", st->path,
                       strerror(st->err));
@@ -41,6 +218,16 @@ int gp_stream_open_(gp_profiler *p, const char *path)
     gp_stream *st = calloc(1, sizeof *st);
     if (!st) return GP_ENOMEM;
     st->path = strdup(path);
+    st->last_id = UINT32_MAX;
+    if (st->path && is_store_path(path)) {
+        p->stream = st;
+        if (store_open(p, st) == 0) return 0;
+        p->stream = NULL;
+        gp_store_writer_stop(st->w);
+        free(st->path);
+        free(st);
+        return GP_EIO;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     st->f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!st->path || !st->f) {
@@ -103,6 +290,29 @@ static int fold(gp_profiler *p, size_t i)
     return 0;
 }
 
+/* Appends range slice i as gp_exp_slice does, its head from the cache. */
+static void file_slice(gp_profiler *p, gp_stream *st, gp_sbuf *b, size_t i)
+{
+    const gp_slice *s = &p->tr->slices.v[i];
+    uint64_t key = (uint64_t)s->name << 32 | s->track;
+    uint64_t *slot = gp_u64map_slot(&st->head_of, key, UINT64_MAX);
+    if (slot && *slot == UINT64_MAX) {
+        size_t at = b->n;
+        gp_exp_slice_head(p, b, i);
+        size_t len = b->n - at, off = st->heads.n;
+        if (len < 0xffff && off < ((uint64_t)1 << 40) && !GP_VEC_RESERVE(st->heads, len)) {
+            memcpy(st->heads.v + off, b->s + at, len);
+            st->heads.n += len;
+            *slot = (uint64_t)off << 16 | len;
+        }
+    } else if (slot) {
+        gp_sbuf_add(b, st->heads.v + (*slot >> 16), (size_t)(*slot & 0xffff));
+    } else {
+        gp_exp_slice_head(p, b, i);
+    }
+    gp_exp_slice_rest(p, b, i);
+}
+
 int gp_stream_flush_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
@@ -118,12 +328,18 @@ int gp_stream_flush_(gp_profiler *p)
             w++;
             continue;
         }
-        if (!st->err) gp_exp_slice(p, &b, i);
+        if (st->w)
+            store_slice(p, st, i);
+        else if (!st->err)
+            file_slice(p, st, &b, i);
         if (fold(p, i)) rc = GP_ENOMEM;
         p->streamed_ranges++;
         if (b.n >= (1u << 20)) put(p, &b);
     }
-    put(p, &b);
+    if (st->w)
+        store_put_end(st);
+    else
+        put(p, &b);
     gp_sbuf_free(&b);
     t->slices.n = p->ext.n = w;
     if (!attrs_used) p->attrs.n = 0;
@@ -147,11 +363,130 @@ int gp_stream_stats_(gp_profiler *p)
     return 0;
 }
 
+/* The end of a store stream: kernel timings, counters, tracked memory, the
+ * ranges aggregated inline (range_stats), the writer's last commit and the
+ * run's end (by the process that began it; a forked child's processes row
+ * ends with its writer). */
+static void store_close(gp_profiler *p, gp_stream *st)
+{
+    gp_trace *t = p->tr;
+    for (size_t i = 0; i < t->slices.n; i++) store_slice(p, st, i);
+    for (size_t i = 0; i < t->counters.n; i++) {
+        const gp_counter_sample *c = &t->counters.v[i];
+        gp_store_ev ev;
+        gp_store_ev_init(&ev, GP_ST_COUNTER);
+        ev.name = store_str(p, st, t->series.v[c->series].name);
+        ev.track = store_track(p, st, t->series.v[c->series].track, 0);
+        ev.ts = p->mono0 + c->ts;
+        ev.value = c->value;
+        store_put(st, &ev);
+    }
+    for (size_t i = 0; i < t->mem_events.n; i++) {
+        const gp_mem_event *m = &t->mem_events.v[i];
+        gp_store_ev ev;
+        gp_store_ev_init(&ev, GP_ST_MEM);
+        ev.track = store_track(p, st, p->proc_track, 0);
+        ev.ts = p->mono0 + m->ts;
+        ev.addr = (int64_t)m->addr;
+        ev.bytes = m->bytes;
+        store_put(st, &ev);
+    }
+    store_put_end(st);
+    for (uint32_t k = 0; k < st->trk.n; k++)
+        if (st->trk.v[k]) store_track(p, st, k, 1); /* thread names given later */
+    gp_rec_collect_aggs(p, 0);
+    size_t na = t->aggs.n;
+    gp_store_stat *sv = na ? calloc(na, sizeof *sv) : NULL;
+    for (size_t i = 0; sv && i < na; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        gp_store_stat *o = &sv[i];
+        o->name = store_str(p, st, r->name);
+        o->cat = store_str(p, st, t->cats.v[r->cat].name);
+        o->track = r->track != GP_NO_INDEX ? store_track(p, st, r->track, 0) : 0;
+        o->device = r->device;
+        o->backend = r->backend;
+        o->count = r->count;
+        o->total_ns = r->total_ns;
+        o->self_ns = r->self_ns;
+        o->min_ns = r->min_ns;
+        o->max_ns = r->max_ns;
+        o->bytes = r->bytes;
+        o->m2 = r->m2;
+        o->first_ns = p->mono0 + r->first_ns;
+        o->last_ns = p->mono0 + r->last_ns;
+        o->sketch = r->sketch;
+    }
+    uint64_t dropped = gp_rec_count(p, 0) + (na && !sv ? gp_rec_count(p, 1) : 0);
+    int64_t proc = gp_store_writer_proc(st->w);
+    dropped += gp_store_writer_dropped(st->w);
+    int rc = gp_store_writer_stop(st->w); /* commits everything queued, strings included */
+    st->w = NULL;
+    gp_err err = {0};
+    gp_store *db = NULL;
+    if (gp_store_open(st->path, &db, &err) == 0) {
+        if (sv && gp_store_range_stats(db, proc, sv, na, &err)) {
+            dropped += gp_rec_count(p, 1);
+            if (!rc) rc = GP_EIO;
+        }
+        if (getpid() == st->owner &&
+            gp_store_run_end(db, st->run, 0, gp_clock_mono_ns() - p->mono0, (int64_t)dropped,
+                             &err) &&
+            !rc)
+            rc = GP_EIO;
+        gp_store_close(db);
+    } else if (!rc) {
+        rc = GP_EIO;
+    }
+    if (rc) gp_rec_seterr(p, "stream sink: %s", err.msg[0] ? err.msg : "cannot write the store");
+    free(sv);
+    GP_VEC_FREE(st->trk);
+    GP_VEC_FREE(st->evs);
+    gp_u64map_free(&st->str_of);
+}
+
+/* Store stream across fork: the parent drains and commits what was recorded
+ * before the fork (its writer stops for it); the child starts from nothing
+ * under its own processes row: what the parent recorded (streamed
+ * statistics, inline aggregates, kernel timings, counters, memory events
+ * in the trace) is the parent's to write, so the child's copy is cleared
+ * and its store rows and results hold what it recorded after the fork. */
+void gp_stream_fork_(gp_profiler *p, int phase)
+{
+    gp_stream *st = p->stream;
+    if (!st || !st->w) return;
+    if (phase == 0) {
+        gp_rec_drain(p);
+        gp_store_writer_fork_prepare(st->w);
+    } else if (phase == 1) {
+        gp_store_writer_fork_parent(st->w);
+    } else {
+        gp_store_writer_fork_child(st->w);
+        for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
+        st->rows.n = 0;
+        gp_u64map_free(&st->row_of);
+        memset(&st->row_of, 0, sizeof st->row_of);
+        for (gp_tbuf *b = p->threads; b; b = b->next_all) gp_rec_aggs_zero(b);
+        p->tr->slices.n = p->ext.n = 0;
+        p->tr->counters.n = 0;
+        p->tr->mem_events.n = 0;
+        p->streamed_ranges = 0;
+        p->kernel_ns_total = 0;
+        p->kernel_count = 0;
+        gp_rec_entry_reset(p); /* per-entry records name the cleared slices */
+    }
+}
+
 void gp_stream_close_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
     if (!st) return;
     gp_stream_flush_(p);
+    if (st->w) {
+        gp_cuda_resolve_(p, 0);
+        gp_cl_resolve_(p, 0);
+        store_close(p, st);
+        goto done;
+    }
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
     gp_sbuf b = {0};
@@ -173,6 +508,9 @@ void gp_stream_close_(gp_profiler *p)
         st->err = errno;
         gp_rec_seterr(p, "%s: %s", st->path, strerror(errno));
     }
+done:
+    gp_u64map_free(&st->head_of);
+    GP_VEC_FREE(st->heads);
     for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
     GP_VEC_FREE(st->rows);
     gp_u64map_free(&st->row_of);

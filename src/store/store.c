@@ -6,6 +6,7 @@
 #include "core/redact.h"
 #include "core/hash.h"
 #include "core/sbuf.h"
+#include "core/sketch.h"
 #include "core/strtab.h"
 #include "core/vec.h"
 #include <ctype.h>
@@ -109,6 +110,12 @@ static const char *const schema_v2_sql =
     "CREATE INDEX IF NOT EXISTS counters_proc_ts ON counters(proc, ts);"
     "CREATE INDEX IF NOT EXISTS memory_proc_ts ON memory(proc, ts);"
     "CREATE INDEX IF NOT EXISTS devices_proc ON devices(proc);"
+    /* libgpuprof's stream sink: ranges known only as per-name statistics
+     * (gp_store_range_stats); sketch: GP_SKETCH_BUCKETS native uint64 counts */
+    "CREATE TABLE IF NOT EXISTS range_stats(proc INTEGER, track INTEGER, cat INTEGER, name "
+    "INTEGER, device INTEGER, backend INTEGER, count INTEGER, total_ns INTEGER, self_ns INTEGER, "
+    "min_ns INTEGER, max_ns INTEGER, bytes INTEGER, m2 REAL, first_ns INTEGER, last_ns INTEGER, "
+    "sketch BLOB);"
     /* views: names resolved, times in ns (CLOCK_MONOTONIC) */
     "CREATE VIEW IF NOT EXISTS v_kernels AS SELECT p.run AS run, k.proc AS proc, p.pid AS pid, "
     "s.s AS name, k.ts AS start_ns, k.dur AS dur_ns, k.ts + k.dur AS end_ns, k.queued AS "
@@ -408,6 +415,51 @@ int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err)
     return rc;
 }
 
+int gp_store_range_stats(gp_store *s, int64_t proc, const gp_store_stat *v, size_t n, gp_err *err)
+{
+    if (!n) return 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO range_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        int rc = db_err(s->db, s->path, err, "cannot store range statistics");
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const gp_store_stat *r = &v[i];
+        sqlite3_bind_int64(st, 1, proc);
+        sqlite3_bind_int64(st, 2, r->track);
+        sqlite3_bind_int64(st, 3, r->cat);
+        sqlite3_bind_int64(st, 4, r->name);
+        sqlite3_bind_int(st, 5, r->device);
+        sqlite3_bind_int(st, 6, r->backend);
+        sqlite3_bind_int64(st, 7, (int64_t)r->count);
+        sqlite3_bind_int64(st, 8, r->total_ns);
+        sqlite3_bind_int64(st, 9, r->self_ns);
+        sqlite3_bind_int64(st, 10, r->min_ns);
+        sqlite3_bind_int64(st, 11, r->max_ns);
+        sqlite3_bind_int64(st, 12, r->bytes);
+        sqlite3_bind_double(st, 13, r->m2);
+        sqlite3_bind_int64(st, 14, r->first_ns);
+        sqlite3_bind_int64(st, 15, r->last_ns);
+        if (r->sketch)
+            sqlite3_bind_blob(st, 16, r->sketch, (int)(GP_SKETCH_BUCKETS * sizeof *r->sketch),
+                              SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 16);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : GP_EIO;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (rc || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_err(s->db, s->path, err, "cannot store range statistics");
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rc;
+}
+
 /* ---- writer ---- */
 
 typedef struct wtrack {
@@ -438,6 +490,8 @@ struct gp_store_writer {
     int reported;  /* a failure was reported on status_fd */
     int commit_ns;
     size_t max_pending;
+    int wait_full; /* gp_store_writer_set_bounded */
+    int cache_kb;  /* page cache to set (writer thread), 0 = none */
     pthread_t th;
     int started;
 
@@ -581,20 +635,33 @@ static int write_events(gp_store_writer *w, size_t from, size_t to)
     uint32_t *idx = malloc(n * sizeof *idx);
     if (!idx) return GP_ENOMEM;
     int rc = 0;
+    /* one pass: the events' indexes grouped by table, in order (a pass per
+     * table read the whole batch seven times) */
+    size_t start[GP_ST_MEM + 2] = {0};
+    for (size_t i = from; i < to; i++) {
+        unsigned t = w->batch.v[i].table;
+        if (t >= GP_ST_API && t <= GP_ST_MEM) start[t + 1]++;
+    }
+    for (int t = GP_ST_API; t <= GP_ST_MEM; t++) start[t + 1] += start[t];
+    size_t fill[GP_ST_MEM + 1];
+    memcpy(fill, start, sizeof fill);
+    for (size_t i = from; i < to; i++) {
+        unsigned t = w->batch.v[i].table;
+        if (t >= GP_ST_API && t <= GP_ST_MEM) idx[fill[t]++] = (uint32_t)i;
+    }
     for (int t = GP_ST_API; t <= GP_ST_MEM && !rc; t++) {
-        size_t m = 0;
-        for (size_t i = from; i < to; i++)
-            if (w->batch.v[i].table == t) idx[m++] = (uint32_t)i;
+        uint32_t *tidx = idx + start[t];
+        size_t m = start[t + 1] - start[t];
         size_t i = 0;
         for (; i + MULTI <= m && !rc; i += MULTI) {
             for (int r = 0; r < MULTI; r++) {
-                const gp_store_ev *e = &w->batch.v[idx[i + r]];
+                const gp_store_ev *e = &w->batch.v[tidx[i + r]];
                 bind_event(w->multi[t], r * tables[t].ncol, w->proc, e, api_kind_of(w, e->cat));
             }
             rc = step_reset(w->multi[t]);
         }
         for (; i < m && !rc; i++) {
-            const gp_store_ev *e = &w->batch.v[idx[i]];
+            const gp_store_ev *e = &w->batch.v[tidx[i]];
             bind_event(w->st[t], 0, w->proc, e, api_kind_of(w, e->cat));
             rc = step_reset(w->st[t]);
         }
@@ -750,6 +817,9 @@ static int writer_spawn(gp_store_writer *w, void *(*fn)(void *))
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&w->th, NULL, fn, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+#ifdef __linux__
+    if (rc == 0) pthread_setname_np(w->th, "gpuprof-store"); /* ps, bench/sustained.sh */
+#endif
     return rc;
 }
 
@@ -782,6 +852,7 @@ static void *writer_main(void *arg)
         w->batch = w->pending;
         w->pending = tmp;
         w->pending.n = 0;
+        if (w->wait_full) pthread_cond_broadcast(&w->done); /* room for a waiting put */
         uint32_t s0 = w->strs_sent, ns = gp_strtab_count(w->strs) - s0;
         char **strs = ns ? gp_xmalloc(ns * sizeof *strs) : NULL;
         for (uint32_t i = 0; i < ns; i++) strs[i] = gp_xstrdup(gp_strtab_get(w->strs, s0 + i));
@@ -811,7 +882,14 @@ static void *writer_main(void *arg)
         }
         w->devs_sent += nd;
         uint64_t written = w->written, dropped = w->dropped;
+        int cache_kb = w->cache_kb;
+        w->cache_kb = 0;
         pthread_mutex_unlock(&w->mu);
+        if (cache_kb > 0) {
+            char pragma[64];
+            snprintf(pragma, sizeof pragma, "PRAGMA cache_size=-%d", cache_kb);
+            sqlite3_exec(w->db, pragma, NULL, NULL, NULL);
+        }
 
         /* in transactions of at most CHUNK events, so that a backlog (a
          * producer faster than the writer) still commits every ~100 ms; the
@@ -1199,12 +1277,31 @@ void gp_store_writer_device(gp_store_writer *w, const char *kind, const char *na
 void gp_store_writer_put(gp_store_writer *w, const gp_store_ev *ev, size_t n)
 {
     pthread_mutex_lock(&w->mu);
+    /* wait_when_full: the writer thread takes the queue whole at its next
+     * batch (asked for here), which makes room */
+    while (w->wait_full && w->pending.n > 0 && w->pending.n + n > w->max_pending && w->started &&
+           !w->err) {
+        w->flush_req++;
+        pthread_cond_signal(&w->wake);
+        pthread_cond_wait(&w->done, &w->mu);
+    }
     size_t room = w->pending.n < w->max_pending ? w->max_pending - w->pending.n : 0;
     size_t take = n < room ? n : room;
     if (take && GP_VEC_RESERVE(w->pending, take)) take = 0;
     memcpy(w->pending.v + w->pending.n, ev, take * sizeof *ev);
     w->pending.n += take;
     w->dropped += n - take;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void gp_store_writer_set_bounded(gp_store_writer *w, int cache_kb)
+{
+    pthread_mutex_lock(&w->mu);
+    w->wait_full = 1;
+    w->cache_kb = cache_kb; /* set by the writer thread, which owns the connection */
+    /* a store of its own: a `gpuprof run` recording this program must not
+     * count this writer's events in its run (GPUPROF_STATUS_FD) */
+    w->status_fd = -1;
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -1222,6 +1319,14 @@ void gp_store_writer_flush(gp_store_writer *w)
     pthread_cond_signal(&w->wake);
     while (w->flush_done < want && w->started) pthread_cond_wait(&w->done, &w->mu);
     pthread_mutex_unlock(&w->mu);
+}
+
+int64_t gp_store_writer_proc(gp_store_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    int64_t v = w->proc;
+    pthread_mutex_unlock(&w->mu);
+    return v;
 }
 
 uint64_t gp_store_writer_written(gp_store_writer *w)

@@ -91,6 +91,21 @@ int gp_store_env_kept(const char *name);
  * with values redacted by gp_redact_env in run_env(run, name, value). 0 or GP_E* with err set. */
 int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err);
 
+/* Per-name statistics of ranges known only as statistics (libgpuprof's
+ * rollover, gp_agg_row), table range_stats: name, cat and track are ids of
+ * the writer of process `proc` (gp_store_writer_str / _track), times
+ * CLOCK_MONOTONIC ns, sketch GP_SKETCH_BUCKETS counts (core/sketch.h). */
+typedef struct gp_store_stat {
+    uint32_t name, cat, track;
+    uint8_t device, backend;
+    uint64_t count;
+    int64_t total_ns, self_ns, min_ns, max_ns, bytes, first_ns, last_ns;
+    double m2;
+    const uint64_t *sketch;
+} gp_store_stat;
+/* Inserts n rows of process proc in one transaction. 0 or GP_E* with err set. */
+int gp_store_range_stats(gp_store *s, int64_t proc, const gp_store_stat *v, size_t n, gp_err *err);
+
 /* ---- writer (in recorded processes) ---- */
 
 typedef struct gp_store_writer gp_store_writer;
@@ -120,6 +135,12 @@ uint32_t gp_store_writer_track(gp_store_writer *w, int type, int64_t id, int32_t
 void gp_store_writer_device(gp_store_writer *w, const char *kind, const char *name);
 /* Queues events (thread-safe). Events beyond max_pending are dropped and counted. */
 void gp_store_writer_put(gp_store_writer *w, const gp_store_ev *ev, size_t n);
+/* Bounded mode, for a producer that may block (libgpuprof's stream sink,
+ * whose recording threads never wait): gp_store_writer_put waits for the
+ * writer thread while max_pending events are queued instead of dropping,
+ * the connection's page cache is cache_kb (0: unchanged), and the writer
+ * reports nothing on GPUPROF_STATUS_FD (its store is not `gpuprof run`'s). */
+void gp_store_writer_set_bounded(gp_store_writer *w, int cache_kb);
 /* Adds to the dropped count (records lost before reaching the writer). */
 void gp_store_writer_add_dropped(gp_store_writer *w, uint64_t n);
 /* Asks the writer to commit what is queued now and waits until it has. */
@@ -139,6 +160,8 @@ int gp_store_writer_stop(gp_store_writer *w);
 void gp_store_writer_fork_prepare(gp_store_writer *w);
 void gp_store_writer_fork_parent(gp_store_writer *w);
 void gp_store_writer_fork_child(gp_store_writer *w);
+/* The processes row of this writer (its events' proc). */
+int64_t gp_store_writer_proc(gp_store_writer *w);
 /* Events written (committed) and dropped so far. */
 uint64_t gp_store_writer_written(gp_store_writer *w);
 uint64_t gp_store_writer_dropped(gp_store_writer *w);

@@ -3,6 +3,7 @@
 #include "core/sbuf.h"
 #include "store/access.h"
 #include "store/store.h"
+#include "core/sketch.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -403,6 +404,62 @@ static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err 
     return 0;
 }
 
+/* Ranges known only as per-name statistics (libgpuprof's stream sink,
+ * table range_stats; absent from stores written before it) into t->aggs. */
+static int load_range_stats(loader *L, gp_err *err)
+{
+    sqlite3_stmt *st;
+    int rc, sr = SQLITE_DONE;
+    int have = 0;
+    if (sqlite3_prepare_v2(L->db,
+                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'range_stats'",
+                           -1, &st, NULL) == SQLITE_OK)
+        have = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!have) return 0;
+    if ((rc = prep(L,
+                   "SELECT proc, track, cat, name, device, backend, count, total_ns, self_ns, "
+                   "min_ns, max_ns, bytes, m2, first_ns, last_ns, sketch FROM range_stats "
+                   "WHERE " RUN_PROCS " ORDER BY rowid",
+                   &st, err)))
+        return rc;
+    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
+        int64_t count = sqlite3_column_int64(st, 6);
+        if (!p || count <= 0) continue;
+        gp_agg_row r = {0};
+        r.track = map_track(p, sqlite3_column_int64(st, 1));
+        r.cat = map_cat(L, p, sqlite3_column_int64(st, 2));
+        r.name = map_str(p, sqlite3_column_int64(st, 3));
+        r.device = (uint8_t)sqlite3_column_int(st, 4);
+        r.backend = (uint8_t)sqlite3_column_int(st, 5);
+        r.count = (uint64_t)count;
+        r.total_ns = sqlite3_column_int64(st, 7);
+        r.self_ns = sqlite3_column_int64(st, 8);
+        r.min_ns = sqlite3_column_int64(st, 9);
+        r.max_ns = sqlite3_column_int64(st, 10);
+        r.bytes = sqlite3_column_int64(st, 11);
+        r.m2 = sqlite3_column_double(st, 12);
+        r.first_ns = sqlite3_column_int64(st, 13);
+        r.last_ns = sqlite3_column_int64(st, 14);
+        const void *blob = sqlite3_column_blob(st, 15);
+        if (blob && sqlite3_column_bytes(st, 15) == (int)(GP_SKETCH_BUCKETS * sizeof(uint64_t))) {
+            r.sketch = malloc(GP_SKETCH_BUCKETS * sizeof *r.sketch);
+            if (!r.sketch) {
+                L->oom = 1;
+                break;
+            }
+            memcpy(r.sketch, blob, GP_SKETCH_BUCKETS * sizeof *r.sketch);
+        }
+        if (GP_VEC_PUSH(L->t->aggs, r)) {
+            free(r.sketch);
+            L->oom = 1;
+        }
+    }
+    return step_end(L->db, st, sr, L->path, err);
+}
+
 static int load_events(loader *L, gp_err *err)
 {
     gp_trace *t = L->t;
@@ -542,7 +599,7 @@ static int load_events(loader *L, gp_err *err)
         if (m.track != GP_NO_INDEX && GP_VEC_PUSH(t->mem_events, m)) L->oom = 1;
     }
     if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
-    return 0;
+    return load_range_stats(L, err);
 }
 
 int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err)

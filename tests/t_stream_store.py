@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""tests/t_stream_store.py: libgpuprof's stream sink into the run store
+(issue 18) through the CLI, with tests/progs/stream_store_prog.c (nested
+ranges on two threads, slow ranges, a counter, a tracked buffer; the same
+profiler also writes gp_export_json):
+- the store's run is listed by `gpuprof runs` (complete, exit 0, its events
+  equal to the rows counted with sqlite3 independently);
+- `gpuprof summary` of the run gives the export's per-name counts, totals,
+  min and max exactly (ranges streamed as events plus those rolled over into
+  range_stats), and the file stream of a second run gives its own export's;
+- `gpuprof timeline` of the run draws exactly the streamed slices (count and
+  duration sum per name as sqlite3 reads them from the slices table);
+- `gpuprof report` of the run is written and shows the counts;
+- the default profiler configured by GPUPROF_SINK=stream GPUPROF_STREAM=X.db
+  finishes its run at exit;
+- a .db path holding something else is refused, not overwritten."""
+import json, os, sqlite3, subprocess, sys, tempfile
+
+from gp_testutil import BIN, BUILD, check, finish, set_verbose
+
+set_verbose()
+PROG = os.path.join(BUILD, "tests", "stream_store_prog")
+
+
+def gp(*args):
+    r = subprocess.run([BIN, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+        sys.exit("gpuprof %s: exit %d" % (" ".join(args), r.returncode))
+    return r.stdout
+
+
+def prog(stream, export, pairs, env=None):
+    r = subprocess.run([PROG, stream, export, str(pairs)], capture_output=True, text=True,
+                       env=env)
+    if r.returncode != 0:
+        sys.exit("stream_store_prog: exit %d: %s %s" % (r.returncode, r.stdout, r.stderr))
+
+
+def ops(path):
+    s = json.loads(gp("summary", "--json", path))["traces"][0]
+    return {o["name"]: o for c in s["categories"] for o in c["ops"]}
+
+
+def same_ops(a, b, what):
+    check(set(a) == set(b), "%s: same operations %s" % (what, sorted(a)))
+    for name in sorted(set(a) & set(b)):
+        for k in ("count", "total_ns", "min_ns", "max_ns"):
+            check(a[name][k] == b[name][k],
+                  "%s: %s %s %s == %s" % (what, name, k, a[name][k], b[name][k]))
+
+
+tmp = tempfile.mkdtemp()
+PAIRS = 300000
+
+# ---- store stream against the same profiler's export
+db, exp = os.path.join(tmp, "s.db"), os.path.join(tmp, "e.json")
+prog(db, exp, PAIRS)
+runs = json.loads(gp("runs", "--json", db))["runs"]
+check(len(runs) == 1, "gpuprof runs lists one run")
+run = runs[0]
+check(run["state"] == "complete" and run["exit_status"] == 0, "the run is complete, exit 0")
+con = sqlite3.connect(db)
+n_slices = con.execute("SELECT count(*) FROM slices").fetchone()[0]
+n_other = sum(con.execute("SELECT count(*) FROM %s" % t).fetchone()[0]
+              for t in ("kernels", "counters", "memory"))
+check(run["events"] == n_slices + n_other,
+      "runs' events %d == rows in the store %d" % (run["events"], n_slices + n_other))
+n_stats = con.execute("SELECT count(*) FROM range_stats").fetchone()[0]
+print("# %d ranges streamed as slices, %d range_stats rows" % (n_slices, n_stats))
+sq = {name: (n, tot) for name, n, tot in con.execute(
+    "SELECT s.s, count(*), sum(r.dur) FROM slices r JOIN strings s ON s.proc = r.proc AND "
+    "s.id = r.name GROUP BY s.s")}
+con.close()
+so, eo = ops(db), ops(exp)
+same_ops(so, eo, "store vs export")
+check(so["outer"]["count"] == 2 * PAIRS and so["slow"]["count"] == 5, "counts are the program's")
+
+# ---- timeline of the run: exactly the streamed slices
+tl = os.path.join(tmp, "t.json")
+gp("timeline", db, "-o", tl)
+ev = json.load(open(tl))["traceEvents"]
+tsum = {}
+for e in ev:
+    if e.get("ph") == "X":
+        n, d = tsum.get(e["name"], (0, 0))
+        tsum[e["name"]] = (n + 1, d + round(e["dur"] * 1000))
+for name, (n, tot) in sorted(sq.items()):
+    tn, td = tsum.get(name, (0, 0))
+    check(tn == n, "timeline: %s drawn %d == slices rows %d" % (name, tn, n))
+    check(abs(td - tot) <= n, "timeline: %s durations %d ~ slices sum %d (us rounding)" %
+          (name, td, tot))
+
+# ---- report of the run
+rep = os.path.join(tmp, "r.html")
+gp("report", db, "-o", rep)
+html = open(rep).read()
+check(str(2 * PAIRS) in html, "report shows the count %d" % (2 * PAIRS))
+
+# ---- file stream against its export (a second run)
+js, exp2 = os.path.join(tmp, "s.json"), os.path.join(tmp, "e2.json")
+prog(js, exp2, PAIRS)
+same_ops(ops(js), ops(exp2), "file stream vs export")
+
+# ---- the default profiler from the environment, finished at exit
+db2, exp3 = os.path.join(tmp, "d.db"), os.path.join(tmp, "e3.json")
+env = dict(os.environ, GPUPROF_SINK="stream", GPUPROF_STREAM=db2)
+prog("-", exp3, 20000, env)
+runs = json.loads(gp("runs", "--json", db2))["runs"]
+check(len(runs) == 1 and runs[0]["state"] == "complete",
+      "default profiler: run complete at exit (%s)" % (runs[0]["state"] if runs else None))
+same_ops(ops(db2), ops(exp3), "default profiler store vs export")
+
+# ---- a .db path that is not a store: the profiler is not created, the file
+# is left as it was (not overwritten as a trace)
+bad = os.path.join(tmp, "notes.db")
+open(bad, "w").write("my notes\n")
+r = subprocess.run([PROG, bad, os.path.join(tmp, "e4.json"), "10"], capture_output=True, text=True)
+check(r.returncode != 0 and open(bad).read() == "my notes\n",
+      "a non-SQLite .db is refused and kept (exit %d)" % r.returncode)
+
+sys.exit(finish())

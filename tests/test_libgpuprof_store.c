@@ -1,0 +1,359 @@
+/* tests/test_libgpuprof_store.c: libgpuprof's stream sink into the SQLite
+ * run store (stream_path naming a store): bounded memory over millions of
+ * ranges (getrusage), the run listed by gp_store_runs, per-name counts and
+ * totals of the loaded run equal to the library's own results (ranges
+ * streamed as events and ranges rolled over into range_stats while the drain
+ * was held back), kernel-less counters and tracked memory in the store, and a
+ * recording child killed with SIGKILL: the store opens, the run reads as
+ * interrupted and holds exactly what its last commit counted. */
+#include "analysis/summary.h"
+#include "record/recorder.h"
+#include "store/store.h"
+#include "test.h"
+#include <gpuprof/gpuprof.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long max_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void store_path(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n, "/tmp/gp_test_store_%s_%ld.db", tag, (long)getpid());
+    char x[300];
+    unlink(buf);
+    snprintf(x, sizeof x, "%s-wal", buf);
+    unlink(x);
+    snprintf(x, sizeof x, "%s-shm", buf);
+    unlink(x);
+}
+
+static void store_rm(const char *path)
+{
+    char x[300];
+    unlink(path);
+    snprintf(x, sizeof x, "%s-wal", path);
+    unlink(x);
+    snprintf(x, sizeof x, "%s-shm", path);
+    unlink(x);
+}
+
+typedef struct work {
+    gp_profiler *p;
+    long n;
+    pthread_mutex_t *hold; /* locked before the second half (drain held back) */
+    volatile int *ready;
+} work;
+
+static void *record(void *arg)
+{
+    work *w = arg;
+    for (long i = 0; i < w->n; i++) {
+        if (w->ready && i == w->n / 2) {
+            *w->ready = 1;
+            /* wait until the test holds the profiler's lock */
+            while (*w->ready != 2) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        gp_range_begin(w->p, "outer");
+        gp_range_begin_ex(w->p, "inner", GP_DEV_CPU, GP_BACKEND_CPU, 8);
+        gp_range_end(w->p);
+        gp_range_end(w->p);
+    }
+    return NULL;
+}
+
+/* The summary row `name` of trace t (NULL when absent). */
+static const gp_op_row *op_named(const gp_trace *t, const gp_summary *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(gp_trace_s(t, s->rows[i].name), name)) return &s->rows[i];
+    return NULL;
+}
+
+/* Stream into a store: 10 M nested ranges on one thread in bounded memory; the
+ * drain keeps up or the recording thread rolls over (never waits). */
+TEST(store_stream_bounded_memory)
+{
+    char path[256];
+    store_path(path, sizeof path, "rss");
+    gp_options o = {0};
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    long before = max_rss_kb();
+    long per = GP_TEST_SANITIZED ? 500000 : 5000000; /* pairs: 2 ranges each */
+    work w = {p, per, NULL, NULL};
+    record(&w);
+    gp_record_stats rs;
+    ASSERT_EQ_INT(gp_record_stats_get(p, &rs), 0);
+    long grown = max_rss_kb() - before;
+    printf("# store stream: %ld ranges, kept %llu, aggregated %llu, peak RSS grew by %ld kB\n",
+           2 * per, (unsigned long long)rs.kept, (unsigned long long)rs.aggregated, grown);
+    ASSERT_EQ_INT(rs.kept + rs.aggregated, 2 * per);
+    ASSERT_EQ_INT(rs.dropped, 0);
+    ASSERT_CMP_INT(grown, <, 40 * 1024);
+    if (!GP_TEST_SANITIZED) ASSERT_CMP_INT(max_rss_kb(), <, 64 * 1024);
+    gp_profiler_destroy(p);
+    gp_trace *t;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    const gp_op_row *outer = op_named(t, &s, "outer");
+    ASSERT(outer);
+    ASSERT_EQ_INT(outer->st.count, per);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    store_rm(path);
+}
+
+/* Two threads into a store, the second half of each recorded while the test
+ * holds the profiler's lock (the drain cannot run: ranges roll over into the
+ * inline aggregates and reach the store's range_stats at the end). The run
+ * is listed complete; the loaded run's per-name counts, totals, min and max
+ * equal the library's own results; counters and tracked memory are there. */
+TEST(store_stream_exact_with_rollover)
+{
+    char path[256];
+    store_path(path, sizeof path, "exact");
+    gp_options o = {0};
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    o.leak_report = 1;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    volatile int ready[2] = {0, 0};
+    pthread_t th[2];
+    work w[2];
+    long per = GP_TEST_SANITIZED ? 40000 : 200000;
+    for (int i = 0; i < 2; i++) {
+        w[i] = (work){p, per, NULL, &ready[i]};
+        ASSERT_EQ_INT(pthread_create(&th[i], NULL, record, &w[i]), 0);
+    }
+    while (!ready[0] || !ready[1]) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_mutex_lock(&p->mu); /* holds the drain back */
+    ready[0] = ready[1] = 2;
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    gp_counter(p, "queue depth", 3);
+    gp_counter(p, "queue depth", 5);
+    static char buf[64];
+    ASSERT_EQ_INT(gp_mem_track(p, "buf", buf, 4096, NULL, 0, "f32"), 0);
+    ASSERT_EQ_INT(gp_mem_untrack(p, buf), 0);
+    gp_record_stats rs;
+    ASSERT_EQ_INT(gp_record_stats_get(p, &rs), 0);
+    printf("# kept %llu aggregated %llu dropped %llu\n", (unsigned long long)rs.kept,
+           (unsigned long long)rs.aggregated, (unsigned long long)rs.dropped);
+    ASSERT_CMP_INT(rs.aggregated, >, 0); /* the rollover was exercised */
+    ASSERT_CMP_INT(rs.kept, >, 0);
+    ASSERT_EQ_INT(rs.kept + rs.aggregated, 4 * per);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    int64_t want_total[2] = {0, 0}, want_min[2] = {0, 0}, want_max[2] = {0, 0};
+    for (size_t i = 0; i < nr; i++)
+        for (int k = 0; k < 2; k++)
+            if (!strcmp(r[i].name, k ? "inner" : "outer")) {
+                ASSERT_EQ_INT(r[i].count, 2 * per);
+                want_total[k] = r[i].total_ns;
+                want_min[k] = r[i].min_ns;
+                want_max[k] = r[i].max_ns;
+            }
+    gp_summary_rows_free(r, nr);
+    ASSERT_CMP_INT(want_total[0], >, 0);
+    gp_profiler_destroy(p);
+
+    gp_store_run_row *runs;
+    size_t nruns;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_store_runs(path, &runs, &nruns, &err), 0);
+    ASSERT_EQ_INT(nruns, 1);
+    ASSERT_EQ_INT(gp_store_run_state(&runs[0]), GP_RUN_COMPLETE);
+    ASSERT_EQ_INT(runs[0].exit_status, 0);
+    ASSERT_CMP_INT(runs[0].events, >=, (int64_t)rs.kept);
+    ASSERT(strstr(runs[0].devices, "gpuprof") || strstr(runs[0].command, "test_libgpuprof_store"));
+    gp_store_runs_free(runs, nruns);
+
+    gp_trace *t;
+    ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+    ASSERT_CMP_INT(t->aggs.n, >, 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    for (int k = 0; k < 2; k++) {
+        const gp_op_row *row = op_named(t, &s, k ? "inner" : "outer");
+        ASSERT(row);
+        ASSERT_EQ_INT(row->st.count, 2 * per);
+        ASSERT_EQ_INT((int64_t)row->st.sum, want_total[k]);
+        ASSERT_EQ_INT((int64_t)row->st.min, want_min[k]);
+        ASSERT_EQ_INT((int64_t)row->st.max, want_max[k]);
+        ASSERT_CMP_INT(row->agg_count, >, 0);
+    }
+    gp_summary_free(&s);
+    /* "queue depth" 3, 5 and the tracker's memory.tracked_bytes 4096, 0 */
+    ASSERT_EQ_INT(t->counters.n, 4);
+    double sum = 0;
+    for (size_t i = 0; i < t->counters.n; i++) sum += t->counters.v[i].value;
+    ASSERT(sum == 3 + 5 + 4096);
+    ASSERT_EQ_INT(t->mem_events.n, 2);
+    ASSERT_EQ_INT(t->mem_events.v[0].bytes, 4096);
+    ASSERT_EQ_INT(t->mem_events.v[1].bytes, -4096);
+    gp_trace_destroy(t);
+    store_rm(path);
+}
+
+/* Events committed for the newest run (sum of processes.events), or -1. */
+static int64_t committed(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, "SELECT sum(events) FROM processes", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* A child streams ranges into a store without end and is killed with
+ * SIGKILL once some commits are in: the store opens, the run is listed as
+ * interrupted, and the loaded run holds exactly the ranges of the last
+ * commit (processes.events), each a whole "step" range. */
+TEST(store_stream_survives_kill)
+{
+    char path[256];
+    store_path(path, sizeof path, "kill");
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        gp_options o = {0};
+        o.sink = GP_SINK_STREAM;
+        o.stream_path = path;
+        gp_profiler *p = gp_profiler_create(&o);
+        if (!p) _exit(3);
+        for (;;) {
+            gp_range_begin(p, "step");
+            gp_range_end(p);
+        }
+    }
+    int64_t seen = -1;
+    for (int i = 0; i < 3000 && seen < 200000; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        seen = committed(path);
+    }
+    kill(pid, SIGKILL);
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFSIGNALED(st));
+    ASSERT_CMP_INT(seen, >=, 200000);
+    int64_t events = committed(path);
+    ASSERT_CMP_INT(events, >=, seen);
+
+    gp_store_run_row *runs;
+    size_t nruns;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_store_runs(path, &runs, &nruns, &err), 0);
+    ASSERT_EQ_INT(nruns, 1);
+    ASSERT_EQ_INT(gp_store_run_state(&runs[0]), GP_RUN_INTERRUPTED);
+    gp_store_runs_free(runs, nruns);
+    gp_trace *t;
+    ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    const gp_op_row *step = op_named(t, &s, "step");
+    ASSERT(step);
+    ASSERT_EQ_INT(step->st.count, events);
+    ASSERT_CMP_INT(step->st.min, >=, 0);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    store_rm(path);
+}
+
+/* A forked child streams into the same run under its own processes row,
+ * with only what it recorded after the fork (the parent writes the rest,
+ * nothing twice); the parent ends the run. */
+TEST(store_stream_fork)
+{
+    char path[256];
+    store_path(path, sizeof path, "fork");
+    gp_options o = {0};
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    for (int i = 0; i < 1000; i++) {
+        gp_range_begin(p, "pre");
+        gp_range_end(p);
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < 3000; i++) {
+            gp_range_begin(p, "child");
+            gp_range_end(p);
+        }
+        gp_profiler_destroy(p);
+        _exit(0);
+    }
+    for (int i = 0; i < 2000; i++) {
+        gp_range_begin(p, "post");
+        gp_range_end(p);
+    }
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    gp_profiler_destroy(p);
+    gp_store_run_row *runs;
+    size_t nruns;
+    gp_err err = {0};
+    ASSERT_EQ_INT(gp_store_runs(path, &runs, &nruns, &err), 0);
+    ASSERT_EQ_INT(nruns, 1);
+    ASSERT_EQ_INT(runs[0].processes, 2);
+    ASSERT_EQ_INT(runs[0].events, 6000);
+    ASSERT_EQ_INT(gp_store_run_state(&runs[0]), GP_RUN_COMPLETE);
+    gp_store_runs_free(runs, nruns);
+    gp_trace *t;
+    ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    const char *names[3] = {"pre", "child", "post"};
+    const uint64_t want[3] = {1000, 3000, 2000};
+    for (int k = 0; k < 3; k++) {
+        const gp_op_row *r = op_named(t, &s, names[k]);
+        ASSERT(r);
+        ASSERT_EQ_INT(r->st.count, want[k]);
+    }
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    store_rm(path);
+}
+
+/* the RSS test runs first: later tests raise the process's peak */
+TEST_MAIN(store_stream_bounded_memory, store_stream_exact_with_rollover, store_stream_survives_kill,
+          store_stream_fork)
