@@ -51,12 +51,43 @@ typedef struct arg {
     int64_t arr[3];
 } arg;
 
+/* The argument keys the importer reads, recognised once while an event's
+ * args are parsed (arg_key_code) so that reading them is an index, not a
+ * search: ev.kidx[AK_x] is the index of the first arg with that key, or -1. */
+#define ARG_KEYS(X)                                                                                \
+    X(CORRELATION, "correlation")                                                                  \
+    X(EXTERNAL_ID, "External id")                                                                  \
+    X(EXTERNAL_ID_LC, "external id")                                                               \
+    X(DEVICE, "device")                                                                            \
+    X(CONTEXT, "context")                                                                          \
+    X(STREAM, "stream")                                                                            \
+    X(GRID, "grid")                                                                                \
+    X(BLOCK, "block")                                                                              \
+    X(REGISTERS, "registers per thread")                                                           \
+    X(SHARED_MEM, "shared memory")                                                                 \
+    X(BLOCKS_PER_SM, "blocks per SM")                                                              \
+    X(WARPS_PER_SM, "warps per SM")                                                                \
+    X(OCCUPANCY, "est. achieved occupancy %")                                                      \
+    X(BYTES, "bytes")                                                                              \
+    X(NAME, "name")                                                                                \
+    X(LABELS, "labels")                                                                            \
+    X(MEM_ADDR, "Addr")                                                                            \
+    X(MEM_BYTES, "Bytes")                                                                          \
+    X(MEM_TOTAL_ALLOC, "Total Allocated")                                                          \
+    X(MEM_TOTAL_RES, "Total Reserved")                                                             \
+    X(MEM_DEV_TYPE, "Device Type")                                                                 \
+    X(MEM_DEV_ID, "Device Id")
+#define AK_ENUM(id, lit) AK_##id,
+enum { ARG_KEYS(AK_ENUM) AK_COUNT };
+#undef AK_ENUM
+
 typedef struct ev {
     span ph, cat, name, bp, scope, pid_s, tid_s, id_s;
     int has_pid, has_tid, has_ts, has_dur, has_id, has_args;
     span args_txt; /* the "args" object's text (has_args) */
     int64_t pid, tid, ts, dur, id;
     int nargs;
+    int8_t kidx[AK_COUNT]; /* see ARG_KEYS */
     arg args[MAX_ARGS];
 } ev;
 
@@ -523,6 +554,11 @@ int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **
     return 0;
 }
 
+static inline int is_digit(char c)
+{
+    return (unsigned)(c - '0') < 10;
+}
+
 /* Parses an exact int64 from a number span ("7", "7.0", "1e3"); 0 or -1. */
 static int span_i64(span v, int64_t *out)
 {
@@ -564,8 +600,28 @@ static int span_str_i64(span v, int64_t *out)
     return v.n ? span_i64(v, out) : -1;
 }
 
+/* The value of a JSON number span, as strtod gives it. Numbers of at most 15
+ * digits with at most 22 of them after the point and no exponent are exact
+ * in a double (mantissa < 2^53, power of ten exact), so one correctly
+ * rounded division gives strtod's result (Clinger's fast path); the rest go
+ * through strtod. */
 static double span_f64(span v)
 {
+    static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *c = v.s, *lim = v.s + v.n;
+    int neg = c < lim && *c == '-';
+    c += neg;
+    uint64_t m = 0;
+    int nd = 0, fd = 0;
+    for (; c < lim && is_digit(*c); c++, nd++) m = m * 10 + (uint64_t)(*c - '0');
+    if (c < lim && *c == '.')
+        for (c++; c < lim && is_digit(*c); c++, nd++, fd++) m = m * 10 + (uint64_t)(*c - '0');
+    if (c == lim && nd > 0 && nd <= 15) {
+        double d = fd ? (double)m / p10[fd] : (double)m;
+        return neg ? -d : d;
+    }
     char tmp[64];
     if (v.n == 0 || v.n >= sizeof tmp) return NAN;
     memcpy(tmp, v.s, v.n);
@@ -592,11 +648,6 @@ static const char *parse_literal(P *p, const char *s)
     char tmp[16];
     bad(p, s, "expected a value, found %s", describe_at(p, s, tmp));
     return s;
-}
-
-static inline int is_digit(char c)
-{
-    return (unsigned)(c - '0') < 10;
 }
 
 /* Lexes and validates one JSON number in a single pass. *is_int is set (and
@@ -771,9 +822,36 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
     return q;
 }
 
+/* The ARG_KEYS code of an (unescaped) argument key, or -1. */
+static int arg_key_code(span k)
+{
+#define AK_TAB(id, lit) {sizeof(lit) - 1, AK_##id, lit},
+    static const struct {
+        uint8_t n, code;
+        const char *s;
+    } tab[] = {ARG_KEYS(AK_TAB)};
+#undef AK_TAB
+    /* entries by key length: one pass builds the first index per length */
+    static _Thread_local int8_t first[33], next[AK_COUNT], ready;
+    if (!ready) {
+        memset(first, -1, sizeof first);
+        for (int i = AK_COUNT - 1; i >= 0; i--) {
+            next[i] = first[tab[i].n];
+            first[tab[i].n] = (int8_t)i;
+        }
+        ready = 1;
+    }
+    if (k.n > 32) return -1;
+    for (int i = first[k.n]; i >= 0; i = next[i])
+        if (tab[i].s[0] == k.s[0] && memcmp(tab[i].s, k.s, k.n) == 0) return tab[i].code;
+    return -1;
+}
+
 /* Parses an object of key -> value pairs into args (at most max; further
- * pairs are validated and skipped). s points at '{'. */
-static const char *parse_flat_object(P *p, const char *s, arg *args, int max, int *nargs)
+ * pairs are validated and skipped). s points at '{'. With kidx (AK_COUNT
+ * entries, all -1 on entry), records the first arg of every ARG_KEYS key. */
+static const char *parse_flat_object(P *p, const char *s, arg *args, int max, int *nargs,
+                                     int8_t *kidx)
 {
     *nargs = 0;
     s = ws(p, s + 1);
@@ -787,6 +865,10 @@ static const char *parse_flat_object(P *p, const char *s, arg *args, int max, in
         if (*nargs < max) {
             arg *a = &args[*nargs];
             s = parse_string(p, s, &a->key);
+            if (kidx) {
+                int c = arg_key_code(a->key);
+                if (c >= 0 && kidx[c] < 0) kidx[c] = (int8_t)*nargs;
+            }
             s = expect(p, s, ':', "':' after key");
             s = parse_arg_value(p, s, a);
             (*nargs)++;
@@ -906,6 +988,22 @@ static const char *parse_str_field(P *p, const char *s, span *out, const char *w
     return parse_string(p, s, out);
 }
 
+/* 1 when k is one of the keys parse_event reads. */
+static inline int event_key_known(span k)
+{
+    switch (k.n) {
+    case 1:
+        return k.s[0] == 's';
+    case 2:
+        return KEY(k, "ph") || KEY(k, "ts") || KEY(k, "id") || KEY(k, "bp");
+    case 3:
+        return KEY(k, "cat") || KEY(k, "pid") || KEY(k, "tid") || KEY(k, "dur");
+    case 4:
+        return KEY(k, "name") || KEY(k, "args");
+    }
+    return 0;
+}
+
 /* s points at '{'; fills p->e. */
 static const char *parse_event(P *p, const char *s)
 {
@@ -916,6 +1014,7 @@ static const char *parse_event(P *p, const char *s)
     e->pid = e->tid = 0;
     e->pid_s.n = e->tid_s.n = e->id_s.n = 0;
     e->nargs = 0;
+    memset(e->kidx, -1, sizeof e->kidx);
     s = ws(p, s + 1);
     if (*s == '}') return s + 1;
     for (;;) {
@@ -925,7 +1024,15 @@ static const char *parse_event(P *p, const char *s)
             bad(p, s, "expected a key string, found %s", describe_at(p, s, tmp));
         }
         span k;
-        s = parse_string(p, s, &k);
+        /* the keys of Kineto events, matched in place when they end with
+         * their closing quote within 5 bytes (no escape possible: the
+         * literals hold none); anything else takes the general path */
+        k.s = s + 1;
+        k.n = s[2] == '"' ? 1 : s[3] == '"' ? 2 : s[4] == '"' ? 3 : s[5] == '"' ? 4 : 0;
+        if (k.n && event_key_known(k))
+            s += k.n + 2;
+        else
+            s = parse_string(p, s, &k);
         s = expect(p, s, ':', "':' after key");
         int is_str;
         switch (k.n) {
@@ -977,7 +1084,7 @@ static const char *parse_event(P *p, const char *s)
                     bad(p, s, "expected an object for \"args\", found %s", describe_at(p, s, tmp));
                 }
                 const char *a0 = s;
-                s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs);
+                s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs, e->kidx);
                 e->has_args = 1;
                 e->args_txt.s = a0;
                 e->args_txt.n = (uint32_t)(s - a0);
@@ -1037,13 +1144,13 @@ static uint32_t track_of(P *p, const ev *e)
     return k;
 }
 
-static const arg *find_arg(const ev *e, const char *key, size_t n)
+/* The first arg of an event with ARG_KEYS key AK_x, or NULL. */
+static inline const arg *find_arg(const ev *e, int code)
 {
-    for (int i = 0; i < e->nargs; i++)
-        if (e->args[i].key.n == n && memcmp(e->args[i].key.s, key, n) == 0) return &e->args[i];
-    return NULL;
+    int i = e->kidx[code];
+    return i >= 0 ? &e->args[i] : NULL;
 }
-#define ARG(e, lit) find_arg(e, lit, sizeof(lit) - 1)
+#define ARG(e, id) find_arg(e, AK_##id)
 
 static int arg_i64(const arg *a, int64_t *v)
 {
@@ -1059,16 +1166,18 @@ static int arg_i64(const arg *a, int64_t *v)
     return -1;
 }
 
-static int64_t arg_i64_or(const ev *e, const char *key, size_t n, int64_t dflt)
+static inline int64_t arg_i64_or(const ev *e, int code, int64_t dflt)
 {
     int64_t v;
-    return arg_i64(find_arg(e, key, n), &v) == 0 ? v : dflt;
+    const arg *a = find_arg(e, code);
+    if (a && a->type == V_NUM && a->is_int) return a->ival;
+    return arg_i64(a, &v) == 0 ? v : dflt;
 }
-#define ARG_I64(e, lit, d) arg_i64_or(e, lit, sizeof(lit) - 1, d)
+#define ARG_I64(e, id, d) arg_i64_or(e, AK_##id, d)
 
-static float arg_f32(const ev *e, const char *key, size_t n)
+static float arg_f32(const ev *e, int code)
 {
-    const arg *a = find_arg(e, key, n);
+    const arg *a = find_arg(e, code);
     if (!a || a->type != V_NUM) return NAN;
     return (float)span_f64(a->val);
 }
@@ -1077,24 +1186,24 @@ static void fill_gpu_info(P *p, const ev *e, gp_slice *sl, gp_kind kind, uint32_
 {
     gp_gpu_info g;
     memset(&g, 0, sizeof g);
-    g.device = (int32_t)ARG_I64(e, "device", e->pid);
-    g.context = (int32_t)ARG_I64(e, "context", GP_NONE);
-    g.stream = ARG_I64(e, "stream", e->tid);
-    const arg *grid = ARG(e, "grid"), *block = ARG(e, "block");
+    g.device = (int32_t)ARG_I64(e, DEVICE, e->pid);
+    g.context = (int32_t)ARG_I64(e, CONTEXT, GP_NONE);
+    g.stream = ARG_I64(e, STREAM, e->tid);
+    const arg *grid = ARG(e, GRID), *block = ARG(e, BLOCK);
     if (grid && grid->type == V_ARR)
         for (int i = 0; i < grid->arr_n; i++) g.grid[i] = (int32_t)grid->arr[i];
     if (block && block->type == V_ARR)
         for (int i = 0; i < block->arr_n; i++) g.block[i] = (int32_t)block->arr[i];
-    g.registers = (int32_t)ARG_I64(e, "registers per thread", GP_NONE);
-    g.shared_mem = (int32_t)ARG_I64(e, "shared memory", GP_NONE);
-    g.blocks_per_sm = arg_f32(e, "blocks per SM", 13);
-    g.warps_per_sm = arg_f32(e, "warps per SM", 12);
+    g.registers = (int32_t)ARG_I64(e, REGISTERS, GP_NONE);
+    g.shared_mem = (int32_t)ARG_I64(e, SHARED_MEM, GP_NONE);
+    g.blocks_per_sm = arg_f32(e, AK_BLOCKS_PER_SM);
+    g.warps_per_sm = arg_f32(e, AK_WARPS_PER_SM);
     /* Kineto writes 0 when it did not compute the occupancy (e.g. kernels
      * with more than 48 KB of shared memory): a kernel that ran had some
      * occupancy, so 0 is unknown, never 0 % (docs/trace-import.md) */
-    g.occupancy_pct = arg_f32(e, "est. achieved occupancy %", 25);
+    g.occupancy_pct = arg_f32(e, AK_OCCUPANCY);
     if (g.occupancy_pct == 0.0f) g.occupancy_pct = NAN;
-    g.bytes = ARG_I64(e, "bytes", GP_NONE);
+    g.bytes = ARG_I64(e, BYTES, GP_NONE);
     if (kind == GP_K_MEMCPY || kind == GP_K_MEMSET) {
         const char *nm = gp_trace_s(p->t, sl->name);
         g.copy_kind = (uint8_t)(kind == GP_K_MEMSET ? GP_COPY_MEMSET : gp_copy_kind_from_name(nm));
@@ -1143,17 +1252,17 @@ static void commit_metadata(P *p, const ev *e)
 {
     const arg *a;
     if (KEY(e->name, "thread_name")) {
-        a = ARG(e, "name");
+        a = ARG(e, NAME);
         if (a && a->type == V_STR) {
             uint32_t tk = track_of(p, e);
             p->t->tracks.v[tk].name = str_id(p, a->val);
         }
     } else if (KEY(e->name, "process_name")) {
-        a = ARG(e, "name");
+        a = ARG(e, NAME);
         if (a && a->type == V_STR && !e->pid_s.n)
             if (gp_u64map_put(&p->pid_names, (uint64_t)e->pid, str_id(p, a->val))) oom(p);
     } else if (KEY(e->name, "process_labels")) {
-        a = ARG(e, "labels");
+        a = ARG(e, LABELS);
         if (a && a->type == V_STR && a->val.n > 4 && memcmp(a->val.s, "GPU ", 4) == 0 &&
             !e->pid_s.n) {
             span num = {a->val.s + 4, a->val.n - 4};
@@ -1234,9 +1343,9 @@ static void commit_event(P *p, const char *at)
         sl.correlation = GP_NONE;
         sl.external_id = GP_NONE;
         if (e->nargs) {
-            sl.correlation = ARG_I64(e, "correlation", GP_NONE);
-            sl.external_id = ARG_I64(e, "External id", GP_NONE);
-            if (sl.external_id == GP_NONE) sl.external_id = ARG_I64(e, "external id", GP_NONE);
+            sl.correlation = ARG_I64(e, CORRELATION, GP_NONE);
+            sl.external_id = ARG_I64(e, EXTERNAL_ID, GP_NONE);
+            if (sl.external_id == GP_NONE) sl.external_id = ARG_I64(e, EXTERNAL_ID_LC, GP_NONE);
         }
         gp_kind kind = (gp_kind)t->cats.v[sl.cat].kind;
         if (kind == GP_K_KERNEL || kind == GP_K_MEMCPY || kind == GP_K_MEMSET ||
@@ -1248,12 +1357,12 @@ static void commit_event(P *p, const char *at)
             t->tracks.v[track].stream = e->tid;
         }
         if (kind == GP_K_RANGE && e->nargs) {
-            const arg *da = ARG(e, "device");
+            const arg *da = ARG(e, DEVICE);
             if (da && da->type == V_STR && KEY(da->val, "gpu")) sl.flags |= GP_SLICE_DEV_GPU;
             if (da && da->type == V_STR && KEY(da->val, "cpu")) sl.flags |= GP_SLICE_DEV_CPU;
         }
         if (sl.gpu == GP_NO_INDEX && e->nargs) {
-            const arg *sa = ARG(e, "stream");
+            const arg *sa = ARG(e, STREAM);
             int64_t sv;
             if (sa && sa->type == V_NUM && span_i64(sa->val, &sv) == 0) {
                 gp_arg_stream as = {(uint32_t)t->slices.n, sv};
@@ -1269,7 +1378,7 @@ static void commit_event(P *p, const char *at)
     case 'B': {
         be_stack *st = stack_for(p, track);
         be_frame f = {e->ts, str_id(p, e->name), cat_id(p, e->cat),
-                      ARG_I64(e, "correlation", GP_NONE), ARG_I64(e, "External id", GP_NONE)};
+                      ARG_I64(e, CORRELATION, GP_NONE), ARG_I64(e, EXTERNAL_ID, GP_NONE)};
         if (GP_VEC_PUSH(st->f, f)) oom(p);
         return;
     }
@@ -1297,13 +1406,13 @@ static void commit_event(P *p, const char *at)
         if (KEY(e->name, "[memory]")) {
             gp_mem_event m;
             m.ts = e->ts;
-            m.addr = (uint64_t)ARG_I64(e, "Addr", 0);
-            m.bytes = ARG_I64(e, "Bytes", 0);
-            m.total_allocated = ARG_I64(e, "Total Allocated", GP_NONE);
-            m.total_reserved = ARG_I64(e, "Total Reserved", GP_NONE);
+            m.addr = (uint64_t)ARG_I64(e, MEM_ADDR, 0);
+            m.bytes = ARG_I64(e, MEM_BYTES, 0);
+            m.total_allocated = ARG_I64(e, MEM_TOTAL_ALLOC, GP_NONE);
+            m.total_reserved = ARG_I64(e, MEM_TOTAL_RES, GP_NONE);
             m.track = track;
-            m.device_type = (int16_t)ARG_I64(e, "Device Type", GP_NONE);
-            m.device_id = (int16_t)ARG_I64(e, "Device Id", GP_NONE);
+            m.device_type = (int16_t)ARG_I64(e, MEM_DEV_TYPE, GP_NONE);
+            m.device_id = (int16_t)ARG_I64(e, MEM_DEV_ID, GP_NONE);
             if (GP_VEC_PUSH(t->mem_events, m)) oom(p);
             return;
         }
@@ -1343,7 +1452,7 @@ static void meta_distributed(P *p, const char *s)
         parse_value_any(p, s, 1);
         return;
     }
-    parse_flat_object(p, s, a, MAX_ARGS, &n);
+    parse_flat_object(p, s, a, MAX_ARGS, &n, NULL);
     for (int i = 0; i < n; i++) {
         int64_t v;
         if (KEY(a[i].key, "rank") && arg_i64(&a[i], &v) == 0)
@@ -1416,7 +1525,7 @@ static const char *meta_devices(P *p, const char *s)
         } else {
             arg a[MAX_ARGS];
             int n;
-            s = parse_flat_object(p, s, a, MAX_ARGS, &n);
+            s = parse_flat_object(p, s, a, MAX_ARGS, &n, NULL);
             gp_device_prop d;
             memset(&d, 0, sizeof d);
             d.id = GP_NONE;
@@ -1506,7 +1615,7 @@ static const char *meta_rollover(P *p, const char *s)
         }
         arg a[MAX_ARGS];
         int n;
-        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
+        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n, NULL));
         gp_agg_row r = {0};
         int64_t pid = 0, tid = 0, v;
         int has_name = 0, has_first = 0, has_last = 0;
@@ -1612,7 +1721,7 @@ static const char *meta_gpuprof(P *p, const char *s)
                         }
                         arg a[MAX_ARGS];
                         int n;
-                        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
+                        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n, NULL));
                         gp_tracked_buffer b = {0, 0, 0};
                         for (int i = 0; i < n; i++) {
                             int64_t v;
