@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -2255,6 +2256,44 @@ static uint64_t find_candidate(int fd, uint64_t off, uint64_t size)
     return 0;
 }
 
+/* A later part's arrays are copied into the head's in chunks, and the pages
+ * of the source already copied are given back at once (and the array freed
+ * when done), so that a split import peaks at about one model, not one
+ * model plus the later parts' copies (issue 19: analyze RSS). */
+#define MERGE_CHUNK_BYTES ((size_t)1 << 20)
+
+/* Returns to the kernel the whole pages of [v, v + done) (already copied;
+ * never read again before the array is freed). */
+static void release_copied(const void *v, size_t done)
+{
+    static size_t pg;
+    if (!pg) {
+        long k = sysconf(_SC_PAGESIZE);
+        pg = k > 0 ? (size_t)k : 4096;
+    }
+    uintptr_t a = ((uintptr_t)v + pg - 1) & ~(uintptr_t)(pg - 1);
+    uintptr_t e = ((uintptr_t)v + done) & ~(uintptr_t)(pg - 1);
+    if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+/* Appends the n elements of vector svec to dvec (room reserved), applying
+ * FIX(x) to each copied element x, releasing the copied source pages as it
+ * goes; frees svec. */
+#define MERGE_MOVE(dvec, svec, FIX)                                                                \
+    do {                                                                                           \
+        size_t chunk_ = MERGE_CHUNK_BYTES / sizeof *(svec).v + 1;                                  \
+        for (size_t i0_ = 0; i0_ < (svec).n; i0_ += chunk_) {                                      \
+            size_t i1_ = i0_ + chunk_ < (svec).n ? i0_ + chunk_ : (svec).n;                        \
+            for (size_t i_ = i0_; i_ < i1_; i_++) {                                                \
+                __typeof__(*(svec).v) x = (svec).v[i_];                                            \
+                FIX;                                                                               \
+                (dvec).v[(dvec).n++] = x;                                                          \
+            }                                                                                      \
+            release_copied((svec).v, i1_ * sizeof *(svec).v);                                      \
+        }                                                                                          \
+        GP_VEC_FREE(svec);                                                                         \
+    } while (0)
+
 /* Appends src's trace to dst's (remapping strings, categories, tracks,
  * series), replays src's unmatched E events on dst's B stacks and moves
  * src's open B frames and metadata maps over. Returns 0 or a GP_E* code
@@ -2314,59 +2353,19 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->slice_args, s->slice_args.n) ||
         GP_VEC_RESERVE(d->instant_args, s->instant_args.n))
         goto done;
-    if (s->args_text.n) memcpy(d->args_text.v + d->args_text.n, s->args_text.v, s->args_text.n);
-    d->args_text.n += s->args_text.n;
-    for (size_t i = 0; i < s->slice_args.n; i++) {
-        gp_args_ref x = s->slice_args.v[i];
-        x.owner += sbase;
-        x.off += abase;
-        d->slice_args.v[d->slice_args.n++] = x;
-    }
-    for (size_t i = 0; i < s->instant_args.n; i++) {
-        gp_args_ref x = s->instant_args.v[i];
-        x.owner += ibase;
-        x.off += abase;
-        d->instant_args.v[d->instant_args.n++] = x;
-    }
-    if (s->gpu_info.n) /* (memcpy from a NULL empty vector is undefined) */
-        memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v, s->gpu_info.n * sizeof *s->gpu_info.v);
-    d->gpu_info.n += s->gpu_info.n;
-    for (size_t i = 0; i < s->slices.n; i++) {
-        gp_slice x = s->slices.v[i];
-        x.name = smap[x.name];
-        x.track = tmap[x.track];
-        x.cat = (uint16_t)cmap[x.cat];
-        if (x.gpu != GP_NO_INDEX) x.gpu += gbase;
-        d->slices.v[d->slices.n++] = x;
-    }
-    for (size_t i = 0; i < s->arg_streams.n; i++) {
-        gp_arg_stream x = s->arg_streams.v[i];
-        x.slice += sbase;
-        d->arg_streams.v[d->arg_streams.n++] = x;
-    }
-    for (size_t i = 0; i < s->flows.n; i++) {
-        gp_flow x = s->flows.v[i];
-        x.track = tmap[x.track];
-        x.cat = (uint16_t)cmap[x.cat];
-        d->flows.v[d->flows.n++] = x;
-    }
-    for (size_t i = 0; i < s->instants.n; i++) {
-        gp_instant x = s->instants.v[i];
-        x.name = smap[x.name];
-        x.track = tmap[x.track];
-        x.cat = (uint16_t)cmap[x.cat];
-        d->instants.v[d->instants.n++] = x;
-    }
-    for (size_t i = 0; i < s->mem_events.n; i++) {
-        gp_mem_event x = s->mem_events.v[i];
-        x.track = tmap[x.track];
-        d->mem_events.v[d->mem_events.n++] = x;
-    }
-    for (size_t i = 0; i < s->counters.n; i++) {
-        gp_counter_sample x = s->counters.v[i];
-        x.series = rmap[x.series];
-        d->counters.v[d->counters.n++] = x;
-    }
+    MERGE_MOVE(d->args_text, s->args_text, (void)0);
+    MERGE_MOVE(d->slice_args, s->slice_args, (x.owner += sbase, x.off += abase));
+    MERGE_MOVE(d->instant_args, s->instant_args, (x.owner += ibase, x.off += abase));
+    MERGE_MOVE(d->gpu_info, s->gpu_info, (void)0);
+    MERGE_MOVE(d->slices, s->slices,
+               (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat],
+                x.gpu = x.gpu != GP_NO_INDEX ? x.gpu + gbase : x.gpu));
+    MERGE_MOVE(d->arg_streams, s->arg_streams, x.slice += sbase);
+    MERGE_MOVE(d->flows, s->flows, (x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
+    MERGE_MOVE(d->instants, s->instants,
+               (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
+    MERGE_MOVE(d->mem_events, s->mem_events, x.track = tmap[x.track]);
+    MERGE_MOVE(d->counters, s->counters, x.series = rmap[x.series]);
     for (size_t i = 0; i < s->devices.n; i++) {
         gp_device_prop x = s->devices.v[i];
         x.name = smap[x.name];
