@@ -112,6 +112,7 @@ typedef struct P {
     const char *name;
     char *buf;
     size_t cap, len, pos;
+    size_t unit;       /* start of the unit being parsed (run) */
     uint64_t base_off; /* offset of buf[0] in the uncompressed text */
     /* stage 1: one bitmap word per 64 bytes of buf[0..len] (see jscan.h),
      * filled on demand after every refill; NULL for the byte-wise reference */
@@ -843,8 +844,11 @@ static int arg_key_code(span k)
         ready = 1;
     }
     if (k.n > 32) return -1;
-    for (int i = first[k.n]; i >= 0; i = next[i])
-        if (tab[i].s[0] == k.s[0] && memcmp(tab[i].s, k.s, k.n) == 0) return tab[i].code;
+    for (int i = first[k.n]; i >= 0; i = next[i]) {
+        uint32_t j = 0;
+        while (j < k.n && tab[i].s[j] == k.s[j]) j++;
+        if (j == k.n) return tab[i].code;
+    }
     return -1;
 }
 
@@ -1940,8 +1944,10 @@ static int run(P *p)
     /* skip a UTF-8 byte order mark */
     if (p->len >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0) p->pos = 3;
     for (;;) {
-        unit = p->pos;
+        /* one setjmp per buffer fill, not per unit: p->unit is where the
+         * unit being parsed started */
         int j = setjmp(p->jb);
+        unit = p->unit;
         if (j == JMP_MORE) {
             if (p->eof) {
                 if (p->array_form && (p->state == S_EV_NEXT || p->state == S_EV_ITEM) &&
@@ -1971,108 +1977,112 @@ static int run(P *p)
             continue;
         }
         if (j == JMP_ERR) return p->err_code;
-        p->sn = 0;
-        const char *s = p->buf + p->pos;
-        switch (p->state) {
-        case S_START:
-            s = ws(p, s);
-            if (*s == '{') {
-                p->state = S_OBJ_KEY;
-                s = ws(p, s + 1);
-                if (*s == '}') {
+        for (;;) {
+            p->unit = p->pos;
+            p->sn = 0;
+            const char *s = p->buf + p->pos;
+            switch (p->state) {
+            case S_START:
+                s = ws(p, s);
+                if (*s == '{') {
+                    p->state = S_OBJ_KEY;
+                    s = ws(p, s + 1);
+                    if (*s == '}') {
+                        s++;
+                        p->state = S_END;
+                    }
+                } else if (*s == '[') {
+                    p->array_form = 1;
+                    p->t->meta.has_trace_events = 1;
+                    p->state = S_EV_FIRST;
+                    s++;
+                } else {
+                    char tmp[16];
+                    bad(p, s, "expected '{' or '[' at the start of a trace, found %s",
+                        describe_at(p, s, tmp));
+                }
+                break;
+            case S_OBJ_KEY: {
+                int events;
+                s = ws(p, s);
+                s = top_key(p, s, &events);
+                p->state = events ? S_EV_FIRST : S_OBJ_NEXT;
+                break;
+            }
+            case S_OBJ_NEXT:
+                s = ws(p, s);
+                if (*s == ',') {
+                    s++;
+                    p->state = S_OBJ_KEY;
+                } else if (*s == '}') {
                     s++;
                     p->state = S_END;
+                } else {
+                    char tmp[16];
+                    bad(p, s, "expected ',' or '}' after a top-level value, found %s",
+                        describe_at(p, s, tmp));
                 }
-            } else if (*s == '[') {
-                p->array_form = 1;
-                p->t->meta.has_trace_events = 1;
-                p->state = S_EV_FIRST;
-                s++;
-            } else {
-                char tmp[16];
-                bad(p, s, "expected '{' or '[' at the start of a trace, found %s",
-                    describe_at(p, s, tmp));
-            }
-            break;
-        case S_OBJ_KEY: {
-            int events;
-            s = ws(p, s);
-            s = top_key(p, s, &events);
-            p->state = events ? S_EV_FIRST : S_OBJ_NEXT;
-            break;
-        }
-        case S_OBJ_NEXT:
-            s = ws(p, s);
-            if (*s == ',') {
-                s++;
-                p->state = S_OBJ_KEY;
-            } else if (*s == '}') {
-                s++;
-                p->state = S_END;
-            } else {
-                char tmp[16];
-                bad(p, s, "expected ',' or '}' after a top-level value, found %s",
-                    describe_at(p, s, tmp));
-            }
-            break;
-        case S_EV_FIRST:
-        case S_EV_ITEM:
-            s = ws(p, s);
-            if (p->bounds && p->state == S_EV_ITEM) {
-                uint64_t abs = p->base_off + (uint64_t)(s - p->buf);
-                while (p->next_bound < p->nbounds && abs > p->bounds[p->next_bound])
-                    p->next_bound++;
-                if (p->next_bound < p->nbounds && abs == p->bounds[p->next_bound]) {
-                    p->landed = p->next_bound; /* the next part starts here */
-                    p->pos = (size_t)(s - p->buf);
-                    return 0;
+                break;
+            case S_EV_FIRST:
+            case S_EV_ITEM:
+                s = ws(p, s);
+                if (p->bounds && p->state == S_EV_ITEM) {
+                    uint64_t abs = p->base_off + (uint64_t)(s - p->buf);
+                    while (p->next_bound < p->nbounds && abs > p->bounds[p->next_bound])
+                        p->next_bound++;
+                    if (p->next_bound < p->nbounds && abs == p->bounds[p->next_bound]) {
+                        p->landed = p->next_bound; /* the next part starts here */
+                        p->pos = (size_t)(s - p->buf);
+                        return 0;
+                    }
                 }
-            }
-            if (*s == ']' && p->state == S_EV_FIRST) {
-                s++;
-                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                if (*s == ']' && p->state == S_EV_FIRST) {
+                    s++;
+                    p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                    break;
+                }
+                if (*s == ']' && p->state == S_EV_ITEM) { /* trailing comma: tolerated */
+                    s++;
+                    p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                    break;
+                }
+                if (*s != '{') {
+                    char tmp[16];
+                    bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
+                }
+                {
+                    const char *start = s;
+                    s = parse_event(p, s);
+                    commit_event(p, start);
+                }
+                p->state = S_EV_NEXT;
                 break;
-            }
-            if (*s == ']' && p->state == S_EV_ITEM) { /* trailing comma: tolerated */
-                s++;
-                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+            case S_EV_NEXT:
+                s = ws(p, s);
+                if (*s == ',') {
+                    s++;
+                    p->state = S_EV_ITEM;
+                } else if (*s == ']') {
+                    s++;
+                    p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                } else {
+                    char tmp[16];
+                    bad(p, s, "expected ',' or ']' after an event, found %s",
+                        describe_at(p, s, tmp));
+                }
                 break;
+            case S_END:
+                s = ws(p, s); /* returns only at a non-space byte */
+                {
+                    char tmp[16];
+                    bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
+                }
+                break;
+            case S_DONE:
+                return 0;
             }
-            if (*s != '{') {
-                char tmp[16];
-                bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
-            }
-            {
-                const char *start = s;
-                s = parse_event(p, s);
-                commit_event(p, start);
-            }
-            p->state = S_EV_NEXT;
-            break;
-        case S_EV_NEXT:
-            s = ws(p, s);
-            if (*s == ',') {
-                s++;
-                p->state = S_EV_ITEM;
-            } else if (*s == ']') {
-                s++;
-                p->state = p->array_form ? S_END : S_OBJ_NEXT;
-            } else {
-                char tmp[16];
-                bad(p, s, "expected ',' or ']' after an event, found %s", describe_at(p, s, tmp));
-            }
-            break;
-        case S_END:
-            s = ws(p, s); /* returns only at a non-space byte */
-            {
-                char tmp[16];
-                bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
-            }
-            break;
-        case S_DONE:
-            return 0;
+            p->pos = (size_t)(s - p->buf);
         }
-        p->pos = (size_t)(s - p->buf);
     }
 }
 
