@@ -824,7 +824,10 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
     return q;
 }
 
-/* The ARG_KEYS code of an (unescaped) argument key, or -1. */
+/* The ARG_KEYS code of an (unescaped) argument key, or -1. k.s may be read
+ * 8 bytes beyond its end (keys lie in the buffer or the scratch area, both
+ * followed by PAD bytes). Candidates of the key's length are told apart by
+ * their first 8 bytes as one integer; the rest is compared on a match. */
 static int arg_key_code(span k)
 {
 #define AK_TAB(id, lit) {sizeof(lit) - 1, AK_##id, lit},
@@ -833,22 +836,25 @@ static int arg_key_code(span k)
         const char *s;
     } tab[] = {ARG_KEYS(AK_TAB)};
 #undef AK_TAB
-    /* entries by key length: one pass builds the first index per length */
     static _Thread_local int8_t first[33], next[AK_COUNT], ready;
-    if (!ready) {
+    static _Thread_local uint64_t pre[AK_COUNT];
+    if (!ready) { /* candidates by key length, and their first 8 bytes */
         memset(first, -1, sizeof first);
         for (int i = AK_COUNT - 1; i >= 0; i--) {
             next[i] = first[tab[i].n];
             first[tab[i].n] = (int8_t)i;
+            pre[i] = 0;
+            memcpy(&pre[i], tab[i].s, tab[i].n < 8 ? tab[i].n : 8);
         }
         ready = 1;
     }
-    if (k.n > 32) return -1;
-    for (int i = first[k.n]; i >= 0; i = next[i]) {
-        uint32_t j = 0;
-        while (j < k.n && tab[i].s[j] == k.s[j]) j++;
-        if (j == k.n) return tab[i].code;
-    }
+    if (k.n > 32 || first[k.n] < 0) return -1;
+    uint64_t w;
+    memcpy(&w, k.s, 8);
+    if (k.n < 8) w &= ((uint64_t)1 << (8 * k.n)) - 1;
+    for (int i = first[k.n]; i >= 0; i = next[i])
+        if (pre[i] == w && (k.n <= 8 || memcmp(tab[i].s + 8, k.s + 8, k.n - 8) == 0))
+            return tab[i].code;
     return -1;
 }
 
@@ -1863,7 +1869,7 @@ static int refill(P *p, size_t keep)
         }
         size_t nc = p->cap * 2;
         char *nb = realloc(p->buf, nc + PAD);
-        char *ns = nb ? realloc(p->scratch, nc + PAD) : NULL;
+        char *ns = nb ? realloc(p->scratch, nc + PAD + 8) : NULL;
         if (!nb || !ns) {
             if (nb) p->buf = nb;
             return gp_err_set(p->err, GP_ENOMEM, "%s: out of memory", p->name);
@@ -2142,7 +2148,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
     p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
-    p->scratch = malloc(p->scap);
+    p->scratch = malloc(p->scap + 8);          /* + 8: arg_key_code reads 8 bytes of a key */
     p->t = gp_trace_create();
     p->progress = prog & 1;
     p->keep_args = !!(prog & PROG_KEEP_ARGS);
