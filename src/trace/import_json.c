@@ -106,6 +106,12 @@ typedef struct be_stack {
 
 enum { S_START, S_OBJ_KEY, S_OBJ_NEXT, S_EV_FIRST, S_EV_ITEM, S_EV_NEXT, S_END, S_DONE };
 
+#define NAME_CACHE 1024 /* str_id's cache */
+typedef struct name_slot {
+    const char *str; /* the interned copy (stable), NULL when empty */
+    uint32_t n, id;
+} name_slot;
+
 typedef struct P {
     gp_input *in;
     gp_err *err;
@@ -135,6 +141,7 @@ typedef struct P {
     GP_VEC(be_stack) stacks;
     gp_u64map pid_names; /* pid -> process name string id */
     gp_u64map pid_gpu;   /* pid -> GPU device id, from process_labels "GPU N" */
+    name_slot names[NAME_CACHE];
     uint32_t last_cat_id;
     span last_cat;
     int progress;
@@ -824,9 +831,17 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
     return q;
 }
 
-/* The ARG_KEYS code of an (unescaped) argument key, or -1. k.s may be read
- * 8 bytes beyond its end (keys lie in the buffer or the scratch area, both
- * followed by PAD bytes). Candidates of the key's length are told apart by
+/* The n < 8 bytes at s as the low bytes of an integer (little-endian
+ * order, as memcpy of 8 bytes gives them), the rest zero. */
+static inline uint64_t head8(const char *s, size_t n)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
+/* The ARG_KEYS code of an (unescaped) argument key, or -1. Candidates of
+ * the key's length are told apart by
  * their first 8 bytes as one integer; the rest is compared on a match. */
 static int arg_key_code(span k)
 {
@@ -843,15 +858,16 @@ static int arg_key_code(span k)
         for (int i = AK_COUNT - 1; i >= 0; i--) {
             next[i] = first[tab[i].n];
             first[tab[i].n] = (int8_t)i;
-            pre[i] = 0;
-            memcpy(&pre[i], tab[i].s, tab[i].n < 8 ? tab[i].n : 8);
+            if (tab[i].n < 8)
+                pre[i] = head8(tab[i].s, tab[i].n);
+            else
+                memcpy(&pre[i], tab[i].s, 8);
         }
         ready = 1;
     }
     if (k.n > 32 || first[k.n] < 0) return -1;
-    uint64_t w;
-    memcpy(&w, k.s, 8);
-    if (k.n < 8) w &= ((uint64_t)1 << (8 * k.n)) - 1;
+    uint64_t w = k.n >= 8 ? 0 : head8(k.s, k.n);
+    if (k.n >= 8) memcpy(&w, k.s, 8);
     for (int i = first[k.n]; i >= 0; i = next[i])
         if (pre[i] == w && (k.n <= 8 || memcmp(tab[i].s + 8, k.s + 8, k.n - 8) == 0))
             return tab[i].code;
@@ -1125,10 +1141,26 @@ static void oom(P *p)
     longjmp(p->jb, JMP_ERR);
 }
 
+/* Interns s. A direct-mapped cache in front of the string table, indexed by
+ * the length and the first and last 8 bytes, finds a repeated name (most
+ * events repeat one of a few hundred) with one compare instead of hashing
+ * the whole string and probing. */
 static uint32_t str_id(P *p, span s)
 {
+    uint64_t a = 0, b = 0;
+    if (s.n >= 8) {
+        memcpy(&a, s.s, 8);
+        memcpy(&b, s.s + s.n - 8, 8);
+    } else
+        a = head8(s.s, s.n);
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ s.n;
+    name_slot *e = &p->names[(h ^ h >> 29) & (NAME_CACHE - 1)];
+    if (e->str && e->n == s.n && memcmp(e->str, s.s, s.n) == 0) return e->id;
     uint32_t id = gp_trace_str(p->t, s.s, s.n);
     if (id == GP_NO_INDEX) oom(p);
+    e->str = gp_trace_s(p->t, id);
+    e->n = s.n;
+    e->id = id;
     return id;
 }
 
@@ -1869,7 +1901,7 @@ static int refill(P *p, size_t keep)
         }
         size_t nc = p->cap * 2;
         char *nb = realloc(p->buf, nc + PAD);
-        char *ns = nb ? realloc(p->scratch, nc + PAD + 8) : NULL;
+        char *ns = nb ? realloc(p->scratch, nc + PAD) : NULL;
         if (!nb || !ns) {
             if (nb) p->buf = nb;
             return gp_err_set(p->err, GP_ENOMEM, "%s: out of memory", p->name);
