@@ -110,6 +110,7 @@ enum { S_START, S_OBJ_KEY, S_OBJ_NEXT, S_EV_FIRST, S_EV_ITEM, S_EV_NEXT, S_END, 
 typedef struct name_slot {
     const char *str; /* the interned copy (stable), NULL when empty */
     uint32_t n, id;
+    uint64_t a, b; /* its first and last 8 bytes as str_id reads them */
 } name_slot;
 
 typedef struct P {
@@ -659,6 +660,33 @@ static const char *parse_literal(P *p, const char *s)
     return s;
 }
 
+/* Reads the run of decimal digits at q into *v (v = v * 10 + digit for each,
+ * modulo 2^64) and returns its end; eight digits at a time where they are
+ * (SWAR), which reads up to 8 bytes past the digits: the buffer's padding. */
+static inline const char *digits(const char *q, uint64_t *v)
+{
+    uint64_t x = *v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        /* every byte 0x30-0x3f, and then (no carry) every byte + 6 below 0x40 */
+        if ((w & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
+            ((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
+            break;
+        uint64_t t = w - 0x3030303030303030ull; /* first digit in the low byte */
+        t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+        t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+        t = (t * 10000 + (t >> 32)) & 0xffffffffull;
+        x = x * 100000000ull + t;
+        q += 8;
+    }
+#endif
+    while (is_digit(*q)) x = x * 10 + (uint64_t)(*q++ - '0');
+    *v = x;
+    return q;
+}
+
 /* Lexes and validates one JSON number in a single pass. *is_int is set (and
  * *ival filled) for integers of at most 18 digits. */
 static inline const char *lex_number(P *p, const char *s, span *out, int64_t *ival, int *is_int)
@@ -668,7 +696,7 @@ static inline const char *lex_number(P *p, const char *s, span *out, int64_t *iv
     q += neg;
     const char *d0 = q;
     uint64_t v = 0;
-    while (is_digit(*q)) v = v * 10 + (uint64_t)(*q++ - '0');
+    q = digits(q, &v);
     size_t nd = (size_t)(q - d0);
     int integral = 1;
     if (nd == 0) goto malformed;
@@ -955,7 +983,7 @@ static const char *parse_time(P *p, const char *s, int64_t *out, const char *wha
     }
     const char *d0 = q;
     uint64_t us = 0;
-    while (is_digit(*q)) us = us * 10 + (uint64_t)(*q++ - '0');
+    q = digits(q, &us);
     if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000)
         return parse_time_slow(p, s, out, what);
     uint64_t frac = 0;
@@ -1155,12 +1183,17 @@ static uint32_t str_id(P *p, span s)
         a = head8(s.s, s.n);
     uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ s.n;
     name_slot *e = &p->names[(h ^ h >> 29) & (NAME_CACHE - 1)];
-    if (e->str && e->n == s.n && memcmp(e->str, s.s, s.n) == 0) return e->id;
+    /* the first and last 8 bytes cover a string of up to 16 */
+    if (e->str && e->n == s.n && e->a == a && e->b == b &&
+        (s.n <= 16 || memcmp(e->str + 8, s.s + 8, s.n - 16) == 0))
+        return e->id;
     uint32_t id = gp_trace_str(p->t, s.s, s.n);
     if (id == GP_NO_INDEX) oom(p);
     e->str = gp_trace_s(p->t, id);
     e->n = s.n;
     e->id = id;
+    e->a = a;
+    e->b = b;
     return id;
 }
 
@@ -1168,7 +1201,14 @@ static uint16_t cat_id(P *p, span s)
 {
     if (p->last_cat.s && s.n == p->last_cat.n && memcmp(s.s, p->last_cat.s, s.n) == 0)
         return (uint16_t)p->last_cat_id;
-    uint32_t c = gp_trace_category(p->t, s.s, s.n);
+    /* the category of an interned name (from the name cache), else a new one */
+    uint32_t sid = str_id(p, s), c = GP_NO_INDEX;
+    for (size_t i = 0; i < p->t->cats.n; i++)
+        if (p->t->cats.v[i].name == sid) {
+            c = (uint32_t)i;
+            break;
+        }
+    if (c == GP_NO_INDEX) c = gp_trace_category(p->t, s.s, s.n);
     if (c == GP_NO_INDEX) oom(p);
     /* remember the interned copy (stable), not the buffer bytes */
     uint32_t nid = p->t->cats.v[c].name;
