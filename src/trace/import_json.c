@@ -661,8 +661,8 @@ static const char *parse_literal(P *p, const char *s)
 }
 
 /* Reads the run of decimal digits at q into *v (v = v * 10 + digit for each,
- * modulo 2^64) and returns its end; eight digits at a time where they are
- * (SWAR), which reads up to 8 bytes past the digits: the buffer's padding. */
+ * modulo 2^64) and returns its end; 8 bytes at a time (SWAR), which reads
+ * up to 8 bytes past the digits: the buffer's padding. */
 static inline const char *digits(const char *q, uint64_t *v)
 {
     uint64_t x = *v;
@@ -670,19 +670,28 @@ static inline const char *digits(const char *q, uint64_t *v)
     for (;;) {
         uint64_t w;
         memcpy(&w, q, 8);
-        /* every byte 0x30-0x3f, and then (no carry) every byte + 6 below 0x40 */
-        if ((w & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
-            ((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
-            break;
-        uint64_t t = w - 0x3030303030303030ull; /* first digit in the low byte */
+        /* non-zero bytes where a byte is not a digit: outside 0x30-0x3f, or
+         * 0x3a-0x3f (+ 6 reaches 0x40). A carry of the addition only moves
+         * to later bytes, so the first flagged byte is the first non-digit. */
+        uint64_t bad =
+            ((w & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+            (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+        unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+        if (n == 0) break;
+        /* the n digits to the top bytes: the bytes below read as leading
+         * zeros (a borrow of the subtraction also only moves to later bytes) */
+        uint64_t t = w - 0x3030303030303030ull;
+        if (n < 8) t <<= 64 - 8 * n;
         t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
         t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
         t = (t * 10000 + (t >> 32)) & 0xffffffffull;
-        x = x * 100000000ull + t;
-        q += 8;
+        x = x * (uint64_t)pow10_i64[n < 8 ? n : 8] + t;
+        q += n;
+        if (n < 8) break;
     }
-#endif
+#else
     while (is_digit(*q)) x = x * 10 + (uint64_t)(*q++ - '0');
+#endif
     *v = x;
     return q;
 }
