@@ -2391,6 +2391,19 @@ static void release_copied(const void *v, size_t done)
         GP_VEC_FREE(svec);                                                                         \
     } while (0)
 
+/* MERGE_MOVE for arrays copied unchanged (one memcpy per chunk). */
+#define MERGE_MOVE_RAW(dvec, svec)                                                                 \
+    do {                                                                                           \
+        size_t chunk_ = MERGE_CHUNK_BYTES / sizeof *(svec).v + 1;                                  \
+        for (size_t i0_ = 0; i0_ < (svec).n; i0_ += chunk_) {                                      \
+            size_t k_ = i0_ + chunk_ < (svec).n ? chunk_ : (svec).n - i0_;                         \
+            memcpy((dvec).v + (dvec).n, (svec).v + i0_, k_ * sizeof *(svec).v);                    \
+            (dvec).n += k_;                                                                        \
+            release_copied((svec).v, (i0_ + k_) * sizeof *(svec).v);                               \
+        }                                                                                          \
+        GP_VEC_FREE(svec);                                                                         \
+    } while (0)
+
 /* Appends src's trace to dst's (remapping strings, categories, tracks,
  * series), replays src's unmatched E events on dst's B stacks and moves
  * src's open B frames and metadata maps over. Returns 0 or a GP_E* code
@@ -2450,10 +2463,10 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->slice_args, s->slice_args.n) ||
         GP_VEC_RESERVE(d->instant_args, s->instant_args.n))
         goto done;
-    MERGE_MOVE(d->args_text, s->args_text, (void)0);
+    MERGE_MOVE_RAW(d->args_text, s->args_text);
     MERGE_MOVE(d->slice_args, s->slice_args, (x.owner += sbase, x.off += abase));
     MERGE_MOVE(d->instant_args, s->instant_args, (x.owner += ibase, x.off += abase));
-    MERGE_MOVE(d->gpu_info, s->gpu_info, (void)0);
+    MERGE_MOVE_RAW(d->gpu_info, s->gpu_info);
     MERGE_MOVE(d->slices, s->slices,
                (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat],
                 x.gpu = x.gpu != GP_NO_INDEX ? x.gpu + gbase : x.gpu));
