@@ -380,6 +380,100 @@ TEST(gpuprof_export_section)
     gp_trace_destroy(t);
 }
 
+/* The importer's fast paths (issue 19: digits 8 at a time, argument keys by
+ * index, floats by one division, names through a cache) give what the
+ * general definitions give: integers of every length 1-18 in every integer
+ * field, floats of 1-20 digits as strtod reads them, the first of duplicate
+ * argument keys, keys written with escapes, and names that share their
+ * length and first and last 8 bytes (the name cache's index). */
+TEST(fast_paths_match_general)
+{
+    uint64_t seed = 0x19e5d2u;
+    size_t cap = 1 << 22, n = 0;
+    char *j = malloc(cap);
+    ASSERT(j);
+    enum { NEV = 3000 };
+    int64_t *want_ext = malloc(NEV * sizeof *want_ext), *want_ts = malloc(NEV * sizeof *want_ts);
+    int64_t *want_dur = malloc(NEV * sizeof *want_dur), *want_pid = malloc(NEV * sizeof *want_pid);
+    float *want_occ = malloc(NEV * sizeof *want_occ);
+    char(*want_name)[40] = malloc(NEV * sizeof *want_name);
+    ASSERT(want_ext && want_ts && want_dur && want_pid && want_occ && want_name);
+    n += (size_t)snprintf(j + n, cap - n, "{\"traceEvents\":[");
+    for (int i = 0; i < NEV; i++) {
+        /* an integer of 1-18 digits (the last ones of the range included) */
+        char ext[24], occ[32], ts[32], dur[24], pid[24];
+        int nd = 1 + i % 18;
+        ext[0] = (char)('1' + gp_test_xorshift(&seed) % 9);
+        for (int k = 1; k < nd; k++) ext[k] = (char)('0' + gp_test_xorshift(&seed) % 10);
+        ext[nd] = 0;
+        want_ext[i] = strtoll(ext, NULL, 10);
+        /* ts: 1-15 integer digits and 0-6 fraction digits */
+        int ti = 1 + (i / 3) % 15, tf = (i / 7) % 7, q = 0;
+        for (int k = 0; k < ti; k++) ts[q++] = (char)('0' + gp_test_xorshift(&seed) % 10);
+        if (tf) ts[q++] = '.';
+        for (int k = 0; k < tf; k++) ts[q++] = (char)('0' + gp_test_xorshift(&seed) % 10);
+        ts[q] = 0;
+        ASSERT_EQ_INT(gp_parse_us_to_ns(ts, ts + q, &want_ts[i], NULL), 0);
+        snprintf(dur, sizeof dur, "%llu", (unsigned long long)(gp_test_xorshift(&seed) % 100000));
+        want_dur[i] = strtoll(dur, NULL, 10) * 1000;
+        snprintf(pid, sizeof pid, "%llu",
+                 (unsigned long long)(gp_test_xorshift(&seed) >> (i % 40 + 24)));
+        want_pid[i] = strtoll(pid, NULL, 10);
+        /* a float of 1-20 digits, point anywhere (or none) */
+        int od = 1 + i % 20, pt = (int)(gp_test_xorshift(&seed) % (unsigned)(od + 1));
+        q = 0;
+        for (int k = 0; k < od; k++) {
+            if (k == pt && k) occ[q++] = '.';
+            occ[q++] = (char)('0' + gp_test_xorshift(&seed) % 10);
+        }
+        occ[q] = 0;
+        want_occ[i] = (float)strtod(occ, NULL);
+        if (want_occ[i] == 0.0f) want_occ[i] = NAN;
+        /* names: 24 bytes, the same first and last 8 for all, the middle
+         * differs; a few hundred distinct, repeated */
+        snprintf(want_name[i], sizeof want_name[i], "kernel::%08d::ABCDEFGH",
+                 (int)(gp_test_xorshift(&seed) % 700));
+        /* every other event writes its keys with escapes, a duplicate
+         * argument key after the first (ignored) */
+        int esc = i % 2;
+        n += (size_t)snprintf(
+            j + n, cap - n,
+            "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"%s\":\"%s\",\"pid\":%s,\"tid\":7,"
+            "\"ts\":%s,\"%s\":%s,\"args\":{\"%s\":%s,\"External id\":1,"
+            "\"est. achieved occupancy %%\":%s,\"co\\u0072relation\":%d}}",
+            i ? "," : "", esc ? "n\\u0061me" : "name", want_name[i], pid, ts,
+            esc ? "d\\u0075r" : "dur", dur, esc ? "Ext\\u0065rnal id" : "External id", ext, occ, i);
+        ASSERT(n < cap - 512);
+    }
+    n += (size_t)snprintf(j + n, cap - n, "]}");
+    gp_trace *t = load(j);
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.n, NEV);
+    for (int i = 0; i < NEV; i++) {
+        const gp_slice *sl = &t->slices.v[i];
+        ASSERT_EQ_INT(sl->external_id, want_ext[i]);
+        ASSERT_EQ_INT(sl->correlation, i);
+        /* times are rebased on t0: compare the differences to the first */
+        ASSERT_EQ_INT(sl->ts - t->slices.v[0].ts, want_ts[i] - want_ts[0]);
+        ASSERT_EQ_INT(sl->dur, want_dur[i]);
+        ASSERT_EQ_INT(t->tracks.v[sl->track].pid, want_pid[i]);
+        ASSERT_EQ_STR(gp_trace_s(t, sl->name), want_name[i]);
+        float occ = t->gpu_info.v[sl->gpu].occupancy_pct;
+        if (isnan(want_occ[i]))
+            ASSERT(isnan(occ));
+        else
+            ASSERT(occ == want_occ[i]);
+    }
+    gp_trace_destroy(t);
+    free(j);
+    free(want_ext);
+    free(want_ts);
+    free(want_dur);
+    free(want_pid);
+    free(want_occ);
+    free(want_name);
+}
+
 TEST_MAIN(us_to_ns_exact, timestamp_forms, kineto_event_kinds, string_escapes_and_unicode,
           unterminated_array_is_kept, gzip_input, bad_input_messages, truncated_at_every_offset,
-          fixture_files, huge_event, gpuprof_export_section)
+          fixture_files, huge_event, gpuprof_export_section, fast_paths_match_general)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -52,12 +53,44 @@ typedef struct arg {
     int64_t arr[3];
 } arg;
 
+/* The argument keys the importer reads, recognised once while an event's
+ * args are parsed (arg_key_code) so that reading them is an index, not a
+ * search: ev.kidx[AK_x] is the index of the first arg with that key, or -1. */
+#define ARG_KEYS(X)                                                                                \
+    X(CORRELATION, "correlation")                                                                  \
+    X(EXTERNAL_ID, "External id")                                                                  \
+    X(EXTERNAL_ID_LC, "external id")                                                               \
+    X(DEVICE, "device")                                                                            \
+    X(CONTEXT, "context")                                                                          \
+    X(STREAM, "stream")                                                                            \
+    X(GRID, "grid")                                                                                \
+    X(BLOCK, "block")                                                                              \
+    X(REGISTERS, "registers per thread")                                                           \
+    X(SHARED_MEM, "shared memory")                                                                 \
+    X(BLOCKS_PER_SM, "blocks per SM")                                                              \
+    X(WARPS_PER_SM, "warps per SM")                                                                \
+    X(OCCUPANCY, "est. achieved occupancy %")                                                      \
+    X(BYTES, "bytes")                                                                              \
+    X(NAME, "name")                                                                                \
+    X(LABELS, "labels")                                                                            \
+    X(MEM_ADDR, "Addr")                                                                            \
+    X(MEM_BYTES, "Bytes")                                                                          \
+    X(MEM_TOTAL_ALLOC, "Total Allocated")                                                          \
+    X(MEM_TOTAL_RES, "Total Reserved")                                                             \
+    X(MEM_DEV_TYPE, "Device Type")                                                                 \
+    X(MEM_DEV_ID, "Device Id")                                                                     \
+    X(GPU_TIMERS, "gpu_timers")
+#define AK_ENUM(id, lit) AK_##id,
+enum { ARG_KEYS(AK_ENUM) AK_COUNT };
+#undef AK_ENUM
+
 typedef struct ev {
     span ph, cat, name, bp, scope, pid_s, tid_s, id_s;
     int has_pid, has_tid, has_ts, has_dur, has_id, has_args;
     span args_txt; /* the "args" object's text (has_args) */
     int64_t pid, tid, ts, dur, id;
     int nargs;
+    int8_t kidx[AK_COUNT]; /* see ARG_KEYS */
     arg args[MAX_ARGS];
 } ev;
 
@@ -75,12 +108,20 @@ typedef struct be_stack {
 
 enum { S_START, S_OBJ_KEY, S_OBJ_NEXT, S_EV_FIRST, S_EV_ITEM, S_EV_NEXT, S_END, S_DONE };
 
+#define NAME_CACHE 1024 /* str_id's cache */
+typedef struct name_slot {
+    const char *str; /* the interned copy (stable), NULL when empty */
+    uint32_t n, id;
+    uint64_t a, b; /* its first and last 8 bytes as str_id reads them */
+} name_slot;
+
 typedef struct P {
     gp_input *in;
     gp_err *err;
     const char *name;
     char *buf;
     size_t cap, len, pos;
+    size_t unit;       /* start of the unit being parsed (run) */
     uint64_t base_off; /* offset of buf[0] in the uncompressed text */
     /* stage 1: one bitmap word per 64 bytes of buf[0..len] (see jscan.h),
      * filled on demand after every refill; NULL for the byte-wise reference */
@@ -103,6 +144,7 @@ typedef struct P {
     GP_VEC(be_stack) stacks;
     gp_u64map pid_names; /* pid -> process name string id */
     gp_u64map pid_gpu;   /* pid -> GPU device id, from process_labels "GPU N" */
+    name_slot names[NAME_CACHE];
     uint32_t last_cat_id;
     span last_cat;
     int progress;
@@ -524,6 +566,11 @@ int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **
     return 0;
 }
 
+static inline int is_digit(char c)
+{
+    return (unsigned)(c - '0') < 10;
+}
+
 /* Parses an exact int64 from a number span ("7", "7.0", "1e3"); 0 or -1. */
 static int span_i64(span v, int64_t *out)
 {
@@ -565,8 +612,28 @@ static int span_str_i64(span v, int64_t *out)
     return v.n ? span_i64(v, out) : -1;
 }
 
+/* The value of a JSON number span, as strtod gives it. Numbers of at most 15
+ * digits with at most 22 of them after the point and no exponent are exact
+ * in a double (mantissa < 2^53, power of ten exact), so one correctly
+ * rounded division gives strtod's result (Clinger's fast path); the rest go
+ * through strtod. */
 static double span_f64(span v)
 {
+    static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *c = v.s, *lim = v.s + v.n;
+    int neg = c < lim && *c == '-';
+    c += neg;
+    uint64_t m = 0;
+    int nd = 0, fd = 0;
+    for (; c < lim && is_digit(*c); c++, nd++) m = m * 10 + (uint64_t)(*c - '0');
+    if (c < lim && *c == '.')
+        for (c++; c < lim && is_digit(*c); c++, nd++, fd++) m = m * 10 + (uint64_t)(*c - '0');
+    if (c == lim && nd > 0 && nd <= 15) {
+        double d = fd ? (double)m / p10[fd] : (double)m;
+        return neg ? -d : d;
+    }
     char tmp[64];
     if (v.n == 0 || v.n >= sizeof tmp) return NAN;
     memcpy(tmp, v.s, v.n);
@@ -595,9 +662,40 @@ static const char *parse_literal(P *p, const char *s)
     return s;
 }
 
-static inline int is_digit(char c)
+/* Reads the run of decimal digits at q into *v (v = v * 10 + digit for each,
+ * modulo 2^64) and returns its end; 8 bytes at a time (SWAR), which reads
+ * up to 8 bytes past the digits: the buffer's padding. */
+static inline const char *digits(const char *q, uint64_t *v)
 {
-    return (unsigned)(c - '0') < 10;
+    uint64_t x = *v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        /* non-zero bytes where a byte is not a digit: outside 0x30-0x3f, or
+         * 0x3a-0x3f (+ 6 reaches 0x40). A carry of the addition only moves
+         * to later bytes, so the first flagged byte is the first non-digit. */
+        uint64_t bad =
+            ((w & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+            (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+        unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+        if (n == 0) break;
+        /* the n digits to the top bytes: the bytes below read as leading
+         * zeros (a borrow of the subtraction also only moves to later bytes) */
+        uint64_t t = w - 0x3030303030303030ull;
+        if (n < 8) t <<= 64 - 8 * n;
+        t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+        t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+        t = (t * 10000 + (t >> 32)) & 0xffffffffull;
+        x = x * (uint64_t)pow10_i64[n < 8 ? n : 8] + t;
+        q += n;
+        if (n < 8) break;
+    }
+#else
+    while (is_digit(*q)) x = x * 10 + (uint64_t)(*q++ - '0');
+#endif
+    *v = x;
+    return q;
 }
 
 /* Lexes and validates one JSON number in a single pass. *is_int is set (and
@@ -609,7 +707,7 @@ static inline const char *lex_number(P *p, const char *s, span *out, int64_t *iv
     q += neg;
     const char *d0 = q;
     uint64_t v = 0;
-    while (is_digit(*q)) v = v * 10 + (uint64_t)(*q++ - '0');
+    q = digits(q, &v);
     size_t nd = (size_t)(q - d0);
     int integral = 1;
     if (nd == 0) goto malformed;
@@ -772,9 +870,54 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
     return q;
 }
 
+/* The n < 8 bytes at s as the low bytes of an integer (little-endian
+ * order, as memcpy of 8 bytes gives them), the rest zero. */
+static inline uint64_t head8(const char *s, size_t n)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
+/* The ARG_KEYS code of an (unescaped) argument key, or -1. Candidates of
+ * the key's length are told apart by
+ * their first 8 bytes as one integer; the rest is compared on a match. */
+static int arg_key_code(span k)
+{
+#define AK_TAB(id, lit) {sizeof(lit) - 1, AK_##id, lit},
+    static const struct {
+        uint8_t n, code;
+        const char *s;
+    } tab[] = {ARG_KEYS(AK_TAB)};
+#undef AK_TAB
+    static _Thread_local int8_t first[33], next[AK_COUNT], ready;
+    static _Thread_local uint64_t pre[AK_COUNT];
+    if (!ready) { /* candidates by key length, and their first 8 bytes */
+        memset(first, -1, sizeof first);
+        for (int i = AK_COUNT - 1; i >= 0; i--) {
+            next[i] = first[tab[i].n];
+            first[tab[i].n] = (int8_t)i;
+            if (tab[i].n < 8)
+                pre[i] = head8(tab[i].s, tab[i].n);
+            else
+                memcpy(&pre[i], tab[i].s, 8);
+        }
+        ready = 1;
+    }
+    if (k.n > 32 || first[k.n] < 0) return -1;
+    uint64_t w = k.n >= 8 ? 0 : head8(k.s, k.n);
+    if (k.n >= 8) memcpy(&w, k.s, 8);
+    for (int i = first[k.n]; i >= 0; i = next[i])
+        if (pre[i] == w && (k.n <= 8 || memcmp(tab[i].s + 8, k.s + 8, k.n - 8) == 0))
+            return tab[i].code;
+    return -1;
+}
+
 /* Parses an object of key -> value pairs into args (at most max; further
- * pairs are validated and skipped). s points at '{'. */
-static const char *parse_flat_object(P *p, const char *s, arg *args, int max, int *nargs)
+ * pairs are validated and skipped). s points at '{'. With kidx (AK_COUNT
+ * entries, all -1 on entry), records the first arg of every ARG_KEYS key. */
+static const char *parse_flat_object(P *p, const char *s, arg *args, int max, int *nargs,
+                                     int8_t *kidx)
 {
     *nargs = 0;
     s = ws(p, s + 1);
@@ -788,6 +931,10 @@ static const char *parse_flat_object(P *p, const char *s, arg *args, int max, in
         if (*nargs < max) {
             arg *a = &args[*nargs];
             s = parse_string(p, s, &a->key);
+            if (kidx) {
+                int c = arg_key_code(a->key);
+                if (c >= 0 && kidx[c] < 0) kidx[c] = (int8_t)*nargs;
+            }
             s = expect(p, s, ':', "':' after key");
             s = parse_arg_value(p, s, a);
             (*nargs)++;
@@ -847,7 +994,7 @@ static const char *parse_time(P *p, const char *s, int64_t *out, const char *wha
     }
     const char *d0 = q;
     uint64_t us = 0;
-    while (is_digit(*q)) us = us * 10 + (uint64_t)(*q++ - '0');
+    q = digits(q, &us);
     if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000)
         return parse_time_slow(p, s, out, what);
     uint64_t frac = 0;
@@ -907,6 +1054,22 @@ static const char *parse_str_field(P *p, const char *s, span *out, const char *w
     return parse_string(p, s, out);
 }
 
+/* 1 when k is one of the keys parse_event reads. */
+static inline int event_key_known(span k)
+{
+    switch (k.n) {
+    case 1:
+        return k.s[0] == 's';
+    case 2:
+        return KEY(k, "ph") || KEY(k, "ts") || KEY(k, "id") || KEY(k, "bp");
+    case 3:
+        return KEY(k, "cat") || KEY(k, "pid") || KEY(k, "tid") || KEY(k, "dur");
+    case 4:
+        return KEY(k, "name") || KEY(k, "args");
+    }
+    return 0;
+}
+
 /* s points at '{'; fills p->e. */
 static const char *parse_event(P *p, const char *s)
 {
@@ -917,6 +1080,7 @@ static const char *parse_event(P *p, const char *s)
     e->pid = e->tid = 0;
     e->pid_s.n = e->tid_s.n = e->id_s.n = 0;
     e->nargs = 0;
+    memset(e->kidx, -1, sizeof e->kidx);
     s = ws(p, s + 1);
     if (*s == '}') return s + 1;
     for (;;) {
@@ -926,7 +1090,15 @@ static const char *parse_event(P *p, const char *s)
             bad(p, s, "expected a key string, found %s", describe_at(p, s, tmp));
         }
         span k;
-        s = parse_string(p, s, &k);
+        /* the keys of Kineto events, matched in place when they end with
+         * their closing quote within 5 bytes (no escape possible: the
+         * literals hold none); anything else takes the general path */
+        k.s = s + 1;
+        k.n = s[2] == '"' ? 1 : s[3] == '"' ? 2 : s[4] == '"' ? 3 : s[5] == '"' ? 4 : 0;
+        if (k.n && event_key_known(k))
+            s += k.n + 2;
+        else
+            s = parse_string(p, s, &k);
         s = expect(p, s, ':', "':' after key");
         int is_str;
         switch (k.n) {
@@ -978,7 +1150,7 @@ static const char *parse_event(P *p, const char *s)
                     bad(p, s, "expected an object for \"args\", found %s", describe_at(p, s, tmp));
                 }
                 const char *a0 = s;
-                s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs);
+                s = parse_flat_object(p, s, e->args, MAX_ARGS, &e->nargs, e->kidx);
                 e->has_args = 1;
                 e->args_txt.s = a0;
                 e->args_txt.n = (uint32_t)(s - a0);
@@ -1008,10 +1180,31 @@ static void oom(P *p)
     longjmp(p->jb, JMP_ERR);
 }
 
+/* Interns s. A direct-mapped cache in front of the string table, indexed by
+ * the length and the first and last 8 bytes, finds a repeated name (most
+ * events repeat one of a few hundred) with one compare instead of hashing
+ * the whole string and probing. */
 static uint32_t str_id(P *p, span s)
 {
+    uint64_t a = 0, b = 0;
+    if (s.n >= 8) {
+        memcpy(&a, s.s, 8);
+        memcpy(&b, s.s + s.n - 8, 8);
+    } else
+        a = head8(s.s, s.n);
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ s.n;
+    name_slot *e = &p->names[(h ^ h >> 29) & (NAME_CACHE - 1)];
+    /* the first and last 8 bytes cover a string of up to 16 */
+    if (e->str && e->n == s.n && e->a == a && e->b == b &&
+        (s.n <= 16 || memcmp(e->str + 8, s.s + 8, s.n - 16) == 0))
+        return e->id;
     uint32_t id = gp_trace_str(p->t, s.s, s.n);
     if (id == GP_NO_INDEX) oom(p);
+    e->str = gp_trace_s(p->t, id);
+    e->n = s.n;
+    e->id = id;
+    e->a = a;
+    e->b = b;
     return id;
 }
 
@@ -1019,7 +1212,14 @@ static uint16_t cat_id(P *p, span s)
 {
     if (p->last_cat.s && s.n == p->last_cat.n && memcmp(s.s, p->last_cat.s, s.n) == 0)
         return (uint16_t)p->last_cat_id;
-    uint32_t c = gp_trace_category(p->t, s.s, s.n);
+    /* the category of an interned name (from the name cache), else a new one */
+    uint32_t sid = str_id(p, s), c = GP_NO_INDEX;
+    for (size_t i = 0; i < p->t->cats.n; i++)
+        if (p->t->cats.v[i].name == sid) {
+            c = (uint32_t)i;
+            break;
+        }
+    if (c == GP_NO_INDEX) c = gp_trace_category(p->t, s.s, s.n);
     if (c == GP_NO_INDEX) oom(p);
     /* remember the interned copy (stable), not the buffer bytes */
     uint32_t nid = p->t->cats.v[c].name;
@@ -1038,13 +1238,13 @@ static uint32_t track_of(P *p, const ev *e)
     return k;
 }
 
-static const arg *find_arg(const ev *e, const char *key, size_t n)
+/* The first arg of an event with ARG_KEYS key AK_x, or NULL. */
+static inline const arg *find_arg(const ev *e, int code)
 {
-    for (int i = 0; i < e->nargs; i++)
-        if (e->args[i].key.n == n && memcmp(e->args[i].key.s, key, n) == 0) return &e->args[i];
-    return NULL;
+    int i = e->kidx[code];
+    return i >= 0 ? &e->args[i] : NULL;
 }
-#define ARG(e, lit) find_arg(e, lit, sizeof(lit) - 1)
+#define ARG(e, id) find_arg(e, AK_##id)
 
 static int arg_i64(const arg *a, int64_t *v)
 {
@@ -1060,16 +1260,18 @@ static int arg_i64(const arg *a, int64_t *v)
     return -1;
 }
 
-static int64_t arg_i64_or(const ev *e, const char *key, size_t n, int64_t dflt)
+static inline int64_t arg_i64_or(const ev *e, int code, int64_t dflt)
 {
     int64_t v;
-    return arg_i64(find_arg(e, key, n), &v) == 0 ? v : dflt;
+    const arg *a = find_arg(e, code);
+    if (a && a->type == V_NUM && a->is_int) return a->ival;
+    return arg_i64(a, &v) == 0 ? v : dflt;
 }
-#define ARG_I64(e, lit, d) arg_i64_or(e, lit, sizeof(lit) - 1, d)
+#define ARG_I64(e, id, d) arg_i64_or(e, AK_##id, d)
 
-static float arg_f32(const ev *e, const char *key, size_t n)
+static float arg_f32(const ev *e, int code)
 {
-    const arg *a = find_arg(e, key, n);
+    const arg *a = find_arg(e, code);
     if (!a || a->type != V_NUM) return NAN;
     return (float)span_f64(a->val);
 }
@@ -1078,24 +1280,24 @@ static void fill_gpu_info(P *p, const ev *e, gp_slice *sl, gp_kind kind, uint32_
 {
     gp_gpu_info g;
     memset(&g, 0, sizeof g);
-    g.device = (int32_t)ARG_I64(e, "device", e->pid);
-    g.context = (int32_t)ARG_I64(e, "context", GP_NONE);
-    g.stream = ARG_I64(e, "stream", e->tid);
-    const arg *grid = ARG(e, "grid"), *block = ARG(e, "block");
+    g.device = (int32_t)ARG_I64(e, DEVICE, e->pid);
+    g.context = (int32_t)ARG_I64(e, CONTEXT, GP_NONE);
+    g.stream = ARG_I64(e, STREAM, e->tid);
+    const arg *grid = ARG(e, GRID), *block = ARG(e, BLOCK);
     if (grid && grid->type == V_ARR)
         for (int i = 0; i < grid->arr_n; i++) g.grid[i] = (int32_t)grid->arr[i];
     if (block && block->type == V_ARR)
         for (int i = 0; i < block->arr_n; i++) g.block[i] = (int32_t)block->arr[i];
-    g.registers = (int32_t)ARG_I64(e, "registers per thread", GP_NONE);
-    g.shared_mem = (int32_t)ARG_I64(e, "shared memory", GP_NONE);
-    g.blocks_per_sm = arg_f32(e, "blocks per SM", 13);
-    g.warps_per_sm = arg_f32(e, "warps per SM", 12);
+    g.registers = (int32_t)ARG_I64(e, REGISTERS, GP_NONE);
+    g.shared_mem = (int32_t)ARG_I64(e, SHARED_MEM, GP_NONE);
+    g.blocks_per_sm = arg_f32(e, AK_BLOCKS_PER_SM);
+    g.warps_per_sm = arg_f32(e, AK_WARPS_PER_SM);
     /* Kineto writes 0 when it did not compute the occupancy (e.g. kernels
      * with more than 48 KB of shared memory): a kernel that ran had some
      * occupancy, so 0 is unknown, never 0 % (docs/trace-import.md) */
-    g.occupancy_pct = arg_f32(e, "est. achieved occupancy %", 25);
+    g.occupancy_pct = arg_f32(e, AK_OCCUPANCY);
     if (g.occupancy_pct == 0.0f) g.occupancy_pct = NAN;
-    g.bytes = ARG_I64(e, "bytes", GP_NONE);
+    g.bytes = ARG_I64(e, BYTES, GP_NONE);
     if (kind == GP_K_MEMCPY || kind == GP_K_MEMSET) {
         const char *nm = gp_trace_s(p->t, sl->name);
         g.copy_kind = (uint8_t)(kind == GP_K_MEMSET ? GP_COPY_MEMSET : gp_copy_kind_from_name(nm));
@@ -1170,7 +1372,7 @@ static int entry_keys(const arg *a, int n, gp_entry_sum *m)
 
 static int entry_args(const ev *e, gp_entry_sum *m)
 {
-    if (!ARG(e, "gpu_timers")) return 0;
+    if (!ARG(e, GPU_TIMERS)) return 0;
     return entry_keys(e->args, e->nargs, m);
 }
 
@@ -1198,17 +1400,17 @@ static void commit_metadata(P *p, const ev *e)
 {
     const arg *a;
     if (KEY(e->name, "thread_name")) {
-        a = ARG(e, "name");
+        a = ARG(e, NAME);
         if (a && a->type == V_STR) {
             uint32_t tk = track_of(p, e);
             p->t->tracks.v[tk].name = str_id(p, a->val);
         }
     } else if (KEY(e->name, "process_name")) {
-        a = ARG(e, "name");
+        a = ARG(e, NAME);
         if (a && a->type == V_STR && !e->pid_s.n)
             if (gp_u64map_put(&p->pid_names, (uint64_t)e->pid, str_id(p, a->val))) oom(p);
     } else if (KEY(e->name, "process_labels")) {
-        a = ARG(e, "labels");
+        a = ARG(e, LABELS);
         if (a && a->type == V_STR && a->val.n > 4 && memcmp(a->val.s, "GPU ", 4) == 0 &&
             !e->pid_s.n) {
             span num = {a->val.s + 4, a->val.n - 4};
@@ -1289,9 +1491,9 @@ static void commit_event(P *p, const char *at)
         sl.correlation = GP_NONE;
         sl.external_id = GP_NONE;
         if (e->nargs) {
-            sl.correlation = ARG_I64(e, "correlation", GP_NONE);
-            sl.external_id = ARG_I64(e, "External id", GP_NONE);
-            if (sl.external_id == GP_NONE) sl.external_id = ARG_I64(e, "external id", GP_NONE);
+            sl.correlation = ARG_I64(e, CORRELATION, GP_NONE);
+            sl.external_id = ARG_I64(e, EXTERNAL_ID, GP_NONE);
+            if (sl.external_id == GP_NONE) sl.external_id = ARG_I64(e, EXTERNAL_ID_LC, GP_NONE);
         }
         gp_kind kind = (gp_kind)t->cats.v[sl.cat].kind;
         if (kind == GP_K_KERNEL || kind == GP_K_MEMCPY || kind == GP_K_MEMSET ||
@@ -1305,13 +1507,13 @@ static void commit_event(P *p, const char *at)
         int has_em = 0;
         gp_entry_metrics em = {0};
         if (kind == GP_K_RANGE && e->nargs) {
-            const arg *da = ARG(e, "device");
+            const arg *da = ARG(e, DEVICE);
             if (da && da->type == V_STR && KEY(da->val, "gpu")) sl.flags |= GP_SLICE_DEV_GPU;
             if (da && da->type == V_STR && KEY(da->val, "cpu")) sl.flags |= GP_SLICE_DEV_CPU;
             has_em = entry_args(e, &em.m); /* libgpuprof per-entry metrics */
         }
         if (sl.gpu == GP_NO_INDEX && e->nargs) {
-            const arg *sa = ARG(e, "stream");
+            const arg *sa = ARG(e, STREAM);
             int64_t sv;
             if (sa && sa->type == V_NUM && span_i64(sa->val, &sv) == 0) {
                 gp_arg_stream as = {(uint32_t)t->slices.n, sv};
@@ -1329,7 +1531,7 @@ static void commit_event(P *p, const char *at)
     case 'B': {
         be_stack *st = stack_for(p, track);
         be_frame f = {e->ts, str_id(p, e->name), cat_id(p, e->cat),
-                      ARG_I64(e, "correlation", GP_NONE), ARG_I64(e, "External id", GP_NONE)};
+                      ARG_I64(e, CORRELATION, GP_NONE), ARG_I64(e, EXTERNAL_ID, GP_NONE)};
         if (GP_VEC_PUSH(st->f, f)) oom(p);
         return;
     }
@@ -1357,13 +1559,13 @@ static void commit_event(P *p, const char *at)
         if (KEY(e->name, "[memory]")) {
             gp_mem_event m;
             m.ts = e->ts;
-            m.addr = (uint64_t)ARG_I64(e, "Addr", 0);
-            m.bytes = ARG_I64(e, "Bytes", 0);
-            m.total_allocated = ARG_I64(e, "Total Allocated", GP_NONE);
-            m.total_reserved = ARG_I64(e, "Total Reserved", GP_NONE);
+            m.addr = (uint64_t)ARG_I64(e, MEM_ADDR, 0);
+            m.bytes = ARG_I64(e, MEM_BYTES, 0);
+            m.total_allocated = ARG_I64(e, MEM_TOTAL_ALLOC, GP_NONE);
+            m.total_reserved = ARG_I64(e, MEM_TOTAL_RES, GP_NONE);
             m.track = track;
-            m.device_type = (int16_t)ARG_I64(e, "Device Type", GP_NONE);
-            m.device_id = (int16_t)ARG_I64(e, "Device Id", GP_NONE);
+            m.device_type = (int16_t)ARG_I64(e, MEM_DEV_TYPE, GP_NONE);
+            m.device_id = (int16_t)ARG_I64(e, MEM_DEV_ID, GP_NONE);
             if (GP_VEC_PUSH(t->mem_events, m)) oom(p);
             return;
         }
@@ -1401,7 +1603,7 @@ static void meta_distributed(P *p, const char *s)
         parse_value_any(p, s, 1);
         return;
     }
-    parse_flat_object(p, s, a, MAX_ARGS, &n);
+    parse_flat_object(p, s, a, MAX_ARGS, &n, NULL);
     for (int i = 0; i < n; i++) {
         int64_t v;
         if (KEY(a[i].key, "rank") && arg_i64(&a[i], &v) == 0)
@@ -1474,7 +1676,7 @@ static const char *meta_devices(P *p, const char *s)
         } else {
             arg a[MAX_ARGS];
             int n;
-            s = parse_flat_object(p, s, a, MAX_ARGS, &n);
+            s = parse_flat_object(p, s, a, MAX_ARGS, &n, NULL);
             gp_device_prop d;
             memset(&d, 0, sizeof d);
             d.id = GP_NONE;
@@ -1564,7 +1766,7 @@ static const char *meta_rollover(P *p, const char *s)
         }
         arg a[MAX_ARGS];
         int n;
-        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
+        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n, NULL));
         gp_agg_row r = {0};
         int64_t pid = 0, tid = 0, v;
         int has_name = 0, has_first = 0, has_last = 0;
@@ -1672,7 +1874,7 @@ static const char *meta_gpuprof(P *p, const char *s)
                         }
                         arg a[MAX_ARGS];
                         int n;
-                        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n));
+                        s = ws(p, parse_flat_object(p, s, a, MAX_ARGS, &n, NULL));
                         gp_tracked_buffer b = {0, 0, 0};
                         for (int i = 0; i < n; i++) {
                             int64_t v;
@@ -1890,8 +2092,10 @@ static int run(P *p)
     /* skip a UTF-8 byte order mark */
     if (p->len >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0) p->pos = 3;
     for (;;) {
-        unit = p->pos;
+        /* one setjmp per buffer fill, not per unit: p->unit is where the
+         * unit being parsed started */
         int j = setjmp(p->jb);
+        unit = p->unit;
         if (j == JMP_MORE) {
             if (p->eof) {
                 if (p->array_form && (p->state == S_EV_NEXT || p->state == S_EV_ITEM) &&
@@ -1921,108 +2125,112 @@ static int run(P *p)
             continue;
         }
         if (j == JMP_ERR) return p->err_code;
-        p->sn = 0;
-        const char *s = p->buf + p->pos;
-        switch (p->state) {
-        case S_START:
-            s = ws(p, s);
-            if (*s == '{') {
-                p->state = S_OBJ_KEY;
-                s = ws(p, s + 1);
-                if (*s == '}') {
+        for (;;) {
+            p->unit = p->pos;
+            p->sn = 0;
+            const char *s = p->buf + p->pos;
+            switch (p->state) {
+            case S_START:
+                s = ws(p, s);
+                if (*s == '{') {
+                    p->state = S_OBJ_KEY;
+                    s = ws(p, s + 1);
+                    if (*s == '}') {
+                        s++;
+                        p->state = S_END;
+                    }
+                } else if (*s == '[') {
+                    p->array_form = 1;
+                    p->t->meta.has_trace_events = 1;
+                    p->state = S_EV_FIRST;
+                    s++;
+                } else {
+                    char tmp[16];
+                    bad(p, s, "expected '{' or '[' at the start of a trace, found %s",
+                        describe_at(p, s, tmp));
+                }
+                break;
+            case S_OBJ_KEY: {
+                int events;
+                s = ws(p, s);
+                s = top_key(p, s, &events);
+                p->state = events ? S_EV_FIRST : S_OBJ_NEXT;
+                break;
+            }
+            case S_OBJ_NEXT:
+                s = ws(p, s);
+                if (*s == ',') {
+                    s++;
+                    p->state = S_OBJ_KEY;
+                } else if (*s == '}') {
                     s++;
                     p->state = S_END;
+                } else {
+                    char tmp[16];
+                    bad(p, s, "expected ',' or '}' after a top-level value, found %s",
+                        describe_at(p, s, tmp));
                 }
-            } else if (*s == '[') {
-                p->array_form = 1;
-                p->t->meta.has_trace_events = 1;
-                p->state = S_EV_FIRST;
-                s++;
-            } else {
-                char tmp[16];
-                bad(p, s, "expected '{' or '[' at the start of a trace, found %s",
-                    describe_at(p, s, tmp));
-            }
-            break;
-        case S_OBJ_KEY: {
-            int events;
-            s = ws(p, s);
-            s = top_key(p, s, &events);
-            p->state = events ? S_EV_FIRST : S_OBJ_NEXT;
-            break;
-        }
-        case S_OBJ_NEXT:
-            s = ws(p, s);
-            if (*s == ',') {
-                s++;
-                p->state = S_OBJ_KEY;
-            } else if (*s == '}') {
-                s++;
-                p->state = S_END;
-            } else {
-                char tmp[16];
-                bad(p, s, "expected ',' or '}' after a top-level value, found %s",
-                    describe_at(p, s, tmp));
-            }
-            break;
-        case S_EV_FIRST:
-        case S_EV_ITEM:
-            s = ws(p, s);
-            if (p->bounds && p->state == S_EV_ITEM) {
-                uint64_t abs = p->base_off + (uint64_t)(s - p->buf);
-                while (p->next_bound < p->nbounds && abs > p->bounds[p->next_bound])
-                    p->next_bound++;
-                if (p->next_bound < p->nbounds && abs == p->bounds[p->next_bound]) {
-                    p->landed = p->next_bound; /* the next part starts here */
-                    p->pos = (size_t)(s - p->buf);
-                    return 0;
+                break;
+            case S_EV_FIRST:
+            case S_EV_ITEM:
+                s = ws(p, s);
+                if (p->bounds && p->state == S_EV_ITEM) {
+                    uint64_t abs = p->base_off + (uint64_t)(s - p->buf);
+                    while (p->next_bound < p->nbounds && abs > p->bounds[p->next_bound])
+                        p->next_bound++;
+                    if (p->next_bound < p->nbounds && abs == p->bounds[p->next_bound]) {
+                        p->landed = p->next_bound; /* the next part starts here */
+                        p->pos = (size_t)(s - p->buf);
+                        return 0;
+                    }
                 }
-            }
-            if (*s == ']' && p->state == S_EV_FIRST) {
-                s++;
-                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                if (*s == ']' && p->state == S_EV_FIRST) {
+                    s++;
+                    p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                    break;
+                }
+                if (*s == ']' && p->state == S_EV_ITEM) { /* trailing comma: tolerated */
+                    s++;
+                    p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                    break;
+                }
+                if (*s != '{') {
+                    char tmp[16];
+                    bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
+                }
+                {
+                    const char *start = s;
+                    s = parse_event(p, s);
+                    commit_event(p, start);
+                }
+                p->state = S_EV_NEXT;
                 break;
-            }
-            if (*s == ']' && p->state == S_EV_ITEM) { /* trailing comma: tolerated */
-                s++;
-                p->state = p->array_form ? S_END : S_OBJ_NEXT;
+            case S_EV_NEXT:
+                s = ws(p, s);
+                if (*s == ',') {
+                    s++;
+                    p->state = S_EV_ITEM;
+                } else if (*s == ']') {
+                    s++;
+                    p->state = p->array_form ? S_END : S_OBJ_NEXT;
+                } else {
+                    char tmp[16];
+                    bad(p, s, "expected ',' or ']' after an event, found %s",
+                        describe_at(p, s, tmp));
+                }
                 break;
+            case S_END:
+                s = ws(p, s); /* returns only at a non-space byte */
+                {
+                    char tmp[16];
+                    bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
+                }
+                break;
+            case S_DONE:
+                return 0;
             }
-            if (*s != '{') {
-                char tmp[16];
-                bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
-            }
-            {
-                const char *start = s;
-                s = parse_event(p, s);
-                commit_event(p, start);
-            }
-            p->state = S_EV_NEXT;
-            break;
-        case S_EV_NEXT:
-            s = ws(p, s);
-            if (*s == ',') {
-                s++;
-                p->state = S_EV_ITEM;
-            } else if (*s == ']') {
-                s++;
-                p->state = p->array_form ? S_END : S_OBJ_NEXT;
-            } else {
-                char tmp[16];
-                bad(p, s, "expected ',' or ']' after an event, found %s", describe_at(p, s, tmp));
-            }
-            break;
-        case S_END:
-            s = ws(p, s); /* returns only at a non-space byte */
-            {
-                char tmp[16];
-                bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
-            }
-            break;
-        case S_DONE:
-            return 0;
+            p->pos = (size_t)(s - p->buf);
         }
-        p->pos = (size_t)(s - p->buf);
     }
 }
 
@@ -2084,7 +2292,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
     p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
-    p->scratch = malloc(p->scap);
+    p->scratch = malloc(p->scap + 8);          /* + 8: arg_key_code reads 8 bytes of a key */
     p->t = gp_trace_create();
     p->progress = prog & 1;
     p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
@@ -2211,6 +2419,57 @@ static uint64_t find_candidate(int fd, uint64_t off, uint64_t size)
     return 0;
 }
 
+/* A later part's arrays are copied into the head's in chunks, and the pages
+ * of the source already copied are given back at once (and the array freed
+ * when done), so that a split import peaks at about one model, not one
+ * model plus the later parts' copies (issue 19: analyze RSS). */
+#define MERGE_CHUNK_BYTES ((size_t)1 << 20)
+
+/* Returns to the kernel the whole pages of [v, v + done) (already copied;
+ * never read again before the array is freed). */
+static void release_copied(const void *v, size_t done)
+{
+    static size_t pg;
+    if (!pg) {
+        long k = sysconf(_SC_PAGESIZE);
+        pg = k > 0 ? (size_t)k : 4096;
+    }
+    uintptr_t a = ((uintptr_t)v + pg - 1) & ~(uintptr_t)(pg - 1);
+    uintptr_t e = ((uintptr_t)v + done) & ~(uintptr_t)(pg - 1);
+    if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+/* Appends the n elements of vector svec to dvec (room reserved), applying
+ * FIX(x) to each copied element x, releasing the copied source pages as it
+ * goes; frees svec. */
+#define MERGE_MOVE(dvec, svec, FIX)                                                                \
+    do {                                                                                           \
+        size_t chunk_ = MERGE_CHUNK_BYTES / sizeof *(svec).v + 1;                                  \
+        for (size_t i0_ = 0; i0_ < (svec).n; i0_ += chunk_) {                                      \
+            size_t i1_ = i0_ + chunk_ < (svec).n ? i0_ + chunk_ : (svec).n;                        \
+            for (size_t i_ = i0_; i_ < i1_; i_++) {                                                \
+                __typeof__(*(svec).v) x = (svec).v[i_];                                            \
+                FIX;                                                                               \
+                (dvec).v[(dvec).n++] = x;                                                          \
+            }                                                                                      \
+            release_copied((svec).v, i1_ * sizeof *(svec).v);                                      \
+        }                                                                                          \
+        GP_VEC_FREE(svec);                                                                         \
+    } while (0)
+
+/* MERGE_MOVE for arrays copied unchanged (one memcpy per chunk). */
+#define MERGE_MOVE_RAW(dvec, svec)                                                                 \
+    do {                                                                                           \
+        size_t chunk_ = MERGE_CHUNK_BYTES / sizeof *(svec).v + 1;                                  \
+        for (size_t i0_ = 0; i0_ < (svec).n; i0_ += chunk_) {                                      \
+            size_t k_ = i0_ + chunk_ < (svec).n ? chunk_ : (svec).n - i0_;                         \
+            memcpy((dvec).v + (dvec).n, (svec).v + i0_, k_ * sizeof *(svec).v);                    \
+            (dvec).n += k_;                                                                        \
+            release_copied((svec).v, (i0_ + k_) * sizeof *(svec).v);                               \
+        }                                                                                          \
+        GP_VEC_FREE(svec);                                                                         \
+    } while (0)
+
 /* Appends src's trace to dst's (remapping strings, categories, tracks,
  * series), replays src's unmatched E events on dst's B stacks and moves
  * src's open B frames and metadata maps over. Returns 0 or a GP_E* code
@@ -2270,64 +2529,24 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->slice_args, s->slice_args.n) ||
         GP_VEC_RESERVE(d->instant_args, s->instant_args.n))
         goto done;
-    if (s->args_text.n) memcpy(d->args_text.v + d->args_text.n, s->args_text.v, s->args_text.n);
-    d->args_text.n += s->args_text.n;
-    for (size_t i = 0; i < s->slice_args.n; i++) {
-        gp_args_ref x = s->slice_args.v[i];
-        x.owner += sbase;
-        x.off += abase;
-        d->slice_args.v[d->slice_args.n++] = x;
-    }
-    for (size_t i = 0; i < s->instant_args.n; i++) {
-        gp_args_ref x = s->instant_args.v[i];
-        x.owner += ibase;
-        x.off += abase;
-        d->instant_args.v[d->instant_args.n++] = x;
-    }
-    if (s->gpu_info.n) /* (memcpy from a NULL empty vector is undefined) */
-        memcpy(d->gpu_info.v + d->gpu_info.n, s->gpu_info.v, s->gpu_info.n * sizeof *s->gpu_info.v);
-    d->gpu_info.n += s->gpu_info.n;
-    for (size_t i = 0; i < s->slices.n; i++) {
-        gp_slice x = s->slices.v[i];
-        x.name = smap[x.name];
-        x.track = tmap[x.track];
-        x.cat = (uint16_t)cmap[x.cat];
-        if (x.gpu != GP_NO_INDEX) x.gpu += gbase;
-        d->slices.v[d->slices.n++] = x;
-    }
-    for (size_t i = 0; i < s->arg_streams.n; i++) {
-        gp_arg_stream x = s->arg_streams.v[i];
-        x.slice += sbase;
-        d->arg_streams.v[d->arg_streams.n++] = x;
-    }
+    MERGE_MOVE_RAW(d->args_text, s->args_text);
+    MERGE_MOVE(d->slice_args, s->slice_args, (x.owner += sbase, x.off += abase));
+    MERGE_MOVE(d->instant_args, s->instant_args, (x.owner += ibase, x.off += abase));
+    MERGE_MOVE_RAW(d->gpu_info, s->gpu_info);
+    MERGE_MOVE(d->slices, s->slices,
+               (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat],
+                x.gpu = x.gpu != GP_NO_INDEX ? x.gpu + gbase : x.gpu));
+    MERGE_MOVE(d->arg_streams, s->arg_streams, x.slice += sbase);
     for (size_t i = 0; i < s->entry_metrics.n; i++) {
         gp_entry_metrics x = s->entry_metrics.v[i];
         x.slice += sbase;
         if (GP_VEC_PUSH(d->entry_metrics, x)) goto done;
     }
-    for (size_t i = 0; i < s->flows.n; i++) {
-        gp_flow x = s->flows.v[i];
-        x.track = tmap[x.track];
-        x.cat = (uint16_t)cmap[x.cat];
-        d->flows.v[d->flows.n++] = x;
-    }
-    for (size_t i = 0; i < s->instants.n; i++) {
-        gp_instant x = s->instants.v[i];
-        x.name = smap[x.name];
-        x.track = tmap[x.track];
-        x.cat = (uint16_t)cmap[x.cat];
-        d->instants.v[d->instants.n++] = x;
-    }
-    for (size_t i = 0; i < s->mem_events.n; i++) {
-        gp_mem_event x = s->mem_events.v[i];
-        x.track = tmap[x.track];
-        d->mem_events.v[d->mem_events.n++] = x;
-    }
-    for (size_t i = 0; i < s->counters.n; i++) {
-        gp_counter_sample x = s->counters.v[i];
-        x.series = rmap[x.series];
-        d->counters.v[d->counters.n++] = x;
-    }
+    MERGE_MOVE(d->flows, s->flows, (x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
+    MERGE_MOVE(d->instants, s->instants,
+               (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
+    MERGE_MOVE(d->mem_events, s->mem_events, x.track = tmap[x.track]);
+    MERGE_MOVE(d->counters, s->counters, x.series = rmap[x.series]);
     for (size_t i = 0; i < s->devices.n; i++) {
         gp_device_prop x = s->devices.v[i];
         x.name = smap[x.name];

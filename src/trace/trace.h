@@ -91,15 +91,16 @@ typedef struct gp_slice {
     uint16_t flags;
 } gp_slice;
 
-/* Extra facts about GPU-side slices (kernels, copies, memsets) and launches. */
+/* Extra facts about GPU-side slices (kernels, copies, memsets) and launches.
+ * 72 bytes (the order of the members avoids padding). */
 typedef struct gp_gpu_info {
     int32_t device, context;
     int64_t stream;
     int32_t grid[3], block[3];                        /* 0 when unknown */
     int32_t registers;                                /* per thread, GP_NONE when unknown */
     int32_t shared_mem;                               /* bytes, GP_NONE when unknown */
-    float blocks_per_sm, warps_per_sm, occupancy_pct; /* NaN when unknown */
     int64_t bytes;                                    /* copy/memset bytes, GP_NONE when unknown */
+    float blocks_per_sm, warps_per_sm, occupancy_pct; /* NaN when unknown */
     uint8_t copy_kind;                                /* gp_copy_kind */
     uint8_t src_kind, dst_kind; /* 0 unknown, 1 pageable, 2 pinned, 3 device, 4 managed, 5 array */
 } gp_gpu_info;
