@@ -50,7 +50,10 @@ test-clpeak: deps
 	@$(MAKE) --no-print-directory build
 	@cd $(BUILD) && ctest --output-on-failure -L clpeak
 
+# bench-only peers measured in the same run: simdjson (bench/import.sh),
+# pigz (the .json.gz figure)
 bench: deps
+	@GPUPROF_EXTRA_PKGS="libsimdjson-dev pigz" ./scripts/install-deps.sh
 	@$(MAKE) --no-print-directory build BUILD=build-bench CMAKE_FLAGS=-DCMAKE_BUILD_TYPE=Release
 	@./bench/run.sh build-bench
 

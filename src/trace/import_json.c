@@ -159,6 +159,7 @@ typedef struct P {
     int nbounds, next_bound, landed, split_part;
     GP_VEC(struct pending_e {
         uint32_t track;
+        uint32_t at; /* slices of this part before it: where a single pass puts its slice */
         int64_t ts;
         uint64_t off;
     })
@@ -1540,7 +1541,8 @@ static void commit_event(P *p, const char *at)
         if (st->f.n == 0) {
             if (p->split_part) {
                 /* a later part of a split import: the B may be in an earlier part */
-                struct pending_e pe = {track, e->ts, p->base_off + (uint64_t)(at - p->buf)};
+                struct pending_e pe = {track, (uint32_t)t->slices.n, e->ts,
+                                       p->base_off + (uint64_t)(at - p->buf)};
                 if (GP_VEC_PUSH(p->pending_e, pe)) oom(p);
                 return;
             }
@@ -2470,6 +2472,22 @@ static void release_copied(const void *v, size_t done)
         GP_VEC_FREE(svec);                                                                         \
     } while (0)
 
+/* Where slice k of a later part lands in the merged trace: after the sbase
+ * slices before the part and after the replayed E slices (pending_e) that a
+ * single pass would have pushed before it, so that a split import orders its
+ * slices exactly as a sequential one. Called with ascending k. */
+typedef struct slice_map {
+    uint32_t sbase;
+    const uint32_t *at; /* the replayed slices' part-local positions, ascending */
+    size_t n, i;
+} slice_map;
+
+static inline uint32_t slice_map_at(slice_map *m, uint32_t k)
+{
+    while (m->i < m->n && m->at[m->i] <= k) m->i++;
+    return m->sbase + k + (uint32_t)m->i;
+}
+
 /* Appends src's trace to dst's (remapping strings, categories, tracks,
  * series), replays src's unmatched E events on dst's B stacks and moves
  * src's open B frames and metadata maps over. Returns 0 or a GP_E* code
@@ -2483,6 +2501,8 @@ static int merge_part(P *dst, P *src)
     uint32_t *tmap = malloc((s->tracks.n + 1) * sizeof *tmap);
     uint32_t *rmap = malloc((s->series.n + 1) * sizeof *rmap);
     int rc = GP_ENOMEM;
+    GP_VEC(gp_slice) rep = {0};    /* slices of the E events replayed on dst's stacks */
+    GP_VEC(uint32_t) rep_at = {0}; /* their part-local positions (pending_e.at) */
     if (!smap || !cmap || !tmap || !rmap) goto done;
     for (uint32_t i = 0; i < nstr; i++) {
         smap[i] = gp_trace_str(d, gp_strtab_get(s->strings, i), gp_strtab_len(s->strings, i));
@@ -2517,11 +2537,35 @@ static int merge_part(P *dst, P *src)
             rmap[i] = (uint32_t)(d->series.n - 1);
         }
     }
+    /* E events whose B came before this part, in order: their slices go
+     * where a single pass puts them (slice_map) */
+    for (size_t i = 0; i < src->pending_e.n; i++) {
+        const struct pending_e *pe = &src->pending_e.v[i];
+        uint32_t track = tmap[pe->track];
+        be_stack *st = NULL;
+        for (size_t j = 0; j < dst->stacks.n; j++)
+            if (dst->stacks.v[j].track == track) st = &dst->stacks.v[j];
+        if (!st || st->f.n == 0) {
+            d->meta.unmatched_end++;
+            continue;
+        }
+        be_frame f = st->f.v[--st->f.n];
+        gp_slice sl = {f.ts,  pe->ts - f.ts, f.correlation, f.external_id,   f.name,
+                       track, GP_NO_INDEX,   f.cat,         GP_SLICE_FROM_BE};
+        if (sl.dur < 0) {
+            snprintf(dst->errmsg, sizeof dst->errmsg, "\"E\" event earlier than its \"B\"");
+            dst->err_off = (int64_t)pe->off;
+            rc = GP_EPARSE;
+            goto done;
+        }
+        if (GP_VEC_PUSH(rep, sl) || GP_VEC_PUSH(rep_at, pe->at)) goto done;
+    }
     uint32_t gbase = (uint32_t)d->gpu_info.n, sbase = (uint32_t)d->slices.n;
     uint32_t ibase = (uint32_t)d->instants.n;
     uint64_t abase = d->args_text.n;
-    if (GP_VEC_RESERVE(d->gpu_info, s->gpu_info.n) || GP_VEC_RESERVE(d->slices, s->slices.n) ||
-        GP_VEC_RESERVE(d->flows, s->flows.n) || GP_VEC_RESERVE(d->instants, s->instants.n) ||
+    if (GP_VEC_RESERVE(d->gpu_info, s->gpu_info.n) ||
+        GP_VEC_RESERVE(d->slices, s->slices.n + rep.n) || GP_VEC_RESERVE(d->flows, s->flows.n) ||
+        GP_VEC_RESERVE(d->instants, s->instants.n) ||
         GP_VEC_RESERVE(d->mem_events, s->mem_events.n) ||
         GP_VEC_RESERVE(d->counters, s->counters.n) ||
         GP_VEC_RESERVE(d->arg_streams, s->arg_streams.n) ||
@@ -2530,16 +2574,32 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->instant_args, s->instant_args.n))
         goto done;
     MERGE_MOVE_RAW(d->args_text, s->args_text);
-    MERGE_MOVE(d->slice_args, s->slice_args, (x.owner += sbase, x.off += abase));
+    slice_map sm_args = {sbase, rep_at.v, rep_at.n, 0}, sm_str = sm_args, sm_em = sm_args;
+    MERGE_MOVE(d->slice_args, s->slice_args,
+               (x.owner = slice_map_at(&sm_args, x.owner), x.off += abase));
     MERGE_MOVE(d->instant_args, s->instant_args, (x.owner += ibase, x.off += abase));
     MERGE_MOVE_RAW(d->gpu_info, s->gpu_info);
-    MERGE_MOVE(d->slices, s->slices,
-               (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat],
-                x.gpu = x.gpu != GP_NO_INDEX ? x.gpu + gbase : x.gpu));
-    MERGE_MOVE(d->arg_streams, s->arg_streams, x.slice += sbase);
+#define FIX_SLICE                                                                                  \
+    (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat],                \
+     x.gpu = x.gpu != GP_NO_INDEX ? x.gpu + gbase : x.gpu)
+    if (!rep.n) {
+        MERGE_MOVE(d->slices, s->slices, FIX_SLICE);
+    } else { /* interleave the replayed slices (few: one per range open across the cut) */
+        size_t r = 0;
+        for (size_t k = 0; k < s->slices.n; k++) {
+            while (r < rep.n && rep_at.v[r] <= k) d->slices.v[d->slices.n++] = rep.v[r++];
+            gp_slice x = s->slices.v[k];
+            FIX_SLICE;
+            d->slices.v[d->slices.n++] = x;
+        }
+        while (r < rep.n) d->slices.v[d->slices.n++] = rep.v[r++];
+        GP_VEC_FREE(s->slices);
+    }
+#undef FIX_SLICE
+    MERGE_MOVE(d->arg_streams, s->arg_streams, x.slice = slice_map_at(&sm_str, x.slice));
     for (size_t i = 0; i < s->entry_metrics.n; i++) {
         gp_entry_metrics x = s->entry_metrics.v[i];
-        x.slice += sbase;
+        x.slice = slice_map_at(&sm_em, x.slice);
         if (GP_VEC_PUSH(d->entry_metrics, x)) goto done;
     }
     MERGE_MOVE(d->flows, s->flows, (x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
@@ -2589,28 +2649,6 @@ static int merge_part(P *dst, P *src)
     dm->events_read += sm->events_read;
     dm->events_dropped_no_dur += sm->events_dropped_no_dur;
     dm->unmatched_end += sm->unmatched_end;
-    /* E events whose B came before this part, in order */
-    for (size_t i = 0; i < src->pending_e.n; i++) {
-        const struct pending_e *pe = &src->pending_e.v[i];
-        uint32_t track = tmap[pe->track];
-        be_stack *st = NULL;
-        for (size_t j = 0; j < dst->stacks.n; j++)
-            if (dst->stacks.v[j].track == track) st = &dst->stacks.v[j];
-        if (!st || st->f.n == 0) {
-            dm->unmatched_end++;
-            continue;
-        }
-        be_frame f = st->f.v[--st->f.n];
-        gp_slice sl = {f.ts,  pe->ts - f.ts, f.correlation, f.external_id,   f.name,
-                       track, GP_NO_INDEX,   f.cat,         GP_SLICE_FROM_BE};
-        if (sl.dur < 0) {
-            snprintf(dst->errmsg, sizeof dst->errmsg, "\"E\" event earlier than its \"B\"");
-            dst->err_off = (int64_t)pe->off;
-            rc = GP_EPARSE;
-            goto done;
-        }
-        if (GP_VEC_PUSH(d->slices, sl)) goto done;
-    }
     /* open B frames of this part continue on dst's stacks */
     for (size_t i = 0; i < src->stacks.n; i++) {
         be_stack *ss = &src->stacks.v[i];
@@ -2651,6 +2689,8 @@ done:
     free(cmap);
     free(tmap);
     free(rmap);
+    GP_VEC_FREE(rep);
+    GP_VEC_FREE(rep_at);
     return rc;
 }
 
