@@ -13,14 +13,18 @@ GP="$BUILD/gpuprof"
 TRACES=${GPUPROF_TRACES:-../shared/traces}
 SRC="$TRACES/df_index_resolver/df_index_resolver.json.gz"
 MB=${GPUPROF_BENCH_MB:-300}
-BIG=bench/work/tiled_${MB}.json
+# the tile lives on tmpfs (these machines evict the page cache at once, so a
+# file on disk would measure the disk) and is removed at the end unless
+# GPUPROF_BENCH_KEEP=1
+TMP=${GPUPROF_BENCH_TMP:-/dev/shm/gpuprof-bench-$(id -u)}
+BIG="$TMP/tiled_${MB}.json"
 OUT=bench/results/export_perfetto.txt
 RUNS=${GPUPROF_BENCH_RUNS:-3}
 if [ ! -f "$SRC" ]; then echo "export_perfetto: SKIP: $SRC not found"; exit 0; fi
-mkdir -p bench/work bench/results
+mkdir -p bench/work bench/results "$TMP"
+if [ "${GPUPROF_BENCH_KEEP:-0}" != 1 ]; then trap 'rm -f "$BIG"; rmdir "$TMP" 2>/dev/null || true' EXIT; fi
 [ -f "$BIG" ] || python3 bench/tile_trace.py "$SRC" "$BIG" --min-bytes $((MB * 1000000))
 size=$(stat -c %s "$BIG")
-cat "$BIG" >/dev/null
 # "wall cpu" (cpu = user + sys of the whole process, all threads); the two
 # commands alternate so that a change of load hits both
 timed() { /usr/bin/time -f "%e %U %S" "$@" 2>&1 >/dev/null | tail -n 1 | awk '{print $1, $2 + $3}'; }

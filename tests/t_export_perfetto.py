@@ -14,20 +14,11 @@ Every shared trace (GPUPROF_PERFETTO_TRACES=a,b for a subset) plus
 generated ones."""
 import codecs, collections, glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 from decimal import Decimal
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
 PROTO = os.environ.get("GPUPROF_PERFETTO_PROTO") or os.path.join(SRC, "..", "shared", "perfetto")
 # every shared trace (about 40 s); GPUPROF_PERFETTO_TRACES=a,b for a subset
 SET = os.environ.get("GPUPROF_PERFETTO_TRACES", "all")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def parse_text(txt):

@@ -17,22 +17,13 @@
   non-empty GPU figures."""
 import glob, gzip, json, os, shutil, subprocess, sys, tempfile
 from decimal import Decimal
+from gp_testutil import BIN, SRC, TRACES, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
 HTA = os.environ.get("GPUPROF_HTA") or os.path.join(SRC, "..", "shared", "hta")
 # HTA runs on every shared trace folder unless GPUPROF_HTA_TRACES names a
 # subset (HTA takes 1 to 5 s per folder: about a minute for all of them)
 HTA_SET = os.environ.get("GPUPROF_HTA_TRACES", "all")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def load(path):

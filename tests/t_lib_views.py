@@ -9,17 +9,13 @@ peak and the bytes never freed to the byte; the seed's rules fire on the
 ranges and buffers built to trigger them (and not on the others); every
 panel of the report has data. Skips (77) without an OpenCL device."""
 import json, os, re, subprocess, sys, tempfile
+from gp_testutil import check, failures, set_verbose
+
+set_verbose()
 
 BIN = os.environ["GPUPROF_BIN"]
 BUILD = os.environ["GPUPROF_BUILD_DIR"]
 PROG = os.path.join(BUILD, "tests", "lib_views_prog")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def gp(*args):

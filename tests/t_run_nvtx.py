@@ -11,18 +11,11 @@ times inside the CLOCK_MONOTONIC interval the program printed; and a fork:
 the child records as a process of its own; ranges 5 ms apart over a second
 lie within 2 us of the CLOCK_MONOTONIC reads around them."""
 import bisect, os, sqlite3, subprocess, sys, tempfile
+from gp_testutil import BIN, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
 PROG = os.path.join(BUILD, "tests", "nvtx_prog")
 LIB = os.path.join(BUILD, "libgpuprof_cuda_inject.so")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 if not os.path.exists(PROG) or not os.path.exists(LIB):

@@ -10,20 +10,13 @@ of the program mid-run leaves a readable store whose events are a gap-free
 prefix holding every operation finished before the newest commit (the
 store's commits row), which is less than 300 ms older than the kill."""
 import json, os, signal, sqlite3, subprocess, sys, tempfile, time
+from gp_testutil import BIN, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
 PROG = os.path.join(BUILD, "tests", "cl_record_prog")
 LAYER = os.path.join(BUILD, "libgpuprof_cl_layer.so")
 TOL_NS = 500_000  # clock alignment + scheduling slack on a busy 2-core machine
 LAG_BOUND_NS = int(os.environ.get("GPUPROF_TEST_COMMIT_LAG_MS", "300")) * 1_000_000
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 if not os.path.exists(PROG) or not os.path.exists(LAYER):

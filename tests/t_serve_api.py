@@ -14,19 +14,11 @@ import json, os, re, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import BIN, Server  # noqa: E402
+from gp_testutil import SRC, TRACES, check, failures, set_verbose  # noqa: E402
 
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
+set_verbose()
+
 BUILD = os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN))
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    else:
-        print("ok:", msg)
 
 
 def cli(*args, env=None):

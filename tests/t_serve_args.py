@@ -18,16 +18,9 @@ import gzip, json, os, random, shutil, subprocess, sys, tempfile, threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import BIN, Server  # noqa: E402
+from gp_testutil import check, failures, set_verbose  # noqa: E402
 
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    else:
-        print("ok:", msg)
+set_verbose()
 
 
 def trace_text(seed, n=6000):

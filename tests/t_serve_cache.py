@@ -19,19 +19,11 @@ import http.client, json, math, os, sys, tempfile, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import BIN, Server  # noqa: E402
 import subprocess  # noqa: E402
+from gp_testutil import SRC, TRACES, check, failures, set_verbose  # noqa: E402
 
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-TRACES = os.environ.get("GPUPROF_TRACES") or os.path.join(SRC, "..", "shared", "traces")
+set_verbose()
+
 MIB = 1 << 20
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    else:
-        print("ok:", msg)
 
 
 def listing(s):

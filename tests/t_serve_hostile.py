@@ -13,19 +13,12 @@ import http.client, json, os, socket, ssl, subprocess, sys, tempfile, threading,
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import BIN, Server, status_of  # noqa: E402
+from gp_testutil import SRC, check, failures, set_verbose  # noqa: E402
 
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
-failures = []
+set_verbose()
+
 READ = "r3adt0ken-0123456789abcdef"
 CTRL = "c0ntr0lt0ken-0123456789abcdef"
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    else:
-        print("ok:", msg)
 
 
 def main():

@@ -17,22 +17,14 @@
 - a store of a newer schema is refused with exit 2;
 - a new store is created at version 3, its API calls with their kind."""
 import os, shutil, sqlite3, subprocess, sys, tempfile
+from gp_testutil import BIN, SRC, check, failures
 
-BIN = os.environ.get("GPUPROF_BIN", "build/gpuprof")
-SRC = os.environ.get("GPUPROF_SOURCE_DIR", ".")
 FIXTURE = os.path.join(SRC, "tests", "data", "store_v1.db")
 FIXTURE2 = os.path.join(SRC, "tests", "data", "store_v2.db")
 VERSION = "3"
 # api_kinds: id -> (name, source, category of its calls)
 API_KINDS = {0: ("unknown", None, None), 1: ("cuda_runtime", "cuda", "cuda_runtime"),
              2: ("cuda_driver", "cuda", "cuda_driver"), 3: ("opencl", "opencl", "runtime")}
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def q(db, sql, *a):

@@ -104,8 +104,12 @@ TEST(store_stream_bounded_memory)
            2 * per, (unsigned long long)rs.kept, (unsigned long long)rs.aggregated, grown);
     ASSERT_EQ_INT(rs.kept + rs.aggregated, 2 * per);
     ASSERT_EQ_INT(rs.dropped, 0);
-    ASSERT_CMP_INT(grown, <, 40 * 1024);
-    if (!GP_TEST_SANITIZED) ASSERT_CMP_INT(max_rss_kb(), <, 64 * 1024);
+    /* the bound holds in the normal build (10 M ranges); under ASan its
+     * quarantine keeps freed chunks (up to 256 MB), which reads as growth */
+    if (!GP_TEST_SANITIZED) {
+        ASSERT_CMP_INT(grown, <, 40 * 1024);
+        ASSERT_CMP_INT(max_rss_kb(), <, 64 * 1024);
+    }
     gp_profiler_destroy(p);
     gp_trace *t;
     gp_err err = {0};
@@ -138,7 +142,10 @@ TEST(store_stream_exact_with_rollover)
     volatile int ready[2] = {0, 0};
     pthread_t th[2];
     work w[2];
-    long per = GP_TEST_SANITIZED ? 40000 : 200000;
+    /* the half recorded while the drain is held back (2 events per range,
+     * 2 ranges per pair) must overflow the 64 x 2048-event backlog even
+     * where sanitizers make the loop slow: >= 32768 pairs */
+    long per = GP_TEST_SANITIZED ? 100000 : 200000;
     for (int i = 0; i < 2; i++) {
         w[i] = (work){p, per, NULL, &ready[i]};
         ASSERT_EQ_INT(pthread_create(&th[i], NULL, record, &w[i]), 0);
