@@ -52,6 +52,16 @@ def gp(*args, timeout=300, **kw):
     return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def gp_ok(*args):
+    """Runs `gpuprof ARGS...` and returns its stdout; a non-zero exit ends the
+    test with the command's output (for steps the rest of the test needs)."""
+    r = subprocess.run([BIN] + list(args), capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+        sys.exit("gpuprof %s: exit %d" % (" ".join(args), r.returncode))
+    return r.stdout
+
+
 def finish():
     """The exit status of the test: prints the count of checks and failures."""
     print("%d check(s), %d failure(s)" % (checked(), len(failures)))

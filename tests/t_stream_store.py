@@ -16,18 +16,13 @@ profiler also writes gp_export_json):
 - a .db path holding something else is refused, not overwritten."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
-from gp_testutil import BIN, BUILD, check, finish, set_verbose
+from gp_testutil import BIN, BUILD, check, finish, gp_ok, set_verbose
 
 set_verbose()
 PROG = os.path.join(BUILD, "tests", "stream_store_prog")
 
 
-def gp(*args):
-    r = subprocess.run([BIN, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        sys.exit("gpuprof %s: exit %d" % (" ".join(args), r.returncode))
-    return r.stdout
+gp = gp_ok  # a step the rest of the test needs: exits on failure
 
 
 def prog(stream, export, pairs, env=None):

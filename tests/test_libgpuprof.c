@@ -413,54 +413,7 @@ TEST(cuda_timer_or_skip)
 }
 
 #ifdef GP_HAVE_OPENCL
-typedef struct cl_env {
-    cl_context ctx;
-    cl_command_queue q;
-    cl_program prog;
-    cl_kernel k;
-    cl_mem buf;
-    cl_device_id dev;
-    gp_profiler *p;
-    size_t n;
-} cl_env;
-
-static int cl_setup(cl_env *e, char *why, size_t nwhy)
-{
-    cl_platform_id plat;
-    cl_uint np = 0;
-    cl_int err;
-    if (clGetPlatformIDs(1, &plat, &np) != CL_SUCCESS || !np ||
-        clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &e->dev, NULL) != CL_SUCCESS) {
-        snprintf(why, nwhy, "no OpenCL platform/device (PoCL not installed?)");
-        return -1;
-    }
-    e->ctx = clCreateContext(NULL, 1, &e->dev, NULL, NULL, &err);
-    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    e->q = clCreateCommandQueueWithProperties(e->ctx, e->dev, props, &err);
-    const char *src = "__kernel void scale(__global float *x) {"
-                      "  size_t i = get_global_id(0); float v = x[i];"
-                      "  for (int k = 0; k < 200; k++) v = v * 1.0001f + 0.5f;"
-                      "  x[i] = v; }";
-    e->prog = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
-    if (clBuildProgram(e->prog, 1, &e->dev, NULL, NULL, NULL) != CL_SUCCESS) {
-        snprintf(why, nwhy, "OpenCL program build failed");
-        return -1;
-    }
-    e->k = clCreateKernel(e->prog, "scale", &err);
-    e->n = 1 << 16;
-    e->buf = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, e->n * sizeof(float), NULL, &err);
-    clSetKernelArg(e->k, 0, sizeof e->buf, &e->buf);
-    return 0;
-}
-
-static void cl_teardown(cl_env *e)
-{
-    clReleaseMemObject(e->buf);
-    clReleaseKernel(e->k);
-    clReleaseProgram(e->prog);
-    clReleaseCommandQueue(e->q);
-    clReleaseContext(e->ctx);
-}
+#include "cl_env.h"
 
 static void cl_run(void *arg)
 {
@@ -480,7 +433,7 @@ TEST(opencl_kernel_timers_pocl)
 #else
     cl_env e = {0};
     char why[200];
-    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    if (cl_setup(&e, 200, why, sizeof why)) SKIP("%s", why);
     gp_profiler *p = e.p = gp_profiler_create(NULL);
     ASSERT_EQ_INT(gp_cl_event(p, "x", NULL), GP_EINVAL);
     int64_t t0 = 0;
@@ -553,7 +506,7 @@ TEST(opencl_queue_without_profiling)
 #else
     cl_env e = {0};
     char why[200];
-    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    if (cl_setup(&e, 200, why, sizeof why)) SKIP("%s", why);
     cl_int err;
     cl_command_queue q = clCreateCommandQueueWithProperties(e.ctx, e.dev, NULL, &err);
     ASSERT_EQ_INT(err, CL_SUCCESS);

@@ -177,56 +177,7 @@ static void check_cli(const char *jp, const expect *x, int nx)
 }
 
 #ifdef GP_HAVE_OPENCL
-typedef struct cl_env {
-    cl_context ctx;
-    cl_command_queue q;
-    cl_program prog;
-    cl_kernel k;
-    cl_mem buf;
-    cl_device_id dev;
-    size_t n;
-    float *host;
-} cl_env;
-
-static int cl_setup(cl_env *e, char *why, size_t nwhy)
-{
-    cl_platform_id plat;
-    cl_uint np = 0;
-    cl_int err;
-    if (clGetPlatformIDs(1, &plat, &np) != CL_SUCCESS || !np ||
-        clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &e->dev, NULL) != CL_SUCCESS) {
-        snprintf(why, nwhy, "no OpenCL platform/device (PoCL not installed?)");
-        return -1;
-    }
-    e->ctx = clCreateContext(NULL, 1, &e->dev, NULL, NULL, &err);
-    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    e->q = clCreateCommandQueueWithProperties(e->ctx, e->dev, props, &err);
-    const char *src = "__kernel void scale(__global float *x) {"
-                      "  size_t i = get_global_id(0); float v = x[i];"
-                      "  for (int k = 0; k < 100; k++) v = v * 1.0001f + 0.5f;"
-                      "  x[i] = v; }";
-    e->prog = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
-    if (clBuildProgram(e->prog, 1, &e->dev, NULL, NULL, NULL) != CL_SUCCESS) {
-        snprintf(why, nwhy, "OpenCL program build failed");
-        return -1;
-    }
-    e->k = clCreateKernel(e->prog, "scale", &err);
-    e->n = 1 << 16;
-    e->buf = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, e->n * sizeof(float), NULL, &err);
-    e->host = calloc(e->n, sizeof(float));
-    clSetKernelArg(e->k, 0, sizeof e->buf, &e->buf);
-    return 0;
-}
-
-static void cl_teardown(cl_env *e)
-{
-    clReleaseMemObject(e->buf);
-    clReleaseKernel(e->k);
-    clReleaseProgram(e->prog);
-    clReleaseCommandQueue(e->q);
-    clReleaseContext(e->ctx);
-    free(e->host);
-}
+#include "cl_env.h"
 
 /* The device duration of a completed event, read by the test itself. */
 static int64_t ev_ns(cl_event ev)
@@ -423,7 +374,7 @@ TEST(kept_ranges_opencl)
 #else
     cl_env e = {0};
     char why[200], jp[256];
-    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    if (cl_setup(&e, 100, why, sizeof why)) SKIP("%s", why);
     run_case(&e, NULL, 4, 0, jp, sizeof jp);
     if (!getenv("GP_TEST_KEEP_FILES")) remove(jp);
     cl_teardown(&e);
@@ -437,7 +388,7 @@ TEST(aggregated_ranges_opencl)
 #else
     cl_env e = {0};
     char why[200], jp[256];
-    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    if (cl_setup(&e, 100, why, sizeof why)) SKIP("%s", why);
     gp_options o = {0};
     o.sink = GP_SINK_AGGREGATE;
     run_case(&e, &o, 4, 4 * X_N, jp, sizeof jp);
@@ -455,7 +406,7 @@ TEST(mixed_rollover_opencl)
      * are kept as events, the rest roll over; one row sums both */
     cl_env e = {0};
     char why[200], jp[256];
-    if (cl_setup(&e, why, sizeof why)) SKIP("%s", why);
+    if (cl_setup(&e, 100, why, sizeof why)) SKIP("%s", why);
     gp_options o = {0};
     o.keep_max = 5; /* main thread: step, upload, compute of step 1, then step 2 and upload 2 */
     /* other threads keep their 1 range each (a new thread per step) */
