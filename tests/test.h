@@ -24,6 +24,22 @@
 #define GP_TEST_SANITIZED 0
 #endif
 
+/* The whole file at path as a NUL-terminated string (malloc'ed; the caller
+ * frees it), or NULL when it cannot be opened. */
+static inline char *gp_test_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
 /* xorshift64 over the caller's state (a fixed seed gives a fixed sequence) */
 static inline uint64_t gp_test_xorshift(uint64_t *s)
 {

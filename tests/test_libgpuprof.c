@@ -25,20 +25,6 @@ static const gp_summary_row *find_row(const gp_summary_row *r, size_t n, const c
     return NULL;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 static void tmp_path(char *buf, size_t n, const char *what)
 {
     snprintf(buf, n, "/tmp/gp_test_lib_%ld_%s", (long)getpid(), what);
@@ -179,7 +165,7 @@ TEST(attributes_and_exports)
     tmp_path(jp, sizeof jp, "results.json");
     ASSERT_EQ_INT(gp_export_trace(p, tp), 0);
     ASSERT_EQ_INT(gp_export_json(p, jp), 0);
-    char *t = slurp(tp);
+    char *t = gp_test_slurp(tp);
     ASSERT(t);
     ASSERT_CONTAINS(t, "\"bytes\":1000");
     ASSERT_CONTAINS(t, "\"step\":5");
@@ -188,7 +174,7 @@ TEST(attributes_and_exports)
     ASSERT_CONTAINS(t, "\"thread_name\"");
     ASSERT_CONTAINS(t, "\"ph\":\"C\",\"name\":\"queue_len\"");
     free(t);
-    char *j = slurp(jp);
+    char *j = gp_test_slurp(jp);
     ASSERT(j);
     ASSERT_CONTAINS(j, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\"");
     ASSERT_CONTAINS(j, "\"name\":\"copy\",\"kind\":\"range\",\"count\":2");
@@ -266,7 +252,7 @@ TEST(memory_tracker_and_leaks)
     FILE *mf = fopen(mp, "w");
     gp_print_memory(p, mf);
     fclose(mf);
-    char *m = slurp(mp);
+    char *m = gp_test_slurp(mp);
     ASSERT_CONTAINS(m, "current 124 B");
     ASSERT_CONTAINS(m, "peak 1.00 KiB");
     ASSERT_CONTAINS(m, "[2, 3]");
@@ -279,7 +265,7 @@ TEST(memory_tracker_and_leaks)
     ASSERT(prc == 0 || prc == GP_ENODEV);
     gp_profiler_destroy(p); /* 2 buffers never untracked: leak report */
     fflush(lf);
-    char *l = slurp(lp);
+    char *l = gp_test_slurp(lp);
     fclose(lf);
     ASSERT_CONTAINS(l, "2 tracked buffer(s) never untracked");
     ASSERT_CONTAINS(l, "weights");
@@ -354,7 +340,7 @@ TEST(bottlenecks_by_self_time)
     gp_print_bottlenecks(p, 3, f);
     gp_print_summary(p, f);
     fclose(f);
-    char *s = slurp(bp);
+    char *s = gp_test_slurp(bp);
     ASSERT_CONTAINS(s, "Top 3 bottlenecks by self time");
     ASSERT_CONTAINS(s, "Self (ms)");
     ASSERT_CONTAINS(s, "3 operations");
@@ -468,7 +454,7 @@ TEST(opencl_kernel_timers_pocl)
     FILE *f = fopen(kp, "w");
     gp_print_kernels(p, f);
     fclose(f);
-    char *s = slurp(kp);
+    char *s = gp_test_slurp(kp);
     ASSERT_CONTAINS(s, "scale");
     ASSERT_CONTAINS(s, "opencl");
     ASSERT_CONTAINS(s, "TOTAL");

@@ -26,20 +26,6 @@ static const gp_summary_row *find_row(const gp_summary_row *r, size_t n, const c
     return NULL;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 static void tmp_path(char *buf, size_t n, const char *what)
 {
     snprintf(buf, n, "/tmp/gp_test_entry_%ld_%s", (long)getpid(), what);
@@ -121,7 +107,7 @@ static void check_cli(const char *jp, const expect *x, int nx)
     snprintf(out, sizeof out, "%s.sum.json", jp);
     snprintf(cmd, sizeof cmd, "'%s' summary --json '%s' > '%s'", bin, jp, out);
     ASSERT_EQ_INT(system(cmd), 0);
-    char *js = slurp(out);
+    char *js = gp_test_slurp(out);
     ASSERT(js != NULL);
     for (int i = 0; i < nx; i++) {
         char anchor[96];
@@ -144,7 +130,7 @@ static void check_cli(const char *jp, const expect *x, int nx)
     /* text: the per-entry table with the bandwidth in GB/s */
     snprintf(cmd, sizeof cmd, "'%s' summary --wide '%s' > '%s'", bin, jp, out);
     ASSERT_EQ_INT(system(cmd), 0);
-    char *tx = slurp(out);
+    char *tx = gp_test_slurp(out);
     ASSERT(tx != NULL);
     ASSERT_CONTAINS(tx, "Per-entry metrics");
     char bwt[64];
@@ -155,7 +141,7 @@ static void check_cli(const char *jp, const expect *x, int nx)
     snprintf(out, sizeof out, "%s.html", jp);
     snprintf(cmd, sizeof cmd, "'%s' report '%s' -o '%s' > /dev/null", bin, jp, out);
     ASSERT_EQ_INT(system(cmd), 0);
-    char *h = slurp(out);
+    char *h = gp_test_slurp(out);
     ASSERT(h != NULL);
     const char *card = strstr(h, "Per-entry metrics");
     ASSERT(card != NULL);
@@ -336,7 +322,7 @@ static void run_case(cl_env *e, const gp_options *o, int iters, uint64_t want_ag
      * same figures through the one summary computation */
     tmp_path(jp, njp, o && o->sink == GP_SINK_AGGREGATE ? "agg.json" : "kept.json");
     ASSERT_EQ_INT(gp_export_json(p, jp), 0);
-    char *js = slurp(jp);
+    char *js = gp_test_slurp(jp);
     ASSERT(js != NULL);
     ASSERT_CONTAINS(js, "\"gpu_timers\"");
     ASSERT_CONTAINS(js, "\"bandwidth_Bps\"");
