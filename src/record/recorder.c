@@ -397,6 +397,8 @@ static void fork_child(void)
 {
     for (gp_profiler *q = live_head; q; q = q->next_live) {
         atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
+        /* the child's full backlog must reach chunk_next, which starts its drain */
+        for (gp_tbuf *t = q->threads; t; t = t->next_all) t->woke = 0;
         q->pid = getpid();
         gp_stream_fork_(q, 2);
         pthread_mutex_unlock(&q->mu);
@@ -629,6 +631,12 @@ __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b
 static inline gp_rev *rec_slot(gp_profiler *p, gp_tbuf *b, int force)
 {
     if (__builtin_expect(b->pos == GP_CHUNK_EVENTS, 0)) {
+        /* backlog full, the drain already woken, nothing back yet: no call
+         * (a begin then rolls over inline; in a loop that outruns the drain
+         * this is most begins) */
+        if (!force && b->woke && !b->spare &&
+            !atomic_load_explicit(&b->freed, memory_order_relaxed))
+            return NULL;
         gp_chunk *c = chunk_next(p, b, force);
         if (!c) return NULL;
         atomic_store_explicit(&b->cur->next, c, memory_order_release);
