@@ -8,13 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_self(const void *a, const void *b)
-{
-    const gp_summary_row *x = a, *y = b;
-    if (x->self_ns != y->self_ns) return x->self_ns < y->self_ns ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
 static int cmp_ktotal(const void *a, const void *b)
 {
     const gp_kernel_row *x = a, *y = b;
@@ -37,7 +30,7 @@ int gp_session_build(gp_session_result *out, const gp_session_facts *f, gp_summa
     out->mem_allocated_bytes = f->mem_valid ? f->mem_allocated_bytes : 0;
     out->reserved_valid = f->reserved_valid;
     out->mem_reserved_bytes = f->reserved_valid ? f->mem_reserved_bytes : 0;
-    if (rows) qsort(rows, nrows, sizeof *rows, cmp_self);
+    gp_summary_rows_by_self(rows, nrows);
     for (size_t i = GP_SESSION_TOP; i < nrows; i++) free(rows[i].name);
     out->bottlenecks = rows;
     out->nbottlenecks = nrows > GP_SESSION_TOP ? GP_SESSION_TOP : nrows;
@@ -103,26 +96,8 @@ int gp_session_of_trace(const gp_trace *t, const char *name, int64_t total_ns, i
     gp_summary_row *rows = calloc(nb + 1, sizeof *rows);
     gp_kernel_row *krows = calloc(nk + 1, sizeof *krows);
     int oom = !rows || !krows;
-    for (size_t i = 0; i < nb && !oom; i++) {
-        const gp_op_row *o = &s.rows[idx[i]];
-        gp_summary_row *w = &rows[i];
-        w->name = strdup(gp_trace_s(t, o->name));
-        oom = !w->name;
-        w->group = gp_group_name(o->group);
-        w->count = o->st.count;
-        w->total_ns = (int64_t)o->st.sum;
-        w->self_ns = o->self_ns;
-        w->min_ns = (int64_t)o->st.min;
-        w->max_ns = (int64_t)o->st.max;
-        w->mean_ns = o->st.mean;
-        w->std_ns = o->st.std;
-        w->p50_ns = o->st.p50;
-        w->p95_ns = o->st.p95;
-        w->p99_ns = o->st.p99;
-        w->bytes = -1;
-        w->aggregated = o->agg_count;
-        w->pct_approx = o->pct_approx;
-    }
+    for (size_t i = 0; i < nb && !oom; i++)
+        oom = gp_summary_row_of(t, &s.rows[idx[i]], &rows[i]) != 0;
     size_t k = 0;
     for (size_t i = 0; i < s.n && !oom; i++) {
         const gp_op_row *o = &s.rows[i];

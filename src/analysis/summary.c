@@ -6,6 +6,7 @@
 #include <math.h>
 #include "core/hash.h"
 #include "core/sbuf.h"
+#include <gpuprof/gpuprof.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,4 +346,49 @@ unsigned gp_summary_bottleneck_mask(const gp_summary *s)
     for (size_t i = 0; i < s->n; i++)
         if (s->rows[i].group == GP_G_CPU_OP || s->rows[i].group == GP_G_PYTHON) ops = 1;
     return ops ? all & ~(1u << GP_G_ANNOTATION) : all;
+}
+
+int gp_summary_row_of(const gp_trace *t, const gp_op_row *o, gp_summary_row *w)
+{
+    memset(w, 0, sizeof *w);
+    w->name = strdup(gp_trace_s(t, o->name));
+    if (!w->name) return GP_ENOMEM;
+    w->group = gp_group_name(o->group);
+    w->count = o->st.count;
+    w->total_ns = (int64_t)o->st.sum;
+    w->self_ns = o->self_ns;
+    w->min_ns = (int64_t)o->st.min;
+    w->max_ns = (int64_t)o->st.max;
+    w->mean_ns = o->st.mean;
+    w->std_ns = o->st.std;
+    w->p50_ns = o->st.p50;
+    w->p95_ns = o->st.p95;
+    w->p99_ns = o->st.p99;
+    w->bytes = -1;
+    w->aggregated = o->agg_count;
+    w->pct_approx = o->pct_approx;
+    w->gpu_timers = o->em.timers;
+    w->gpu_ns = o->em.gpu_ns;
+    w->xfers = o->em.xfers;
+    w->xfer_ns = o->em.xfer_ns;
+    w->xfer_bytes = o->em.xfer_bytes;
+    w->bandwidth_Bps = gp_entry_bandwidth(&o->em);
+    w->allocs = o->em.allocs;
+    w->frees = o->em.frees;
+    w->alloc_bytes = o->em.alloc_bytes;
+    w->freed_bytes = o->em.freed_bytes;
+    w->peak_bytes = o->em.allocs ? o->em.peak_bytes : -1;
+    return 0;
+}
+
+static int cmp_row_self(const void *a, const void *b)
+{
+    const gp_summary_row *x = a, *y = b;
+    if (x->self_ns != y->self_ns) return x->self_ns < y->self_ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+void gp_summary_rows_by_self(gp_summary_row *rows, size_t n)
+{
+    if (rows && n) qsort(rows, n, sizeof *rows, cmp_row_self);
 }

@@ -94,4 +94,14 @@ size_t gp_summary_top(const gp_summary *s, unsigned mask, size_t *idx, size_t ma
  * annotations are candidates too. */
 unsigned gp_summary_bottleneck_mask(const gp_summary *s);
 
+/* The library's row (gp_summary_row, include/gpuprof/gpuprof.h) of op row o
+ * of t: name (copied), group, statistics, self time, per-entry metrics;
+ * bytes -1 (the caller sets what it knows). 0 or GP_ENOMEM. One conversion
+ * for gp_summary_rows and the session results. */
+struct gp_summary_row; /* include/gpuprof/gpuprof.h */
+int gp_summary_row_of(const gp_trace *t, const gp_op_row *o, struct gp_summary_row *w);
+/* Sorts rows by self time, descending, then by name: the bottleneck order
+ * of gp_bottlenecks and of session results. */
+void gp_summary_rows_by_self(struct gp_summary_row *rows, size_t n);
+
 #endif

@@ -83,39 +83,15 @@ static int rows_locked(gp_profiler *p, gp_summary_row **out, size_t *nout)
         }
     }
     for (size_t r = 0; r < s.n; r++) {
-        const gp_op_row *o = &s.rows[r];
         gp_summary_row *w = &rows[r];
-        w->name = strdup(gp_trace_s(p->tr, o->name));
-        if (!w->name) {
+        if (gp_summary_row_of(p->tr, &s.rows[r], w)) {
             gp_summary_rows_free(rows, r);
             rows = NULL;
             goto done;
         }
-        w->group = gp_group_name(o->group);
-        w->count = o->st.count;
-        w->total_ns = o->st.sum;
+        /* the recorder's own self times and bytes (slice extras, aggregates) */
         w->self_ns = ex[r].self;
-        w->min_ns = o->st.min;
-        w->max_ns = o->st.max;
-        w->mean_ns = o->st.mean;
-        w->std_ns = o->st.std;
-        w->p50_ns = o->st.p50;
-        w->p95_ns = o->st.p95;
-        w->p99_ns = o->st.p99;
         w->bytes = ex[r].has_bytes ? ex[r].bytes : -1;
-        w->aggregated = o->agg_count;
-        w->pct_approx = o->pct_approx;
-        w->gpu_timers = o->em.timers;
-        w->gpu_ns = o->em.gpu_ns;
-        w->xfers = o->em.xfers;
-        w->xfer_ns = o->em.xfer_ns;
-        w->xfer_bytes = o->em.xfer_bytes;
-        w->bandwidth_Bps = gp_entry_bandwidth(&o->em);
-        w->allocs = o->em.allocs;
-        w->frees = o->em.frees;
-        w->alloc_bytes = o->em.alloc_bytes;
-        w->freed_bytes = o->em.freed_bytes;
-        w->peak_bytes = o->em.allocs ? o->em.peak_bytes : -1;
     }
     *out = rows;
     *nout = s.n;
@@ -136,13 +112,6 @@ static int cmp_total(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int cmp_self(const void *a, const void *b)
-{
-    const gp_summary_row *x = a, *y = b;
-    if (x->self_ns != y->self_ns) return x->self_ns < y->self_ns ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
 int gp_summary_rows(gp_profiler *p, gp_summary_row **rows, size_t *n)
 {
     pthread_mutex_lock(&p->mu);
@@ -157,7 +126,7 @@ int gp_bottlenecks(gp_profiler *p, size_t n, gp_summary_row **rows, size_t *nout
 {
     int rc = gp_summary_rows(p, rows, nout);
     if (rc) return rc;
-    qsort(*rows, *nout, sizeof **rows, cmp_self);
+    gp_summary_rows_by_self(*rows, *nout);
     if (*nout > n) {
         for (size_t i = n; i < *nout; i++) free((*rows)[i].name);
         *nout = n;
