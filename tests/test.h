@@ -24,6 +24,18 @@
 #define GP_TEST_SANITIZED 0
 #endif
 
+/* Removes the SQLite store at path and its -wal/-shm files (absent ones
+ * are fine). */
+static inline void gp_test_rm_db(const char *path)
+{
+    char x[4200];
+    remove(path);
+    snprintf(x, sizeof x, "%s-wal", path);
+    remove(x);
+    snprintf(x, sizeof x, "%s-shm", path);
+    remove(x);
+}
+
 /* The whole file at path as a NUL-terminated string (malloc'ed; the caller
  * frees it), or NULL when it cannot be opened. */
 static inline char *gp_test_slurp(const char *path)

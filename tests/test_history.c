@@ -16,22 +16,7 @@
 static void tmp_path(char *buf, size_t n, const char *tag)
 {
     snprintf(buf, n, "/tmp/gp_test_history_%s_%d.db", tag, (int)getpid());
-    char x[600];
-    unlink(buf);
-    snprintf(x, sizeof x, "%s-wal", buf);
-    unlink(x);
-    snprintf(x, sizeof x, "%s-shm", buf);
-    unlink(x);
-}
-
-static void rm_store(const char *path)
-{
-    char x[600];
-    unlink(path);
-    snprintf(x, sizeof x, "%s-wal", path);
-    unlink(x);
-    snprintf(x, sizeof x, "%s-shm", path);
-    unlink(x);
+    gp_test_rm_db(buf);
 }
 
 /* Deterministic noise in [-1, 1). */
@@ -169,7 +154,7 @@ TEST(history_step_at_run7)
     ASSERT_EQ_INT(n, 3);
     ASSERT_EQ_STR(gp_history_name(h, ops[0].name), "gemm");
     gp_history_destroy(h);
-    rm_store(path);
+    gp_test_rm_db(path);
 }
 
 TEST(history_flat_no_step)
@@ -189,7 +174,7 @@ TEST(history_flat_no_step)
         ASSERT(ops[i].spread_pct < 5);
     }
     gp_history_destroy(h);
-    rm_store(path);
+    gp_test_rm_db(path);
 }
 
 /* Fills runs of k instances around mean m[r] (+-2 %). */
@@ -391,7 +376,7 @@ TEST(history_cli)
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
     ASSERT_CONTAINS(out, "\"run_ids\":[10,11,12]");
     ASSERT_CONTAINS(out, "\"steps\":[]"); /* runs 10-12 are all slow */
-    rm_store(path);
+    gp_test_rm_db(path);
     tmp_path(path, sizeof path, "cliflat");
     ASSERT_EQ_INT(write_store(path, 6, 0, 0, 60), 0);
     snprintf(args, sizeof args, "history --op gemm --json %s", path);
@@ -399,7 +384,7 @@ TEST(history_cli)
     ASSERT_CONTAINS(out, "\"steps\":[]");
     snprintf(args, sizeof args, "history %s /tmp/gp_no_such_store_%d.db", path, (int)getpid());
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 2);
-    rm_store(path);
+    gp_test_rm_db(path);
     ASSERT_EQ_INT(run_cli("history /nonexistent/x.db", out, sizeof out), 2);
     /* 2 runs against 2, 50 % slower: a change too short to be a step, and
      * the text does not claim the mean did not change */
@@ -409,7 +394,7 @@ TEST(history_cli)
     ASSERT_EQ_INT(run_cli(args, out, sizeof out), 0);
     ASSERT_CONTAINS(out, "Steps (0): none passed the test");
     ASSERT(!strstr(out, "did not change"));
-    rm_store(path);
+    gp_test_rm_db(path);
 }
 
 TEST_MAIN(history_step_at_run7, history_flat_no_step, history_steps_rules,

@@ -29,22 +29,7 @@ static long max_rss_kb(void)
 static void store_path(char *buf, size_t n, const char *tag)
 {
     snprintf(buf, n, "/tmp/gp_test_store_%s_%ld.db", tag, (long)getpid());
-    char x[300];
-    unlink(buf);
-    snprintf(x, sizeof x, "%s-wal", buf);
-    unlink(x);
-    snprintf(x, sizeof x, "%s-shm", buf);
-    unlink(x);
-}
-
-static void store_rm(const char *path)
-{
-    char x[300];
-    unlink(path);
-    snprintf(x, sizeof x, "%s-wal", path);
-    unlink(x);
-    snprintf(x, sizeof x, "%s-shm", path);
-    unlink(x);
+    gp_test_rm_db(buf);
 }
 
 typedef struct work {
@@ -121,7 +106,7 @@ TEST(store_stream_bounded_memory)
     ASSERT_EQ_INT(outer->st.count, per);
     gp_summary_free(&s);
     gp_trace_destroy(t);
-    store_rm(path);
+    gp_test_rm_db(path);
 }
 
 /* Two threads into a store, the second half of each recorded while the test
@@ -223,7 +208,7 @@ TEST(store_stream_exact_with_rollover)
     ASSERT_EQ_INT(t->mem_events.v[0].bytes, 4096);
     ASSERT_EQ_INT(t->mem_events.v[1].bytes, -4096);
     gp_trace_destroy(t);
-    store_rm(path);
+    gp_test_rm_db(path);
 }
 
 /* Events committed for the newest run (sum of processes.events), or -1. */
@@ -298,7 +283,7 @@ TEST(store_stream_survives_kill)
     ASSERT_CMP_INT(step->st.min, >=, 0);
     gp_summary_free(&s);
     gp_trace_destroy(t);
-    store_rm(path);
+    gp_test_rm_db(path);
 }
 
 /* A forked child streams into the same run under its own processes row,
@@ -358,7 +343,7 @@ TEST(store_stream_fork)
     }
     gp_summary_free(&s);
     gp_trace_destroy(t);
-    store_rm(path);
+    gp_test_rm_db(path);
 }
 
 /* the RSS test runs first: later tests raise the process's peak */

@@ -18,12 +18,7 @@
 static void tmp_path(char *buf, size_t n, const char *tag)
 {
     snprintf(buf, n, "/tmp/gp_test_store_%s_%d.db", tag, (int)getpid());
-    char x[600];
-    unlink(buf);
-    snprintf(x, sizeof x, "%s-wal", buf);
-    unlink(x);
-    snprintf(x, sizeof x, "%s-shm", buf);
-    unlink(x);
+    gp_test_rm_db(buf);
 }
 
 static int64_t new_run(const char *path)
