@@ -6,7 +6,9 @@
 #include "cli/mon_common.h"
 #include "core/redact.h"
 #include "report/runs.h"
+#include "render/html.h"
 #include "report/session_result.h"
+#include "report/summary.h"
 #include "analysis/session_result.h"
 #include <sys/resource.h>
 #include "core/clock.h"
@@ -286,27 +288,42 @@ static void read_status(int fd, writer_status *ws)
     GP_VEC_FREE(text);
 }
 
-/* The run's session result (analysis/session_result.c, the computation of
- * libgpuprof's gp_session_end): printed after the summary and/or written as
- * JSON. Returns 0 or 1 (message printed). */
-static int run_session(const char *db, int64_t run, int64_t dur, int64_t cpu_ns, int print,
+/* What the run prints and writes at the end, from one load of the run:
+ * the summary (`gpuprof summary FILE:RUN`'s text, one writer) and the
+ * session result (analysis/session_result.c, the computation of libgpuprof's
+ * gp_session_end) after it when print is set, and the result as JSON to
+ * json_path when given. Returns 0 or 1 (message printed). */
+static int run_results(const char *out, int64_t run, int64_t dur, int64_t cpu_ns, int print,
                        const char *json_path)
 {
-    gp_err err = {0};
-    gp_trace *t;
-    if (gp_store_load(db, run, &t, &err)) {
-        fprintf(stderr, "gpuprof: session result: %s\n", err.msg);
-        return 1;
+    char spec[PATH_MAX + 32];
+    snprintf(spec, sizeof spec, "%s:%lld", out, (long long)run);
+    char *specs[] = {spec};
+    gp_trace **traces;
+    size_t n;
+    if (gp_cli_load_traces(specs, 1, &traces, &n)) return 1;
+    int rc = 0;
+    fflush(NULL);
+    if (print) {
+        gp_summary_view o;
+        gp_summary_view_default(&o, 0);
+        gp_summary s;
+        if (gp_summary_compute(traces[0], &s) == 0) {
+            gp_report_summary_text_doc(stdout, traces, &s, 1, &o);
+            gp_summary_free(&s);
+        } else {
+            rc = 1;
+        }
     }
     char name[64];
     snprintf(name, sizeof name, "run %lld", (long long)run);
     gp_session_result r;
-    int rc = gp_session_of_trace(t, name, dur, cpu_ns, &r);
-    gp_trace_destroy(t);
-    if (rc) {
-        fprintf(stderr, "gpuprof: session result: out of memory\n");
+    if (rc || gp_session_of_trace(traces[0], name, dur, cpu_ns, &r)) {
+        gp_cli_free_traces(traces, n);
+        fprintf(stderr, "gpuprof: %s: out of memory\n", spec);
         return 1;
     }
+    gp_cli_free_traces(traces, n);
     if (print) {
         printf("\n");
         gp_report_session_result_text(stdout, &r);
@@ -314,19 +331,17 @@ static int run_session(const char *db, int64_t run, int64_t dur, int64_t cpu_ns,
     }
     if (json_path) {
         gp_sbuf b = {0};
+        gp_err err = {0};
         gp_report_session_result_json(&b, &r);
         gp_sbuf_putc(&b, '\n');
-        FILE *f = fopen(json_path, "w");
-        int bad = !f || gp_sbuf_write(&b, f) != 0;
-        if (f && fclose(f) != 0) bad = 1;
-        if (bad) {
-            fprintf(stderr, "gpuprof: %s: %s\n", json_path, strerror(errno ? errno : EIO));
+        if (gp_write_file(json_path, &b, &err)) {
+            fprintf(stderr, "gpuprof: %s\n", err.msg);
             rc = 1;
         }
         gp_sbuf_free(&b);
     }
     gp_session_result_free(&r);
-    return rc ? 1 : 0;
+    return rc;
 }
 
 int gp_cmd_run(int argc, char **argv)
@@ -598,16 +613,8 @@ int gp_cmd_run(int argc, char **argv)
     if (incomplete && code == 0 && !allow_incomplete) code = 3;
     if (summary && events == 0 && !quiet) /* nothing to summarize: said, not an error */
         fprintf(stderr, "gpuprof: run %lld recorded no events (no summary)\n", (long long)run);
-    if (summary && events != 0 && gp_cmd_summary) {
-        char spec[PATH_MAX + 32];
-        snprintf(spec, sizeof spec, "%s:%lld", out, (long long)run);
-        char *sargv[] = {"summary", spec, NULL};
-        fflush(NULL);
-        gp_cmd_summary(2, sargv);
-        fflush(NULL);
-    }
     if ((summary && events != 0) || session_json)
-        if (run_session(db, run, dur, cmd_cpu_ns, summary && events != 0, session_json) &&
+        if (run_results(out, run, dur, cmd_cpu_ns, summary && events != 0, session_json) &&
             code == 0)
             code = 1;
     return code;
