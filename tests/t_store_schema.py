@@ -1,27 +1,31 @@
 #!/usr/bin/env python3
-"""The store as an interface (schema version 3, docs/store.md):
+"""The store as an interface (schema version 4, docs/store.md):
 - tests/data/store_v1.db (written by the build before schema 2) is migrated
-  when a command opens it: schema_version 3, migrated_from_1, a table another
+  when a command opens it: schema_version 4, migrated_from_1, a table another
   tool added survives with its rows, the recorded events are untouched;
 - tests/data/store_v2.db (written by the schema-2 build: an OpenCL run and a
-  fake-CUPTI CUDA run) is migrated to 3: every table's rows and every
+  fake-CUPTI CUDA run) is migrated to 4: every table's rows and every
   schema-2 view read the same as before (read here from the file before
   any gpuprof opened it), api_calls.kind is filled from each call's process
   source and category (resolved here independently), v_api_calls resolves it
   through api_kinds, and summary reads the same before and after;
+- tests/data/store_v3.db (written by the schema-3 build: a libgpuprof store
+  stream and an OpenCL run) is migrated to 4: every table and view reads the
+  same, slices.inline_child_ns is added (NULL), and both runs read;
 - the lookup tables hold the documented ids and names, and the v_* views
   agree with the raw tables (names resolved through strings, kinds through
   the lookups, *_ns columns equal ts/dur/ts+dur);
 - per-run queries use the indexes (EXPLAIN QUERY PLAN: no scan of an event
   table when selecting one run);
 - a store of a newer schema is refused with exit 2;
-- a new store is created at version 3, its API calls with their kind."""
+- a new store is created at version 4, its API calls with their kind."""
 import os, shutil, sqlite3, subprocess, sys, tempfile
 from gp_testutil import BIN, SRC, check, failures
 
 FIXTURE = os.path.join(SRC, "tests", "data", "store_v1.db")
 FIXTURE2 = os.path.join(SRC, "tests", "data", "store_v2.db")
-VERSION = "3"
+FIXTURE3 = os.path.join(SRC, "tests", "data", "store_v3.db")
+VERSION = "4"
 # api_kinds: id -> (name, source, category of its calls)
 API_KINDS = {0: ("unknown", None, None), 1: ("cuda_runtime", "cuda", "cuda_runtime"),
              2: ("cuda_driver", "cuda", "cuda_driver"), 3: ("opencl", "opencl", "runtime")}
@@ -36,7 +40,7 @@ def q(db, sql, *a):
 
 
 def check_v2(tmp):
-    """The schema 2 -> 3 migration of a store the schema-2 build wrote."""
+    """The schema 2 -> 4 migration of a store the schema-2 build wrote."""
     db = os.path.join(tmp, "v2.db")
     shutil.copy(FIXTURE2, db)
     check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
@@ -84,6 +88,51 @@ def check_v2(tmp):
         r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
                            text=True)
         check(r.returncode == 0 and len(r.stdout) > 2, "v2 store run %d reads: %s" % (run, r.stderr))
+
+
+def check_v3(tmp):
+    """The schema 3 -> 4 migration of a store the schema-3 build wrote."""
+    db = os.path.join(tmp, "v3.db")
+    shutil.copy(FIXTURE3, db)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("3",)],
+          "v3 fixture is schema version 3")
+    tables = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name "
+                                  "NOT IN ('meta', 'sqlite_sequence')")]
+    views = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
+    cols = lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
+    check("inline_child_ns" not in cols("slices") and "range_stats" in tables,
+          "v3 fixture has the schema-3 slices and range_stats")
+    check(q(db, "SELECT count(*) FROM slices")[0][0] > 0 and
+          q(db, "SELECT count(*) FROM api_calls")[0][0] > 0, "v3 fixture has ranges and API calls")
+    tcols = {t: cols(t) for t in tables}
+    before = {t: sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
+              for t in tables}
+    vbefore = {v: (cols(v), sorted(q(db, "SELECT * FROM %s" % v), key=repr)) for v in views}
+    runs = [r[0] for r in q(db, "SELECT id FROM runs ORDER BY id")]
+    outs = []
+    for run in runs:
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and len(r.stdout) > 2, "v3 store run %d reads: %s" % (run, r.stderr))
+        outs.append(r.stdout)
+    check(len(runs) == 2, "v3 fixture has two runs: %s" % runs)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
+          "v3 store migrated to " + VERSION)
+    check(len(q(db, "SELECT value FROM meta WHERE key='migrated_from_3'")) == 1,
+          "migrated_from_3 recorded")
+    for t in tables:
+        after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
+        check(after == before[t], "v3 -> %s: table %s reads the same" % (VERSION, t))
+    check(cols("slices")[-1] == "inline_child_ns", "slices.inline_child_ns added")
+    check(q(db, "SELECT count(*) FROM slices WHERE inline_child_ns IS NOT NULL") == [(0,)],
+          "inline_child_ns is NULL in the rows written before")
+    for v, (vc, rows) in vbefore.items():
+        after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(vc), v)), key=repr)
+        check(after == rows, "v3 -> %s: view %s reads the same" % (VERSION, v))
+    for run, out in zip(runs, outs):
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and r.stdout == out, "v3 store run %d: summary equal again" % run)
 
 
 def main():
@@ -201,6 +250,7 @@ def main():
     else:
         print("note: no OpenCL device/program: new-store check skipped")
     check_v2(tmp)
+    check_v3(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if failures else 0)
 

@@ -4,20 +4,50 @@
  * per-thread keep cap with rollover (exact counts and totals in the results,
  * the export and `summary` of the export), the keep cap with drops, the
  * aggregate sink's bounded memory over 100 M ranges (getrusage: growth
- * under 16 MB, the process under 64 MB), and the
- * stream sink's file read back by the importer. */
+ * under 16 MB, the process under 64 MB), the
+ * stream sink's file read back by the importer, and self time on a clock
+ * the test sets (a child with its parent's interval, a child aggregated
+ * inline inside a kept range): the same in the results, the export, the
+ * file stream and the store stream read back. */
 #include "analysis/summary.h"
 #include "core/sketch.h"
 #include "core/stats.h"
+#include "store/store.h"
 #include "test.h"
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A clock the test sets: libgpuprof.a, linked into this program, reads
+ * CLOCK_MONOTONIC through clock_gettime, which this program defines: it
+ * returns fake_ns while fake_on, else the kernel's clock. */
+static atomic_int fake_on;
+static _Atomic int64_t fake_ns;
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+    if (id == CLOCK_MONOTONIC && atomic_load(&fake_on)) {
+        int64_t v = atomic_load(&fake_ns);
+        ts->tv_sec = v / 1000000000;
+        ts->tv_nsec = v % 1000000000;
+        return 0;
+    }
+    return (int)syscall(SYS_clock_gettime, id, ts);
+}
+
+static int64_t real_mono_ns(void)
+{
+    struct timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -461,7 +491,135 @@ TEST(fork_child_records)
     gp_profiler_destroy(p);
 }
 
+/* Records, on the clock of the test with keep_max 3 (sink: default, or a
+ * stream to `stream`):
+ *   [1000, 5000] outer, [1000, 5000] inner: same interval (kept, kept)
+ *   [6000, 10000] outer (kept), [7000, 9000] inner (aggregated inline)
+ * so outer: count 2, total 8000, self 0 + 2000; inner: count 2, total 6000,
+ * self 4000 + 2000. Checks the library's rows against those values and
+ * returns the profiler (not destroyed). */
+static gp_profiler *record_fixed(const char *stream)
+{
+    gp_options o = {0};
+    o.clock = 1;
+    o.keep_max = 3;
+    o.sink = stream ? GP_SINK_STREAM : GP_SINK_AUTO;
+    o.stream_path = stream;
+    int64_t t0 = real_mono_ns();
+    atomic_store(&fake_ns, t0);
+    atomic_store(&fake_on, 1);
+    gp_profiler *p = gp_profiler_create(&o);
+    if (!p) {
+        atomic_store(&fake_on, 0);
+        return NULL;
+    }
+    static const int64_t at[] = {1000, 1000, 5000, 5000, 6000, 7000, 9000, 10000};
+    static const int begin[] = {1, 1, 0, 0, 1, 1, 0, 0};
+    static const char *const name[] = {"outer", "inner", 0, 0, "outer", "inner", 0, 0};
+    for (int i = 0; i < 8; i++) {
+        atomic_store(&fake_ns, t0 + at[i]);
+        if (begin[i])
+            gp_range_begin(p, name[i]);
+        else
+            gp_range_end(p);
+    }
+    atomic_store(&fake_on, 0);
+    return p;
+}
+
+/* The summary of trace t has outer and inner with the values above. */
+static void check_fixed_summary(const gp_trace *t, const char *what)
+{
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    int seen = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const char *n = gp_trace_s(t, s.rows[i].name);
+        int outer = !strcmp(n, "outer");
+        if (!outer && strcmp(n, "inner")) continue;
+        seen++;
+        if (s.rows[i].st.count != 2 || s.rows[i].st.sum != (outer ? 8000 : 6000) ||
+            s.rows[i].self_ns != (outer ? 2000 : 6000))
+            fprintf(stderr, "  %s: %s: count %llu total %lld self %lld\n", what, n,
+                    (unsigned long long)s.rows[i].st.count, (long long)s.rows[i].st.sum,
+                    (long long)s.rows[i].self_ns);
+        ASSERT_EQ_INT(s.rows[i].st.count, 2);
+        ASSERT_EQ_INT(s.rows[i].st.sum, outer ? 8000 : 6000);
+        ASSERT_EQ_INT(s.rows[i].self_ns, outer ? 2000 : 6000);
+    }
+    ASSERT_EQ_INT(seen, 2);
+    gp_summary_free(&s);
+}
+
+static void check_fixed_rows(gp_profiler *p)
+{
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const gp_summary_row *outer = row_named(r, nr, "outer"), *inner = row_named(r, nr, "inner");
+    ASSERT(outer && inner);
+    ASSERT_EQ_INT(outer->count, 2);
+    ASSERT_EQ_INT(outer->total_ns, 8000);
+    ASSERT_EQ_INT(outer->self_ns, 2000);
+    ASSERT_EQ_INT(inner->count, 2);
+    ASSERT_EQ_INT(inner->total_ns, 6000);
+    ASSERT_EQ_INT(inner->self_ns, 6000);
+    gp_summary_rows_free(r, nr);
+}
+
+/* Self time has one rule (docs/api.md "Self time"): a child slice with its
+ * parent's exact interval stays the child, and a kept range's children
+ * aggregated inline are subtracted, in the export and both streams. */
+TEST(self_time_fixed_clock)
+{
+    char path[128];
+    gp_trace *t;
+    gp_err err;
+    /* default sink, then gp_export_json read back */
+    gp_profiler *p = record_fixed(NULL);
+    ASSERT(p);
+    check_fixed_rows(p);
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_fixed_%ld.json", (long)getpid());
+    ASSERT_EQ_INT(gp_export_json(p, path), 0);
+    gp_profiler_destroy(p);
+    char *text = gp_test_slurp(path);
+    ASSERT(text);
+    /* the parent comes first, and the kept outer carries its inline child */
+    char *o1 = strstr(text, "\"name\":\"outer\",\"pid\""),
+         *i1 = strstr(text, "\"name\":\"inner\",\"pid\"");
+    ASSERT(o1 && i1 && o1 < i1);
+    ASSERT(strstr(text, "\"inline_child_ns\":2000"));
+    free(text);
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &t, &err), 0);
+    check_fixed_summary(t, "export");
+    gp_trace_destroy(t);
+    unlink(path);
+    /* file stream */
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_fixed_%ld.stream.json", (long)getpid());
+    p = record_fixed(path);
+    ASSERT(p);
+    check_fixed_rows(p);
+    gp_profiler_destroy(p);
+    int irc = gp_import_json_file(path, NULL, &t, &err);
+    if (irc) fprintf(stderr, "  %s\n", err.msg);
+    ASSERT_EQ_INT(irc, 0);
+    check_fixed_summary(t, "file stream");
+    gp_trace_destroy(t);
+    unlink(path);
+    /* store stream */
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_fixed_%ld.db", (long)getpid());
+    gp_test_rm_db(path);
+    p = record_fixed(path);
+    ASSERT(p);
+    check_fixed_rows(p);
+    gp_profiler_destroy(p);
+    ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+    check_fixed_summary(t, "store stream");
+    gp_trace_destroy(t);
+    gp_test_rm_db(path);
+}
+
 /* the RSS test runs first: later tests raise the process's peak */
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
-          session_result_and_compare, fork_child_records)
+          session_result_and_compare, fork_child_records, self_time_fixed_clock)

@@ -279,6 +279,12 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
             }
         }
         gp_nesting_free(&nest);
+        /* less the time of children aggregated inline (no slices of their own) */
+        for (size_t i = 0; i < t->inline_children.n; i++) {
+            const gp_inline_child *c = &t->inline_children.v[i];
+            if (c->slice < t->slices.n && row_of[c->slice] != UINT32_MAX)
+                rows[row_of[c->slice]].self_ns -= c->ns;
+        }
         /* aggregated ranges carry their own self time */
         for (size_t i = 0; agg_row && i < t->aggs.n; i++)
             if (agg_row[i] != UINT32_MAX) rows[agg_row[i]].self_ns += t->aggs.v[i].self_ns;

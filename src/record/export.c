@@ -101,6 +101,20 @@ void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
     gp_exp_slice_rest(p, b, i);
 }
 
+/* Appends range slice i's self time args: "self_ns", and "inline_child_ns"
+ * (the time of its children aggregated inline; docs/api.md "Self time")
+ * when there are any. */
+static void range_self(gp_profiler *p, gp_sbuf *b, size_t i, int *comma)
+{
+    gp_json_key(b, "self_ns", (*comma)++);
+    gp_json_int(b, p->ext.v[i].self_ns);
+    int64_t inl = p->tr->inline_children.n ? gp_trace_inline_child_ns(p->tr, i) : 0;
+    if (inl > 0) {
+        gp_json_key(b, "inline_child_ns", (*comma)++);
+        gp_json_int(b, inl);
+    }
+}
+
 /* Appends the rest of slice i after its head: ",\"ts\":...}" (caller holds
  * p->mu). */
 void gp_exp_slice_rest(gp_profiler *p, gp_sbuf *b, size_t i)
@@ -126,10 +140,7 @@ void gp_exp_slice_rest(gp_profiler *p, gp_sbuf *b, size_t i)
         gp_json_key(b, "bytes", comma++);
         gp_json_int(b, x->bytes);
     }
-    if (s->cat == p->cat_range) {
-        gp_json_key(b, "self_ns", comma++);
-        gp_json_int(b, x->self_ns);
-    }
+    if (s->cat == p->cat_range) range_self(p, b, i, &comma);
     for (uint32_t a = 0; a < x->nattr; a++) {
         const gp_attr *at = &p->attrs.v[x->attr_first + a];
         gp_json_key(b, gp_trace_s(t, at->key), comma++);
@@ -258,10 +269,7 @@ static int trace_view(gp_profiler *p, gp_trace *view)
             gp_json_key(&b, "bytes", comma++);
             gp_json_int(&b, x->bytes);
         }
-        if (s->cat == p->cat_range) {
-            gp_json_key(&b, "self_ns", comma++);
-            gp_json_int(&b, x->self_ns);
-        }
+        if (s->cat == p->cat_range) range_self(p, &b, i, &comma);
         while (em < t->entry_metrics.n && t->entry_metrics.v[em].slice < i) em++;
         if (em < t->entry_metrics.n && t->entry_metrics.v[em].slice == i)
             gp_entry_sum_json(&b, &t->entry_metrics.v[em].m, &comma);

@@ -1090,13 +1090,76 @@ static uint32_t func_id(gp_profiler *p, const void *fn)
     return id;
 }
 
+/* Slices are added as they end, so a child comes before its parent. Where
+ * the two have the same start and duration (timestamps in the same clock
+ * tick at both ends, e.g. a child preempted inside a parent that does
+ * nothing else), every reader's nesting (analysis/calltree.c: same start,
+ * same duration -> the lower index is the parent) would make the child the
+ * parent and move the self time between them. So when range slice s ends
+ * with the same interval as its last child slice c (track `track`), s takes
+ * c's place and the chain of same-interval descendants from c on moves one
+ * step down (their ext records and inline_children with them; kernel
+ * timings and other tracks' slices keep their places). Returns s's new
+ * index. A child already written out by the stream sink is left where it
+ * was (c then names a later slice, which does not match). */
+static size_t order_identical(gp_profiler *p, uint32_t track, size_t c, size_t s)
+{
+    gp_trace *t = p->tr;
+    if (c >= s || s >= t->slices.n) return s;
+    const gp_slice S = t->slices.v[s];
+    const gp_slice *C = &t->slices.v[c];
+    if (S.dur <= 0 || C->track != track || C->cat != p->cat_range || C->ts != S.ts ||
+        C->dur != S.dur)
+        return s;
+    /* the chain: c, the same-interval slices of this track after it, s */
+    /* walk the chain down from s: each member moves to the next one's place
+     * (moved inline_children entries are marked until the end) */
+    gp_slice_ext sx = p->ext.v[s];
+    size_t prev = s;
+    for (size_t j = s; j-- > c;) {
+        const gp_slice *m = &t->slices.v[j];
+        if (j != c &&
+            (m->track != track || m->cat != p->cat_range || m->ts != S.ts || m->dur != S.dur))
+            continue;
+        t->slices.v[prev] = t->slices.v[j];
+        p->ext.v[prev] = p->ext.v[j];
+        for (size_t k = t->inline_children.n; k-- > 0 && t->inline_children.v[k].slice >= c;)
+            if (t->inline_children.v[k].slice == j)
+                t->inline_children.v[k].slice = (uint32_t)prev | 0x80000000u;
+        prev = j;
+    }
+    t->slices.v[c] = S;
+    p->ext.v[c] = sx;
+    /* inline_children from c on: s's entry (the last one) moves to c; the
+     * moved ones were marked; keep the vector ascending by slice */
+    size_t k0 = t->inline_children.n;
+    while (k0 > 0 && (t->inline_children.v[k0 - 1].slice & 0x7fffffffu) >= c) k0--;
+    for (size_t k = k0; k < t->inline_children.n; k++) {
+        gp_inline_child *ic = &t->inline_children.v[k];
+        if (ic->slice & 0x80000000u)
+            ic->slice &= 0x7fffffffu;
+        else if (ic->slice == s)
+            ic->slice = (uint32_t)c;
+    }
+    for (size_t k = k0 + 1; k < t->inline_children.n; k++) { /* few entries: insertion sort */
+        gp_inline_child x = t->inline_children.v[k];
+        size_t j = k;
+        while (j > k0 && t->inline_children.v[j - 1].slice > x.slice) {
+            t->inline_children.v[j] = t->inline_children.v[j - 1];
+            j--;
+        }
+        t->inline_children.v[j] = x;
+    }
+    return c;
+}
+
 static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
 {
     switch (e->type) {
     case GP_EV_BEGIN:
     case GP_EV_BEGIN_EX:
     case GP_EV_FUNC: {
-        gp_open o = {gp_rec_ns(p, e->t), 0, -1, 0, 0, 0, b->pattrs.n};
+        gp_open o = {gp_rec_ns(p, e->t), 0, -1, 0, 0, 0, b->pattrs.n, UINT32_MAX};
         o.name = e->type == GP_EV_FUNC ? func_id(p, e->p) : str_id(p, e->p);
         if (e->type == GP_EV_BEGIN_EX) {
             o.device = (uint8_t)(e->a & 0xff);
@@ -1112,9 +1175,16 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
             return 0;
         }
         gp_open o = b->stack.v[--b->stack.n];
-        o.child_ns += (int64_t)e->v; /* children aggregated inline by the thread */
         int64_t dur = gp_rec_ns(p, e->t) - o.ts;
         if (dur < 0) dur = 0;
+        /* children aggregated inline by the thread (no slices of their own):
+         * kept with the slice so that every reader's self time (the nesting
+         * of slices less this) equals the recorder's; at most what the child
+         * slices left of the duration, as self time stops at 0 */
+        int64_t inl = (int64_t)e->v, room = dur - o.child_ns;
+        if (inl > room) inl = room;
+        if (inl < 0) inl = 0;
+        o.child_ns += (int64_t)e->v;
         gp_slice_ext x = {dur - o.child_ns,
                           o.bytes,
                           (uint32_t)p->attrs.n,
@@ -1125,9 +1195,19 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
         for (size_t i = o.attr_first; i < b->pattrs.n; i++)
             if (GP_VEC_PUSH(p->attrs, b->pattrs.v[i])) return GP_ENOMEM;
         b->pattrs.n = o.attr_first;
-        if (b->stack.n) b->stack.v[b->stack.n - 1].child_ns += dur;
-        return gp_rec_add_slice(p, b->track, p->cat_range, o.name, o.ts, dur, &x) < 0 ? GP_ENOMEM
-                                                                                      : 0;
+        long si = gp_rec_add_slice(p, b->track, p->cat_range, o.name, o.ts, dur, &x);
+        if (si < 0) return GP_ENOMEM;
+        if (inl > 0) {
+            gp_inline_child ic = {(uint32_t)si, inl};
+            if (GP_VEC_PUSH(p->tr->inline_children, ic)) return GP_ENOMEM;
+        }
+        if (o.last_child != UINT32_MAX)
+            si = (long)order_identical(p, b->track, o.last_child, (size_t)si);
+        if (b->stack.n) {
+            b->stack.v[b->stack.n - 1].child_ns += dur;
+            b->stack.v[b->stack.n - 1].last_child = (uint32_t)si;
+        }
+        return 0;
     }
     case GP_EV_ATTR_INT:
     case GP_EV_ATTR_STR: {
@@ -1306,6 +1386,7 @@ int gp_profiler_reset(gp_profiler *p)
     }
     gp_trace_aggs_clear(p->tr);
     p->tr->slices.n = 0;
+    p->tr->inline_children.n = 0;
     p->tr->counters.n = 0;
     p->tr->t_begin = p->tr->t_end = 0;
     p->ext.n = 0;

@@ -86,7 +86,8 @@ typedef struct gp_open {
     int64_t ts, child_ns, bytes;
     uint32_t name;
     uint8_t device, backend;
-    size_t attr_first; /* index into the profiler's pending attrs */
+    size_t attr_first;   /* index into the profiler's pending attrs */
+    uint32_t last_child; /* slice index of the last child slice ended, UINT32_MAX none */
 } gp_open;
 
 typedef struct gp_attr {

@@ -40,7 +40,7 @@ struct gp_stream {
 
 /* Events handed to the store writer per call, the most it queues
  * (backpressure beyond: the drain waits, the recording threads never do;
- * 2 x 16 Ki events of 128 B = 4 MiB in the writer) and its page cache. */
+ * 2 x 16 Ki events of 136 B = 4.25 MiB in the writer) and its page cache. */
 #define STORE_BLOCK    4096
 #define STORE_QUEUE    16384
 #define STORE_CACHE_KB 8192
@@ -176,6 +176,8 @@ static void store_slice(gp_profiler *p, gp_stream *st, size_t i)
     ev.track = store_track(p, st, s->track, 0);
     ev.ts = p->mono0 + s->ts;
     ev.dur = s->dur;
+    if (!kernel && p->tr->inline_children.n)
+        ev.inline_child_ns = gp_trace_inline_child_ns(p->tr, i);
     if (kernel) {
         const gp_track *t = &p->tr->tracks.v[s->track];
         ev.device = t->device;
@@ -342,6 +344,7 @@ int gp_stream_flush_(gp_profiler *p)
         put(p, &b);
     gp_sbuf_free(&b);
     t->slices.n = p->ext.n = w;
+    t->inline_children.n = 0; /* they name ranges, all written above */
     if (!attrs_used) p->attrs.n = 0;
     return st->err ? GP_EIO : rc;
 }
@@ -467,6 +470,7 @@ void gp_stream_fork_(gp_profiler *p, int phase)
         memset(&st->row_of, 0, sizeof st->row_of);
         for (gp_tbuf *b = p->threads; b; b = b->next_all) gp_rec_aggs_zero(b);
         p->tr->slices.n = p->ext.n = 0;
+        p->tr->inline_children.n = 0;
         p->tr->counters.n = 0;
         p->tr->mem_events.n = 0;
         p->streamed_ranges = 0;

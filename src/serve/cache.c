@@ -91,6 +91,7 @@ uint64_t gp_trace_mem_bytes(const gp_trace *t)
     V(devices);
     V(arg_streams);
     V(entry_metrics);
+    V(inline_children);
     V(tracked_buffers);
     V(args_text);
     V(slice_args);

@@ -180,19 +180,29 @@ static const char *const schema_v3_sql =
     "ON cs.proc = a.proc AND cs.id = a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = "
     "a.track LEFT JOIN api_kinds ak ON ak.id = a.kind;";
 
-/* 1 when db's api_calls has a column `kind` (-1 on error). */
-static int api_calls_has_kind(sqlite3 *db)
+int gp_store_has_column_(sqlite3 *db, const char *table, const char *col)
 {
     sqlite3_stmt *st = NULL;
     int has = -1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*) FROM pragma_table_info('api_calls') WHERE name = "
-                           "'kind'",
-                           -1, &st, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", -1,
+                           &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         has = sqlite3_column_int(st, 0) > 0;
     sqlite3_finalize(st);
     return has;
+}
+
+/* Adds column `col` (its SQL type: decl) to table unless it has it. */
+static int add_column(sqlite3 *db, const char *table, const char *col, const char *decl, char **msg)
+{
+    int has = gp_store_has_column_(db, table, col);
+    if (has < 0) return -1;
+    if (has) return 0;
+    char sql[200];
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", table, col, decl);
+    return sqlite3_exec(db, sql, NULL, NULL, msg) == SQLITE_OK ? 0 : -1;
 }
 
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table)
@@ -274,13 +284,12 @@ int gp_store_ensure_schema_(sqlite3 *db, const char *path, gp_err *err)
         sqlite3_exec(db, schema_v2_sql, NULL, NULL, &msg) != SQLITE_OK)
         goto fail;
     if (ver < 3) { /* a new store or one of version 1 or 2 */
-        int has = api_calls_has_kind(db);
-        if (has < 0 ||
-            (!has && sqlite3_exec(db, "ALTER TABLE api_calls ADD COLUMN kind INTEGER", NULL, NULL,
-                                  &msg) != SQLITE_OK) ||
+        if (add_column(db, "api_calls", "kind", "INTEGER", &msg) ||
             sqlite3_exec(db, schema_v3_sql, NULL, NULL, &msg) != SQLITE_OK)
             goto fail;
     }
+    /* version 4: slices.inline_child_ns (NULL in rows written before) */
+    if (ver < 4 && add_column(db, "slices", "inline_child_ns", "INTEGER", &msg)) goto fail;
     if (sqlite3_exec(db, vsql, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db,
                      "INSERT OR IGNORE INTO meta VALUES('created_by', 'gpuprof " GP_VERSION "')",
@@ -540,7 +549,7 @@ static const struct {
     int ncol;
 } tables[8] = {
     {NULL, 0},     {"api_calls", 8}, {"kernels", 19}, {"copies", 16},
-    {"slices", 7}, {"instants", 5},  {"counters", 5}, {"memory", 6},
+    {"slices", 8}, {"instants", 5},  {"counters", 5}, {"memory", 6},
 };
 
 static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
@@ -565,7 +574,10 @@ static void bind_event(sqlite3_stmt *st, int b, int64_t proc, const gp_store_ev 
         sqlite3_bind_int64(st, b + 5, e->ts);
         sqlite3_bind_int64(st, b + 6, e->dur);
         bind_opt(st, b + 7, e->corr);
-        if (e->table == GP_ST_API) sqlite3_bind_int(st, b + 8, api_kind);
+        if (e->table == GP_ST_API)
+            sqlite3_bind_int(st, b + 8, api_kind);
+        else /* slices.inline_child_ns */
+            bind_opt(st, b + 8, e->inline_child_ns > 0 ? e->inline_child_ns : GP_NONE);
         break;
     case GP_ST_KERNEL:
         sqlite3_bind_int64(st, b + 3, e->name);

@@ -11,7 +11,7 @@
 /* 1: the first store; 2: lookup tables, per-run indexes, v_* views; 3:
  * api_calls.kind -> api_kinds (an older store is migrated when opened for
  * writing or read by a process that may write it). docs/store.md. */
-#define GP_STORE_SCHEMA_VERSION 3
+#define GP_STORE_SCHEMA_VERSION 4
 
 /* Which table an event goes to. */
 typedef enum gp_store_table {
@@ -43,6 +43,7 @@ typedef struct gp_store_ev {
     int32_t device, context;
     int32_t grid[3], block[3];
     int32_t registers, shared_mem;
+    int64_t inline_child_ns; /* slices: children aggregated inline (gp_inline_child), 0 none */
 } gp_store_ev;
 
 /* Creates or migrates the schema of an open connection (struct sqlite3 *)
@@ -50,6 +51,8 @@ typedef struct gp_store_ev {
  * store written by a newer gpuprof. Returns 0 or a GP_E* code with err set. */
 struct sqlite3;
 int gp_store_ensure_schema_(struct sqlite3 *db, const char *path, gp_err *err);
+/* 1 when db's table has the column col, 0 when not, -1 on error. */
+int gp_store_has_column_(struct sqlite3 *db, const char *table, const char *col);
 /* A read-only connection to the store at path that creates no file when
  * the store is another user's (docs/security.md), or NULL. */
 struct sqlite3 *gp_store_open_reader(const char *path);

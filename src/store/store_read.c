@@ -384,10 +384,12 @@ static void slice_from_row(loader *L, lproc *p, sqlite3_stmt *st, gp_slice *s)
 static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err *err)
 {
     char sql[256];
+    /* slices.inline_child_ns: schema 4 (a store opened read-only may be older) */
+    int inl = !strcmp(table, "slices") && gp_store_has_column_(L->db, table, "inline_child_ns") > 0;
     snprintf(sql, sizeof sql,
-             "SELECT proc, track, cat, name, ts, dur, corr FROM %s WHERE " RUN_PROCS
+             "SELECT proc, track, cat, name, ts, dur, corr%s FROM %s WHERE " RUN_PROCS
              " ORDER BY rowid",
-             table);
+             inl ? ", inline_child_ns" : "", table);
     sqlite3_stmt *st;
     int sr = SQLITE_DONE;
     int rc = prep(L, sql, &st, err);
@@ -397,8 +399,14 @@ static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err 
         if (!p) continue;
         gp_slice s;
         slice_from_row(L, p, st, &s);
-        if (push_slice(L, &s) && flow_ph && s.correlation != GP_NONE)
-            add_flow(L, s.correlation, s.ts, s.track, flow_ph);
+        if (!push_slice(L, &s)) continue;
+        if (flow_ph && s.correlation != GP_NONE) add_flow(L, s.correlation, s.ts, s.track, flow_ph);
+        int64_t ic = inl ? sqlite3_column_int64(st, 7) : 0; /* NULL reads 0 */
+        if (ic > s.dur) ic = s.dur;
+        if (ic > 0) {
+            gp_inline_child c = {(uint32_t)(L->t->slices.n - 1), ic};
+            if (GP_VEC_PUSH(L->t->inline_children, c)) L->oom = 1;
+        }
     }
     if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
     return 0;

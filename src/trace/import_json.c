@@ -79,7 +79,8 @@ typedef struct arg {
     X(MEM_TOTAL_RES, "Total Reserved")                                                             \
     X(MEM_DEV_TYPE, "Device Type")                                                                 \
     X(MEM_DEV_ID, "Device Id")                                                                     \
-    X(GPU_TIMERS, "gpu_timers")
+    X(GPU_TIMERS, "gpu_timers")                                                                    \
+    X(INLINE_CHILD, "inline_child_ns")
 #define AK_ENUM(id, lit) AK_##id,
 enum { ARG_KEYS(AK_ENUM) AK_COUNT };
 #undef AK_ENUM
@@ -1507,11 +1508,14 @@ static void commit_event(P *p, const char *at)
         }
         int has_em = 0;
         gp_entry_metrics em = {0};
+        int64_t inl = 0;
         if (kind == GP_K_RANGE && e->nargs) {
             const arg *da = ARG(e, DEVICE);
             if (da && da->type == V_STR && KEY(da->val, "gpu")) sl.flags |= GP_SLICE_DEV_GPU;
             if (da && da->type == V_STR && KEY(da->val, "cpu")) sl.flags |= GP_SLICE_DEV_CPU;
-            has_em = entry_args(e, &em.m); /* libgpuprof per-entry metrics */
+            has_em = entry_args(e, &em.m);     /* libgpuprof per-entry metrics */
+            inl = ARG_I64(e, INLINE_CHILD, 0); /* children aggregated inline */
+            if (inl > sl.dur) inl = sl.dur;
         }
         if (sl.gpu == GP_NO_INDEX && e->nargs) {
             const arg *sa = ARG(e, STREAM);
@@ -1525,6 +1529,10 @@ static void commit_event(P *p, const char *at)
         if (has_em) {
             em.slice = (uint32_t)(t->slices.n - 1);
             if (GP_VEC_PUSH(t->entry_metrics, em)) oom(p);
+        }
+        if (inl > 0) {
+            gp_inline_child ic = {(uint32_t)(t->slices.n - 1), inl};
+            if (GP_VEC_PUSH(t->inline_children, ic)) oom(p);
         }
         if (p->keep_args && e->has_args) keep_args(p, 0, (uint32_t)(t->slices.n - 1), e);
         return;
@@ -2574,7 +2582,8 @@ static int merge_part(P *dst, P *src)
         GP_VEC_RESERVE(d->instant_args, s->instant_args.n))
         goto done;
     MERGE_MOVE_RAW(d->args_text, s->args_text);
-    slice_map sm_args = {sbase, rep_at.v, rep_at.n, 0}, sm_str = sm_args, sm_em = sm_args;
+    slice_map sm_args = {sbase, rep_at.v, rep_at.n, 0}, sm_str = sm_args, sm_em = sm_args,
+              sm_ic = sm_args;
     MERGE_MOVE(d->slice_args, s->slice_args,
                (x.owner = slice_map_at(&sm_args, x.owner), x.off += abase));
     MERGE_MOVE(d->instant_args, s->instant_args, (x.owner += ibase, x.off += abase));
@@ -2601,6 +2610,11 @@ static int merge_part(P *dst, P *src)
         gp_entry_metrics x = s->entry_metrics.v[i];
         x.slice = slice_map_at(&sm_em, x.slice);
         if (GP_VEC_PUSH(d->entry_metrics, x)) goto done;
+    }
+    for (size_t i = 0; i < s->inline_children.n; i++) {
+        gp_inline_child x = s->inline_children.v[i];
+        x.slice = slice_map_at(&sm_ic, x.slice);
+        if (GP_VEC_PUSH(d->inline_children, x)) goto done;
     }
     MERGE_MOVE(d->flows, s->flows, (x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
     MERGE_MOVE(d->instants, s->instants,

@@ -60,6 +60,7 @@ void gp_trace_destroy(gp_trace *t)
     gp_trace_aggs_clear(t);
     GP_VEC_FREE(t->aggs);
     GP_VEC_FREE(t->entry_metrics);
+    GP_VEC_FREE(t->inline_children);
     free(t);
 }
 
@@ -239,4 +240,19 @@ size_t gp_trace_bytes(const gp_trace *t)
            t->gpu_info.cap * sizeof(gp_gpu_info) + t->flows.cap * sizeof(gp_flow) +
            t->instants.cap * sizeof(gp_instant) + t->mem_events.cap * sizeof(gp_mem_event) +
            t->counters.cap * sizeof(gp_counter_sample) + t->tracks.cap * sizeof(gp_track);
+}
+
+int64_t gp_trace_inline_child_ns(const gp_trace *t, size_t slice)
+{
+    size_t lo = 0, hi = t->inline_children.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->inline_children.v[mid].slice < slice)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->inline_children.n && t->inline_children.v[lo].slice == slice
+               ? t->inline_children.v[lo].ns
+               : 0;
 }

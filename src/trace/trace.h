@@ -212,6 +212,15 @@ typedef struct gp_entry_metrics {
     gp_entry_sum m;
 } gp_entry_metrics;
 
+/* Time inside a slice (a libgpuprof range) spent in child ranges that have
+ * no slice of their own: ranges the recorder aggregated inline (they count
+ * in trace->aggs). A slice's self time is its duration less its child
+ * slices' and less this (docs/api.md "Self time"). */
+typedef struct gp_inline_child {
+    uint32_t slice; /* index into trace->slices */
+    int64_t ns;     /* > 0 */
+} gp_inline_child;
+
 typedef struct gp_agg_row {
     uint32_t name;           /* string id */
     uint16_t cat;            /* category index (kind annotation for libgpuprof ranges) */
@@ -282,6 +291,7 @@ typedef struct gp_trace {
     GP_VEC(gp_args_ref) instant_args;          /* ascending owner (instant index) */
     GP_VEC(gp_agg_row) aggs;                   /* aggregated ranges (see gp_agg_row) */
     GP_VEC(gp_entry_metrics) entry_metrics;    /* ascending slice index */
+    GP_VEC(gp_inline_child) inline_children;   /* ascending slice index */
     gp_trace_meta meta;
     int64_t t_begin, t_end; /* min ts / max end over all timed events (ns since t0) */
 } gp_trace;
@@ -333,6 +343,9 @@ int gp_trace_finish(gp_trace *t);
 
 /* Frees the aggregated rows (their sketches) and empties t->aggs. */
 void gp_trace_aggs_clear(gp_trace *t);
+
+/* The inline_children time of slice i (0 when none; binary search). */
+int64_t gp_trace_inline_child_ns(const gp_trace *t, size_t slice);
 
 /* Approximate bytes of memory held by the trace. */
 size_t gp_trace_bytes(const gp_trace *t);
