@@ -994,7 +994,7 @@ static int r_comm_overlap(gp_adv_ctx *c, const double *p, gp_advice *a)
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *h = &v->ev[i];
         if (h->stream < 0 || h->ktype != GP_KT_COMMUNICATION) continue;
-        if (ev_add(&e, h->name, 1, h->dur, NAN)) return ev_free(&e), GP_ENOMEM;
+        if (ev_add(&e, gp_hev_name(v, h), 1, h->dur, NAN)) return ev_free(&e), GP_ENOMEM;
     }
     ev_fill(c, &e, a, NULL, NULL, GP_ADV_U_NONE);
     char d[32];

@@ -180,8 +180,6 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
             e.dur = (en - b) * 1000;
         }
         e.stream = stream;
-        e.corr = s->correlation;
-        e.name = s->name;
         e.slice = (uint32_t)i;
         e.kind = (uint8_t)kind;
         if (!compat && (kind == GP_K_SYNC || kind == GP_K_MEMCPY || kind == GP_K_MEMSET)) {
@@ -190,8 +188,8 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
             if (kt_of[s->name] == 0xff) kt_of[s->name] = (uint8_t)ktype_of(t, s, 1);
             e.ktype = kt_of[s->name];
         }
-        if (e.corr < v->corr_lo) v->corr_lo = e.corr;
-        if (e.corr > v->corr_hi) v->corr_hi = e.corr;
+        if (s->correlation < v->corr_lo) v->corr_lo = s->correlation;
+        if (s->correlation > v->corr_hi) v->corr_hi = s->correlation;
         v->ev[n++] = e;
     }
     free(kt_of);
@@ -265,9 +263,9 @@ static int step_filter(gp_hview *v)
         if (e->stream != -1) continue;
         ncpu++;
         if (e->ts < first) first = e->ts;
-        if (isstep[e->name] == 0xff)
-            isstep[e->name] = (uint8_t)starts(gp_trace_s(v->t, e->name), "ProfilerStep");
-        if (isstep[e->name] && e->ts > last) last = e->ts;
+        uint32_t nm = gp_hev_name(v, e);
+        if (isstep[nm] == 0xff) isstep[nm] = (uint8_t)starts(gp_trace_s(v->t, nm), "ProfilerStep");
+        if (isstep[nm] && e->ts > last) last = e->ts;
     }
     free(isstep);
     if (!ncpu) return 0;
@@ -277,7 +275,8 @@ static int step_filter(gp_hview *v)
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream != -1 || e->ts >= last) continue;
-        if (ct_put(&cnt, e->corr, ct_get(&cnt, e->corr) + 1)) goto oom;
+        int64_t corr = gp_hev_corr(v, e);
+        if (ct_put(&cnt, corr, ct_get(&cnt, corr) + 1)) goto oom;
     }
     size_t m = 0;
     uint64_t maxc = 0;
@@ -286,7 +285,7 @@ static int step_filter(gp_hview *v)
         if (e->stream == -1) {
             if (e->ts < last) m++;
         } else {
-            uint64_t c = ct_get(&cnt, e->corr);
+            uint64_t c = ct_get(&cnt, gp_hev_corr(v, e));
             m += c;
             if (c > maxc) maxc = c;
         }
@@ -298,7 +297,7 @@ static int step_filter(gp_hview *v)
     m = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, e->corr);
+        uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
         while (c--) out[m++] = *e;
     }
     if (out != v->ev) free(v->ev);
@@ -387,11 +386,12 @@ static int mtia_filter(gp_hview *v)
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (nm[e->name] == 0xff) {
-            const char *s = gp_trace_s(t, e->name);
-            nm[e->name] = (uint8_t)(hta_step_name(s) | hta_memory_name(s) << 1);
+        uint32_t name = gp_hev_name(v, e);
+        if (nm[name] == 0xff) {
+            const char *s = gp_trace_s(t, name);
+            nm[name] = (uint8_t)(hta_step_name(s) | hta_memory_name(s) << 1);
         }
-        if (!(nm[e->name] & 1)) continue;
+        if (!(nm[name] & 1)) continue;
         steps[2 * nsteps] = e->ts;
         steps[2 * nsteps + 1] = e->ts + e->dur;
         nsteps++;
@@ -403,8 +403,9 @@ static int mtia_filter(gp_hview *v)
     if (ct_init(&keep, v)) goto done;
     for (size_t i = 0; i < v->n; i++) { /* correlations of the CPU events kept */
         const gp_hev *e = &v->ev[i];
+        int64_t corr = gp_hev_corr(v, e);
         if ((cat[t->slices.v[e->slice].cat] & 1) && e->ts >= t0 && e->ts + e->dur <= t1 &&
-            e->corr != -1 && ct_put(&keep, e->corr, 1))
+            corr != -1 && ct_put(&keep, corr, 1))
             goto done;
     }
     size_t m = 0;
@@ -412,8 +413,9 @@ static int mtia_filter(gp_hview *v)
         gp_hev e = v->ev[i];
         uint8_t c = cat[t->slices.v[e.slice].cat];
         int in = (c & 1) && e.ts >= t0 && e.ts + e.dur <= t1;
-        if (!in && (c & 2) && e.corr != -1 && ct_get(&keep, e.corr)) in = 1;
-        if (nm[e.name] & 2) {
+        int64_t corr = gp_hev_corr(v, &e);
+        if (!in && (c & 2) && corr != -1 && ct_get(&keep, corr)) in = 1;
+        if (nm[gp_hev_name(v, &e)] & 2) {
             int mem = 0;
             for (size_t k = 0; k < nsteps && !mem; k++)
                 mem = e.ts >= steps[2 * k] && e.ts <= steps[2 * k + 1];
@@ -441,7 +443,7 @@ static size_t count_steps(const gp_hview *views, size_t n)
     for (size_t r = 0; r < n; r++) {
         const gp_hview *v = &views[r];
         for (size_t i = 0; i < v->n; i++) {
-            const char *s = gp_trace_s(v->t, v->ev[i].name);
+            const char *s = gp_trace_s(v->t, gp_hev_name(v, &v->ev[i]));
             if (!starts(s, "ProfilerStep")) continue;
             size_t j = 0;
             while (j < ns && strcmp(seen[j], s)) j++;
@@ -483,8 +485,9 @@ static int peers_general(gp_hview *v)
     gp_u64map m = {0};
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->corr == -1) continue;
-        uint64_t *p = gp_u64map_slot(&m, (uint64_t)e->corr, 0);
+        int64_t corr = gp_hev_corr(v, e);
+        if (corr == -1) continue;
+        uint64_t *p = gp_u64map_slot(&m, (uint64_t)corr, 0);
         if (!p) {
             gp_u64map_free(&m);
             return GP_ENOMEM;
@@ -498,7 +501,8 @@ static int peers_general(gp_hview *v)
         const gp_hev *e = &v->ev[i];
         uint64_t x = 0;
         v->peer[i] = GP_NO_INDEX;
-        if (e->corr == -1 || !gp_u64map_get(&m, (uint64_t)e->corr, &x)) continue;
+        int64_t corr = gp_hev_corr(v, e);
+        if (corr == -1 || !gp_u64map_get(&m, (uint64_t)corr, &x)) continue;
         uint64_t o = e->stream != -1 ? x & 0xffffffffu : x >> 32;
         if (o) v->peer[i] = (uint32_t)(o - 1);
     }
@@ -519,8 +523,9 @@ static int peers_dense(gp_hview *v)
     for (size_t i = 0; i < v->n; i++) v->peer[i] = GP_NO_INDEX;
     for (size_t i = 0; i < v->n && !multi; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->corr == -1) continue;
-        uint32_t *p = &m.a[(uint64_t)e->corr - (uint64_t)m.lo];
+        int64_t corr = gp_hev_corr(v, e);
+        if (corr == -1) continue;
+        uint32_t *p = &m.a[(uint64_t)corr - (uint64_t)m.lo];
         if (!*p) {
             *p = (uint32_t)(i + 1);
             continue;
@@ -675,7 +680,7 @@ size_t gp_hta_step_names(const gp_hview *v, const char **names, size_t max)
 {
     size_t ns = 0;
     for (size_t i = 0; i < v->n && ns < max; i++) {
-        const char *s = gp_trace_s(v->t, v->ev[i].name);
+        const char *s = gp_trace_s(v->t, gp_hev_name(v, &v->ev[i]));
         if (!starts(s, "ProfilerStep")) continue;
         size_t j = 0;
         while (j < ns && strcmp(names[j], s)) j++;

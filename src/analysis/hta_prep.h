@@ -26,12 +26,14 @@ const char *gp_ktype_name(gp_ktype k);
 gp_ktype gp_ktype_of_name(const char *name);
 
 /* One event as the analyses see it. Times in ns relative to the trace's t0;
- * in compat mode they are whole microseconds (multiples of 1000). */
+ * in compat mode they are whole microseconds (multiples of 1000). 32 bytes:
+ * what the view holds as its own (ts and dur rounded in compat mode, the
+ * stream); the name and correlation id are the slice's, read through it
+ * (gp_hev_name, gp_hev_corr), which keeps the view of a large trace small
+ * beside the trace (issue 19: analyze peak RSS). */
 typedef struct gp_hev {
     int64_t ts, dur;
     int64_t stream; /* -1: host side (HTA's "stream == -1") */
-    int64_t corr;   /* correlation id, -1 when absent */
-    uint32_t name;  /* string id in the trace */
     uint32_t slice; /* index into trace->slices */
     uint8_t kind;   /* gp_kind of the slice */
     uint8_t ktype;  /* gp_ktype (meaningful for stream != -1) */
@@ -59,6 +61,17 @@ typedef struct gp_hview {
                                * COMPUTATION, [2] COMMUNICATION, [3] MEMORY */
     size_t nmerged[4];
 } gp_hview;
+
+/* The event's name (string id in the trace) and correlation id (-1 when
+ * absent): those of its slice. */
+static inline uint32_t gp_hev_name(const gp_hview *v, const gp_hev *e)
+{
+    return v->t->slices.v[e->slice].name;
+}
+static inline int64_t gp_hev_corr(const gp_hview *v, const gp_hev *e)
+{
+    return v->t->slices.v[e->slice].correlation;
+}
 
 typedef struct gp_hta_opts {
     int compat; /* 1: HTA 0.6.1 preprocessing; 0: full trace at ns precision */

@@ -150,9 +150,10 @@ int gp_top_kernels(const gp_hview *v, int num_kernels, double ratio, gp_topk **r
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream == -1 || e->ktype > 2) continue;
-        uint32_t *sl = &slot[(size_t)e->ktype * nstr + e->name];
+        uint32_t nm = gp_hev_name(v, e);
+        uint32_t *sl = &slot[(size_t)e->ktype * nstr + nm];
         if (!*sl) {
-            agg a = {e->name, 0, 0, INT64_MAX, INT64_MIN, 0, 0};
+            agg a = {nm, 0, 0, INT64_MAX, INT64_MIN, 0, 0};
             if (GP_VEC_PUSH(groups[e->ktype], a)) {
                 for (int k = 0; k < 3; k++) GP_VEC_FREE(groups[k]);
                 free(slot);

@@ -58,10 +58,10 @@ static int launch_fast(const gp_hview *v, gp_launch_set s, const gp_launch_opts 
     size_t np = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (isl[e->name] == 0xff)
-            isl[e->name] = (uint8_t)gp_launch_name_in(gp_trace_s(t, e->name), s, v->compat);
-        if (!isl[e->name]) continue;
-        if (e->corr == -1) { /* joins every uncorrelated event: the general path */
+        uint32_t nm = gp_hev_name(v, e);
+        if (isl[nm] == 0xff) isl[nm] = (uint8_t)gp_launch_name_in(gp_trace_s(t, nm), s, v->compat);
+        if (!isl[nm]) continue;
+        if (gp_hev_corr(v, e) == -1) { /* joins every uncorrelated event: the general path */
             *fallback = 1;
             free(isl);
             return 0;
@@ -78,7 +78,7 @@ static int launch_fast(const gp_hview *v, gp_launch_set s, const gp_launch_opts 
         const gp_hev *g = &v->ev[i];
         uint32_t h = v->peer[i];
         if (g->stream == -1 || h == GP_NO_INDEX) continue;
-        if (!isl[g->name] && !isl[v->ev[h].name]) continue;
+        if (!isl[gp_hev_name(v, g)] && !isl[gp_hev_name(v, &v->ev[h])]) continue;
         count(out, o, &v->ev[h], g, launch_delay(v, &v->ev[h], g), vc, vg, vd);
     }
     gp_stats_i64(vc, out->launches, &out->cpu_ns);
@@ -106,11 +106,12 @@ int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         uint64_t yes;
-        if (!gp_u64map_get(&isl, e->name, &yes)) {
-            yes = (uint64_t)gp_launch_name_in(gp_trace_s(v->t, e->name), s, v->compat);
-            if (gp_u64map_put(&isl, e->name, yes)) goto done;
+        uint32_t nm = gp_hev_name(v, e);
+        if (!gp_u64map_get(&isl, nm, &yes)) {
+            yes = (uint64_t)gp_launch_name_in(gp_trace_s(v->t, nm), s, v->compat);
+            if (gp_u64map_put(&isl, nm, yes)) goto done;
         }
-        if (yes && gp_u64map_put(&corrs, (uint64_t)e->corr, 1)) goto done;
+        if (yes && gp_u64map_put(&corrs, (uint64_t)gp_hev_corr(v, e), 1)) goto done;
     }
     /* GPU events per correlation as linked lists (inner join keeps all pairs) */
     next = malloc((v->n ? v->n : 1) * sizeof *next);
@@ -118,8 +119,10 @@ int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *
     for (size_t i = v->n; i-- > 0;) {
         const gp_hev *e = &v->ev[i];
         uint64_t x;
-        if (e->stream == -1 || !gp_u64map_get(&corrs, (uint64_t)e->corr, &x)) continue;
-        uint64_t *head = gp_u64map_slot(&gpu_first, (uint64_t)e->corr, SIZE_MAX);
+        if (e->stream == -1) continue;
+        uint64_t corr = (uint64_t)gp_hev_corr(v, e);
+        if (!gp_u64map_get(&corrs, corr, &x)) continue;
+        uint64_t *head = gp_u64map_slot(&gpu_first, corr, SIZE_MAX);
         if (!head) goto done;
         next[i] = (size_t)*head;
         *head = i;
@@ -128,7 +131,8 @@ int gp_launch_compute(const gp_hview *v, gp_launch_set s, const gp_launch_opts *
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *c = &v->ev[i];
         uint64_t h;
-        if (c->stream != -1 || !gp_u64map_get(&gpu_first, (uint64_t)c->corr, &h)) continue;
+        if (c->stream != -1 || !gp_u64map_get(&gpu_first, (uint64_t)gp_hev_corr(v, c), &h))
+            continue;
         for (size_t j = (size_t)h; j != SIZE_MAX; j = next[j]) {
             const gp_hev *g = &v->ev[j];
             int64_t delay = launch_delay(v, c, g);

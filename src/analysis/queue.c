@@ -79,10 +79,10 @@ static int queue_fast(const gp_hview *v, int64_t full_at, gp_queue_row **rows, s
     size_t np = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->stream != -1 || e->corr == -1 || v->peer[i] == GP_NO_INDEX) continue;
-        if (isl[e->name] == 0xff)
-            isl[e->name] = (uint8_t)is_launch(gp_trace_s(t, e->name), v->compat);
-        if (isl[e->name]) np++;
+        if (e->stream != -1 || v->peer[i] == GP_NO_INDEX || gp_hev_corr(v, e) == -1) continue;
+        uint32_t nm = gp_hev_name(v, e);
+        if (isl[nm] == 0xff) isl[nm] = (uint8_t)is_launch(gp_trace_s(t, nm), v->compat);
+        if (isl[nm]) np++;
     }
     pairs = malloc((np ? np : 1) * 4 * sizeof *pairs);
     if (!pairs) goto done;
@@ -92,7 +92,8 @@ static int queue_fast(const gp_hview *v, int64_t full_at, gp_queue_row **rows, s
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0, plus = tie_rank(v, +1) == pass; i < v->n; i++) {
             const gp_hev *e = &v->ev[i];
-            if (e->stream != -1 || e->corr == -1 || v->peer[i] == GP_NO_INDEX || !isl[e->name])
+            if (e->stream != -1 || v->peer[i] == GP_NO_INDEX || gp_hev_corr(v, e) == -1 ||
+                !isl[gp_hev_name(v, e)])
                 continue;
             const gp_hev *g = &v->ev[v->peer[i]];
             if (g->stream != last_stream) {
@@ -160,26 +161,29 @@ int gp_queue_length(const gp_hview *v, int64_t full_at, gp_queue_row **rows, siz
     GP_VEC(gp_queue_row) out = {0};
     int rc = GP_ENOMEM;
     for (size_t i = 0; i < v->n; i++) /* correlation -> (last) GPU event */
-        if (v->ev[i].stream != -1 && gp_u64map_put(&gpu, (uint64_t)v->ev[i].corr, i)) goto done;
+        if (v->ev[i].stream != -1 && gp_u64map_put(&gpu, (uint64_t)gp_hev_corr(v, &v->ev[i]), i))
+            goto done;
     q = malloc((2 * v->n + 1) * sizeof *q);
     if (!q) goto done;
     size_t m = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->stream != -1 || e->corr == -1) continue;
+        int64_t corr = gp_hev_corr(v, e);
+        if (e->stream != -1 || corr == -1) continue;
         uint64_t yes, g;
-        if (!gp_u64map_get(&isl, e->name, &yes)) {
-            yes = (uint64_t)is_launch(gp_trace_s(v->t, e->name), v->compat);
-            if (gp_u64map_put(&isl, e->name, yes)) goto done;
+        uint32_t nm = gp_hev_name(v, e);
+        if (!gp_u64map_get(&isl, nm, &yes)) {
+            yes = (uint64_t)is_launch(gp_trace_s(v->t, nm), v->compat);
+            if (gp_u64map_put(&isl, nm, yes)) goto done;
         }
-        if (!yes || !gp_u64map_get(&gpu, (uint64_t)e->corr, &g)) continue;
+        if (!yes || !gp_u64map_get(&gpu, (uint64_t)corr, &g)) continue;
         q[m++] = (qev){v->ev[g].stream, e->ts, +1, tie_rank(v, +1)};
-        if (gp_u64map_put(&launch, (uint64_t)e->corr, 1)) goto done;
+        if (gp_u64map_put(&launch, (uint64_t)corr, 1)) goto done;
     }
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         uint64_t x;
-        if (e->stream != -1 && gp_u64map_get(&launch, (uint64_t)e->corr, &x))
+        if (e->stream != -1 && gp_u64map_get(&launch, (uint64_t)gp_hev_corr(v, e), &x))
             q[m++] = (qev){e->stream, e->ts, -1, tie_rank(v, -1)};
     }
     if (m) qsort(q, m, sizeof *q, cmp_qev);

@@ -50,16 +50,17 @@ int gp_steps_compute(const gp_hview *v, gp_step_row **rows, size_t *nrows)
         const gp_hev *e = &v->ev[i];
         /* the GPU-side copy of the annotation (gpu_user_annotation) is no step */
         if (e->stream != -1 || e->kind == GP_K_GPU_ANNOTATION) continue;
-        if (num[e->name] == -2) {
-            const char *s = gp_trace_s(t, e->name), *p = s + 13;
-            num[e->name] = -1;
+        uint32_t nm = gp_hev_name(v, e);
+        if (num[nm] == -2) {
+            const char *s = gp_trace_s(t, nm), *p = s + 13;
+            num[nm] = -1;
             if (!strncmp(s, "ProfilerStep#", 13) && *p >= '0' && *p <= '9') {
                 char *end;
                 long long x = strtoll(p, &end, 10);
-                if (!*end) num[e->name] = x;
+                if (!*end) num[nm] = x;
             }
         }
-        if (num[e->name] >= 0) ns++;
+        if (num[nm] >= 0) ns++;
     }
     if (!ns) {
         free(num);
@@ -77,8 +78,10 @@ int gp_steps_compute(const gp_hview *v, gp_step_row **rows, size_t *nrows)
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->stream != -1 || e->kind == GP_K_GPU_ANNOTATION || num[e->name] < 0) continue;
-        st[k].step = num[e->name];
+        if (e->stream != -1 || e->kind == GP_K_GPU_ANNOTATION) continue;
+        int64_t step = num[gp_hev_name(v, e)];
+        if (step < 0) continue;
+        st[k].step = step;
         st[k].ts = e->ts;
         st[k].span_ns = e->dur;
         k++;
