@@ -1,5 +1,6 @@
 /* tests/test_core.c: string interning, hash map, stats, JSON escaping. */
 #include "test.h"
+#include "core/error.h"
 #include "core/hash.h"
 #include "core/sbuf.h"
 #include "core/stats.h"
@@ -91,5 +92,52 @@ TEST(units_per_column)
     ASSERT_EQ_STR(gp_fmt_bytes(buf, sizeof buf, 1536), "1.50 KiB");
 }
 
+/* gp_sbuf_spill_to: a document over several GP_SBUF_SPILL pieces reaches
+ * the file byte for byte as the whole buffer would, the buffer stays under
+ * two pieces, and a failed write is reported by gp_sbuf_spill_end. */
+TEST(sbuf_spill_pieces)
+{
+    gp_sbuf whole = {0}, part = {0};
+    FILE *f = tmpfile();
+    ASSERT(f);
+    gp_sbuf_spill_to(&part, f);
+    size_t most = 0;
+    for (int i = 0; i < 200000; i++) {
+        gp_sbuf *bs[2] = {&whole, &part};
+        for (int k = 0; k < 2; k++) {
+            gp_sbuf_printf(bs[k], "%s{\"i\":%d,", i ? "," : "[", i);
+            gp_json_key(bs[k], "name", 0);
+            gp_json_str(bs[k], i % 7 ? "kernel \"x\"" : "caf\xc3\xa9\xff");
+            gp_json_key(bs[k], "v", 1);
+            gp_json_num(bs[k], i * 0.25);
+            gp_sbuf_putc(bs[k], '}');
+        }
+        if (part.n > most) most = part.n;
+    }
+    gp_sbuf_putc(&whole, ']');
+    gp_sbuf_putc(&part, ']');
+    ASSERT_CMP_INT(whole.n, >, 4 * (size_t)GP_SBUF_SPILL);
+    ASSERT_CMP_INT(most, <=, (size_t)GP_SBUF_SPILL);
+    ASSERT_EQ_INT(gp_sbuf_spill_end(&part), 0);
+    ASSERT_EQ_INT(ftell(f), (long)whole.n);
+    rewind(f);
+    char *got = malloc(whole.n);
+    ASSERT(got && fread(got, 1, whole.n, f) == whole.n);
+    ASSERT(memcmp(got, whole.s, whole.n) == 0);
+    free(got);
+    fclose(f);
+    /* a stream that cannot be written */
+    FILE *ro = fopen("/dev/null", "r");
+    ASSERT(ro);
+    gp_sbuf bad = {0};
+    gp_sbuf_spill_to(&bad, ro);
+    for (int i = 0; i < 100000; i++) gp_sbuf_puts(&bad, "0123456789abcdef0123456789");
+    ASSERT_EQ_INT(gp_sbuf_spill_end(&bad), GP_EIO);
+    fclose(ro);
+    gp_sbuf_free(&bad);
+    gp_sbuf_free(&whole);
+    gp_sbuf_free(&part);
+}
+
 TEST_MAIN(strtab_interns_once, u64map_roundtrip, stats_match_numpy, radix_sort_large,
-          json_escape_is_valid, units_per_column)
+          json_escape_is_valid, units_per_column, sbuf_spill_pieces)

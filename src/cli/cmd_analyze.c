@@ -53,20 +53,28 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
     return 0;
 }
 
-/* Writes b to path (atomically: a temporary file renamed), or stdout for
- * NULL. Returns 0 or 1, with the message printed for a file; a failed
- * stdout is reported once, by main (close_stdout). */
-static int write_out(const gp_sbuf *b, const char *path)
+/* Output to path (atomically: a temporary file, renamed by out_close), or
+ * stdout for NULL. *tmp is set to the temporary name (free'd by out_close).
+ * NULL when the file cannot be created (out_close reports it). */
+static FILE *out_open(const char *path, char **tmp)
 {
-    if (!path) return gp_sbuf_write(b, stdout) || fflush(stdout) ? 1 : 0;
+    *tmp = NULL;
+    if (!path) return stdout;
     size_t n = strlen(path) + 16;
-    char *tmp = gp_xmalloc(n);
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int bad = !f || gp_sbuf_write(b, f);
-    if (f && fclose(f)) bad = 1;
-    if (!bad && rename(tmp, path)) bad = 1;
-    if (bad) {
+    *tmp = gp_xmalloc(n);
+    snprintf(*tmp, n, "%s.tmp%ld", path, (long)getpid());
+    return fopen(*tmp, "wb");
+}
+
+/* Closes what out_open gave (bad: a write failed) and renames the file into
+ * place. Returns 0 or 1, with the message printed for a file; a failed
+ * stdout is reported once, by main (close_stdout). */
+static int out_close(FILE *f, const char *path, char *tmp, int bad)
+{
+    if (!f) bad = 1;
+    if (f && (path ? fclose(f) != 0 : fflush(f) != 0)) bad = 1;
+    if (path && !bad && rename(tmp, path)) bad = 1;
+    if (bad && path) {
         fprintf(stderr, "gpuprof: %s: cannot write: %s\n", path, strerror(errno));
         unlink(tmp);
     }
@@ -74,16 +82,30 @@ static int write_out(const gp_sbuf *b, const char *path)
     return bad;
 }
 
+/* Writes b to path as out_open/out_close do. */
+static int write_out(const gp_sbuf *b, const char *path)
+{
+    char *tmp;
+    FILE *f = out_open(path, &tmp);
+    return out_close(f, path, tmp, f && gp_sbuf_write(b, f));
+}
+
 /* The result's text report or JSON document to out (NULL: stdout). */
 static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, int json,
                         const char *out)
 {
-    if (json) {
-        gp_sbuf b = {0};
-        gp_report_analyze_json(&b, res, o);
-        int rc = write_out(&b, out);
-        gp_sbuf_free(&b);
-        return rc;
+    if (json) { /* written in 1 MiB pieces: hundreds of ranks' JSON is never whole in memory */
+        char *tmp;
+        FILE *f = out_open(out, &tmp);
+        int bad = 0;
+        if (f) {
+            gp_sbuf b = {0};
+            gp_sbuf_spill_to(&b, f);
+            gp_report_analyze_json(&b, res, o);
+            bad = gp_sbuf_spill_end(&b) != 0;
+            gp_sbuf_free(&b);
+        }
+        return out_close(f, out, tmp, bad);
     }
     FILE *f = out ? fopen(out, "w") : stdout;
     if (!f) {

@@ -17,8 +17,15 @@ void gp_sbuf_reset(gp_sbuf *b)
     b->n = 0;
 }
 
+static void spill(gp_sbuf *b)
+{
+    if (b->n && fwrite(b->s, 1, b->n, b->spill) != b->n) b->spill_err = 1;
+    b->n = 0;
+}
+
 static void reserve(gp_sbuf *b, size_t extra)
 {
+    if (b->spill && b->n && b->n + extra + 1 > GP_SBUF_SPILL) spill(b);
     if (b->n + extra + 1 <= b->cap) return;
     size_t nc = b->cap ? b->cap : 256;
     while (nc < b->n + extra + 1) nc *= 2;
@@ -86,6 +93,19 @@ int gp_sbuf_write(const gp_sbuf *b, FILE *f)
 {
     if (b->n && fwrite(b->s, 1, b->n, f) != b->n) return GP_EIO;
     return 0;
+}
+
+void gp_sbuf_spill_to(gp_sbuf *b, FILE *f)
+{
+    b->spill = f;
+    b->spill_err = 0;
+}
+
+int gp_sbuf_spill_end(gp_sbuf *b)
+{
+    if (b->spill) spill(b);
+    b->spill = NULL;
+    return b->spill_err ? GP_EIO : 0;
 }
 
 /* Length of a valid UTF-8 sequence at p (1..4), or 0 if invalid. */

@@ -10,7 +10,9 @@
 typedef struct gp_sbuf {
     char *s;
     size_t n, cap;
-} gp_sbuf; /* zero-initialise; free with gp_sbuf_free */
+    FILE *spill;   /* gp_sbuf_spill_to: where full contents go (NULL: kept) */
+    int spill_err; /* a write to spill failed */
+} gp_sbuf;         /* zero-initialise; free with gp_sbuf_free */
 
 void gp_sbuf_free(gp_sbuf *b);
 void gp_sbuf_reset(gp_sbuf *b);
@@ -25,6 +27,14 @@ void gp_sbuf_vprintf(gp_sbuf *b, const char *fmt, va_list ap);
 const char *gp_sbuf_cstr(gp_sbuf *b);
 /* Writes the contents to f; returns 0 or GP_EIO. */
 int gp_sbuf_write(const gp_sbuf *b, FILE *f);
+/* From now on, whenever the contents reach GP_SBUF_SPILL bytes they are
+ * written to f and dropped, so a long document is written in pieces with
+ * bounded memory. Only for writers that append (none may go back into what
+ * was written). gp_sbuf_spill_end writes the rest: 0 or GP_EIO (any write
+ * failed). */
+#define GP_SBUF_SPILL (1u << 20)
+void gp_sbuf_spill_to(gp_sbuf *b, FILE *f);
+int gp_sbuf_spill_end(gp_sbuf *b);
 
 /* JSON helpers. gp_json_str writes a quoted, escaped string (invalid UTF-8
  * bytes are replaced by U+FFFD so that the output is always valid JSON). */
