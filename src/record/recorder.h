@@ -114,7 +114,9 @@ typedef struct gp_tbuf {
     /* an end found the backlog full and took a chunk beyond GP_MAX_CHUNKS
      * (an end is never lost): until a chunk comes back, new begins roll over
      * inline, so that the extra chunk holds only ends (else each filled it
-     * with begins whose ends took one more: growth without bound) */
+     * with begins whose ends took one more: growth without bound); begins
+     * look at `freed` themselves (they call no chunk_next while the extra
+     * chunk has room) */
     uint32_t over;
     _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
     _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
