@@ -536,7 +536,7 @@ void gp_rec_drain_stop(gp_profiler *p)
 
 static gp_chunk *chunk_new(void)
 {
-    gp_chunk *c = malloc(sizeof *c);
+    gp_chunk *c = aligned_alloc(64, sizeof *c);
     if (!c) return NULL;
     atomic_init(&c->next, NULL);
     atomic_init(&c->n, 0);

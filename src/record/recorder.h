@@ -43,7 +43,10 @@ typedef struct gp_chunk {
     _Atomic(struct gp_chunk *) next; /* set by the writer once this chunk is full */
     _Atomic uint32_t n;              /* events published (release by the writer) */
     struct gp_chunk *free_next;      /* link in the recycled list */
-    gp_rev ev[GP_CHUNK_EVENTS];
+    /* the events start on a cache line of their own (the chunk is allocated
+     * 64-aligned): a 32-byte event never straddles two lines, a begin/end
+     * pair fills one line, and the header the drain reads is not on it */
+    gp_rev ev[GP_CHUNK_EVENTS] __attribute__((aligned(64)));
 } gp_chunk;
 
 /* An open level of a thread (owner-only). */
