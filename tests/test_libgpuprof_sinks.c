@@ -343,6 +343,84 @@ TEST(stream_sink_file)
     unlink(path);
 }
 
+/* Stream sink, nested ranges: an end that finds the backlog full takes a
+ * chunk beyond the cap and new begins roll over; once the drain has given
+ * chunks back, begins record events again (they stopped for good before:
+ * the kept count froze at the first overflow). Every range is counted once
+ * (kept + aggregated, none dropped), and the per-name counts and totals of
+ * the results are those of the file read back. */
+static void nested_loop(gp_profiler *p, long n)
+{
+    for (long i = 0; i < n; i++) {
+        gp_range_begin(p, "outer");
+        gp_range_begin(p, "inner");
+        gp_range_end(p);
+        if (i % 3 == 0) { /* an odd number of events per outer range now and then */
+            gp_range_begin(p, "odd");
+            gp_range_end(p);
+        }
+        gp_range_end(p);
+    }
+}
+
+TEST(stream_sink_resumes_after_overflow)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_stream_resume_%ld.json", (long)getpid());
+    gp_options o = {0};
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    const long n1 = 300000, n2 = 40000;
+    nested_loop(p, n1);
+    gp_record_stats s1, s2;
+    /* drains everything: every chunk but the current one goes back */
+    ASSERT_EQ_INT(gp_record_stats_get(p, &s1), 0);
+    ASSERT_CMP_INT(s1.aggregated, >, 0); /* the backlog was full: rollover */
+    nested_loop(p, n2);
+    ASSERT_EQ_INT(gp_record_stats_get(p, &s2), 0);
+    /* the drain gave back all chunks but the current one: at least half
+     * the backlog (32 chunks of 2048 events, 2 per range) is filled with
+     * events again */
+    ASSERT_CMP_INT(s2.kept - s1.kept, >=, 32 * 2048 / 2);
+    const uint64_t n_odd = (uint64_t)((n1 + 2) / 3 + (n2 + 2) / 3);
+    const uint64_t total = (uint64_t)(2 * (n1 + n2)) + n_odd;
+    ASSERT_EQ_INT(s2.dropped, 0);
+    ASSERT_EQ_INT(s2.kept + s2.aggregated, total);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const char *names[3] = {"outer", "inner", "odd"};
+    const uint64_t want[3] = {(uint64_t)(n1 + n2), (uint64_t)(n1 + n2), n_odd};
+    int64_t lib_total[3];
+    for (int k = 0; k < 3; k++) {
+        const gp_summary_row *x = row_named(r, nr, names[k]);
+        ASSERT(x);
+        ASSERT_EQ_INT(x->count, want[k]);
+        lib_total[k] = x->total_ns;
+    }
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p); /* finishes the file */
+    gp_trace *t;
+    gp_err err;
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &t, &err), 0);
+    gp_summary sm;
+    ASSERT_EQ_INT(gp_summary_compute(t, &sm), 0);
+    int found = 0;
+    for (size_t i = 0; i < sm.n; i++)
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(gp_trace_s(t, sm.rows[i].name), names[k])) {
+                ASSERT_EQ_INT(sm.rows[i].st.count, want[k]);
+                ASSERT_EQ_INT(sm.rows[i].st.sum, lib_total[k]);
+                found++;
+            }
+    ASSERT_EQ_INT(found, 3);
+    gp_summary_free(&sm);
+    gp_trace_destroy(t);
+    unlink(path);
+}
+
 static void spin_ns(int64_t ns)
 {
     struct timespec a, b;
@@ -622,4 +700,5 @@ TEST(self_time_fixed_clock)
 /* the RSS test runs first: later tests raise the process's peak */
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
-          session_result_and_compare, fork_child_records, self_time_fixed_clock)
+          stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
+          self_time_fixed_clock)

@@ -536,7 +536,7 @@ void gp_rec_drain_stop(gp_profiler *p)
 
 static gp_chunk *chunk_new(void)
 {
-    gp_chunk *c = malloc(sizeof *c);
+    gp_chunk *c = aligned_alloc(64, sizeof *c);
     if (!c) return NULL;
     atomic_init(&c->next, NULL);
     atomic_init(&c->n, 0);
@@ -839,7 +839,10 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
     f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
     uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
     gp_rev *e = NULL;
-    if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max) && !b->over)
+    /* over: a begin records again once chunks are back (it then fills the
+     * extra chunk, and the next chunk_next gives the extra one back) */
+    if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max) &&
+        (!b->over || atomic_load_explicit(&b->freed, memory_order_relaxed)))
         e = rec_slot(p, b, p->sink == GP_SINK_KEEP); /* keep: the buffer grows */
     uint64_t t = gp_rec_now(p);
     if (e) {

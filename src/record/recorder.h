@@ -43,7 +43,10 @@ typedef struct gp_chunk {
     _Atomic(struct gp_chunk *) next; /* set by the writer once this chunk is full */
     _Atomic uint32_t n;              /* events published (release by the writer) */
     struct gp_chunk *free_next;      /* link in the recycled list */
-    gp_rev ev[GP_CHUNK_EVENTS];
+    /* the events start on a cache line of their own (the chunk is allocated
+     * 64-aligned): a 32-byte event never straddles two lines, a begin/end
+     * pair fills one line, and the header the drain reads is not on it */
+    gp_rev ev[GP_CHUNK_EVENTS] __attribute__((aligned(64)));
 } gp_chunk;
 
 /* An open level of a thread (owner-only). */
@@ -114,7 +117,9 @@ typedef struct gp_tbuf {
     /* an end found the backlog full and took a chunk beyond GP_MAX_CHUNKS
      * (an end is never lost): until a chunk comes back, new begins roll over
      * inline, so that the extra chunk holds only ends (else each filled it
-     * with begins whose ends took one more: growth without bound) */
+     * with begins whose ends took one more: growth without bound); begins
+     * look at `freed` themselves (they call no chunk_next while the extra
+     * chunk has room) */
     uint32_t over;
     _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
     _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
