@@ -18,11 +18,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -132,6 +134,17 @@ typedef struct P {
     size_t idx_total;  /* blocks to classify in this fill: through the padding's first NUL */
     gp_jscan_fn scan;
     int eof;
+    /* a plain file mapped instead of read (p_map): buf points into the
+     * mapping, len is the rest of the file, eof is set from the start */
+    char *map;              /* the mapping (page aligned), NULL when reading */
+    size_t map_len;         /* bytes mapped: the file's pages and one zero page */
+    size_t map_file;        /* of which the file's bytes from the mapping's start */
+    uint64_t map_size;      /* the file's size when mapped (truncation check) */
+    int map_fd;             /* the file (not owned) */
+    size_t map_next;        /* position of the next map_advance */
+    char *map_released;     /* pages before it given back */
+    size_t scratch_map_len; /* scratch mapped (not malloc'd) when map is set */
+    int fast; /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
     jmp_buf jb;
     const char *err_at;
@@ -884,7 +897,16 @@ static inline uint64_t head8(const char *s, size_t n)
 /* The ARG_KEYS code of an (unescaped) argument key, or -1. Candidates of
  * the key's length are told apart by
  * their first 8 bytes as one integer; the rest is compared on a match. */
+static int arg_key_code_w(span k, uint64_t w);
 static int arg_key_code(span k)
+{
+    uint64_t w = k.n >= 8 ? 0 : head8(k.s, k.n);
+    if (k.n >= 8) memcpy(&w, k.s, 8);
+    return arg_key_code_w(k, w);
+}
+
+/* arg_key_code with the key's first 8 bytes as head8 reads them (w). */
+static int arg_key_code_w(span k, uint64_t w)
 {
 #define AK_TAB(id, lit) {sizeof(lit) - 1, AK_##id, lit},
     static const struct {
@@ -907,8 +929,6 @@ static int arg_key_code(span k)
         ready = 1;
     }
     if (k.n > 32 || first[k.n] < 0) return -1;
-    uint64_t w = k.n >= 8 ? 0 : head8(k.s, k.n);
-    if (k.n >= 8) memcpy(&w, k.s, 8);
     for (int i = first[k.n]; i >= 0; i = next[i])
         if (pre[i] == w && (k.n <= 8 || memcmp(tab[i].s + 8, k.s + 8, k.n - 8) == 0))
             return tab[i].code;
@@ -981,24 +1001,20 @@ static const char *parse_time_slow(P *p, const char *s, int64_t *out, const char
     return q;
 }
 
-/* Parses microseconds into exact ns. Fast path: integer part below 9.2e15 and
- * any fraction, no exponent; everything else goes through gp_parse_us_to_ns. */
-static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+/* The common form of a time in microseconds (an integer part below 9.2e15,
+ * any fraction, no exponent) into exact ns; NULL for any other form (the
+ * caller takes gp_parse_us_to_ns). Sets *fractional when there is a point.
+ * Reads no further than the first byte after the number. */
+static inline const char *time_fast(const char *s, int64_t *out, int *fractional)
 {
-    s = ws(p, s);
     const char *q = s;
     int neg = *q == '-';
     q += neg;
-    if (!is_digit(*q)) {
-        char tmp[16];
-        if (*q == 0 && q >= end_of(p)) more(p);
-        bad(p, s, "expected a number for \"%s\", found %s", what, describe_at(p, s, tmp));
-    }
+    if (!is_digit(*q)) return NULL;
     const char *d0 = q;
     uint64_t us = 0;
     q = digits(q, &us);
-    if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000)
-        return parse_time_slow(p, s, out, what);
+    if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000) return NULL;
     uint64_t frac = 0;
     if (*q == '.') {
         const char *f0 = ++q;
@@ -1011,14 +1027,31 @@ static const char *parse_time(P *p, const char *s, int64_t *out, const char *wha
             k++;
             q++;
         }
-        if (q == f0) return parse_time_slow(p, s, out, what);
+        if (q == f0) return NULL;
         for (; k < 3; k++) frac *= 10;
-        if (!p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+        *fractional = 1;
     }
-    if (*q == 'e' || *q == 'E') return parse_time_slow(p, s, out, what);
-    if (*q == 0 && q >= end_of(p)) more(p);
+    if (*q == 'e' || *q == 'E') return NULL;
     int64_t v = (int64_t)(us * 1000 + frac);
     *out = neg ? -v : v;
+    return q;
+}
+
+/* Parses microseconds into exact ns: time_fast, else gp_parse_us_to_ns. */
+static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+{
+    s = ws(p, s);
+    const char *q = s + (*s == '-');
+    if (!is_digit(*q)) {
+        char tmp[16];
+        if (*q == 0 && q >= end_of(p)) more(p);
+        bad(p, s, "expected a number for \"%s\", found %s", what, describe_at(p, s, tmp));
+    }
+    int frac = 0;
+    q = time_fast(s, out, &frac);
+    if (!q) return parse_time_slow(p, s, out, what);
+    if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    if (*q == 0 && q >= end_of(p)) more(p);
     return q;
 }
 
@@ -1072,10 +1105,9 @@ static inline int event_key_known(span k)
     return 0;
 }
 
-/* s points at '{'; fills p->e. */
-static const char *parse_event(P *p, const char *s)
+/* The state of p->e before an event's keys are read. */
+static inline void ev_reset(ev *e)
 {
-    ev *e = &p->e;
     e->ph.n = e->cat.n = e->name.n = e->bp.n = e->scope.n = 0;
     e->ph.s = e->cat.s = e->name.s = e->bp.s = e->scope.s = "";
     e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_id = e->has_args = 0;
@@ -1083,6 +1115,13 @@ static const char *parse_event(P *p, const char *s)
     e->pid_s.n = e->tid_s.n = e->id_s.n = 0;
     e->nargs = 0;
     memset(e->kidx, -1, sizeof e->kidx);
+}
+
+/* s points at '{'; fills p->e. */
+static const char *parse_event(P *p, const char *s)
+{
+    ev *e = &p->e;
+    ev_reset(e);
     s = ws(p, s + 1);
     if (*s == '}') return s + 1;
     for (;;) {
@@ -1173,6 +1212,278 @@ static const char *parse_event(P *p, const char *s)
         bad(p, s, "expected ',' or '}' in event, found %s", describe_at(p, s, tmp));
     }
 }
+
+/* ---- the speculative fast path for events -------------------------------------------------
+ * fast_event reads the events that Kineto and most writers produce (the
+ * keys parse_event reads, each once, in any order; string values without
+ * escapes; integers of at most 18 digits; times in their common form;
+ * "args" of strings, numbers without exponent and arrays of up to 3
+ * integers) and fills p->e exactly as parse_event would. At the first byte
+ * it does not expect (anything else, a deviation, an error, the end of the
+ * buffer: the zero padding never matches) it returns NULL and the event is
+ * parsed again from its start by parse_event, which gives every error and
+ * asks for more bytes. It never reports, never jumps and never uses the
+ * scratch area, so falling back leaves nothing to undo (p->e is reset by
+ * parse_event). */
+
+/* skips JSON whitespace; stops at anything else (the padding's NUL too) */
+static inline const char *fws(const char *s)
+{
+    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t') s++;
+    return s;
+}
+
+/* a string without escapes at s (its opening quote), or NULL */
+static inline const char *fast_str(P *p, const char *s, span *out)
+{
+    if (*s != '"') return NULL;
+    const char *q = scan_str(p, s + 1);
+    if (*q != '"') return NULL;
+    out->s = s + 1;
+    out->n = (uint32_t)(q - s - 1);
+    return q + 1;
+}
+
+/* an integer of 1-18 digits (lex_number's is_int case; a fraction or an
+ * exponent is left to the general path), or NULL */
+static inline const char *fast_int(const char *s, int64_t *out)
+{
+    int neg = *s == '-';
+    const char *d0 = s + neg;
+    uint64_t v = 0;
+    const char *q = digits(d0, &v);
+    if (q == d0 || q - d0 > 18 || *q == '.' || *q == 'e' || *q == 'E') return NULL;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return q;
+}
+
+/* the low n bytes of the 8 at s (n <= 8; reads 8: the padding) */
+static inline uint64_t load_head(const char *s, size_t n)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return n >= 8 ? w : w & ((1ull << (8 * n)) - 1);
+}
+
+/* "args" at s ('{') into e (parse_flat_object with kidx), or NULL */
+static const char *fast_args(P *p, const char *s, ev *e)
+{
+    const char *a0 = s;
+    int n = 0;
+    s = fws(s + 1);
+    if (*s != '}')
+        for (;;) {
+            if (*s != '"' || n >= MAX_ARGS) return NULL;
+            arg *a = &e->args[n];
+            const char *q = scan_str(p, s + 1);
+            if (*q != '"') return NULL;
+            a->key.s = s + 1;
+            a->key.n = (uint32_t)(q - s - 1);
+            int c = arg_key_code_w(a->key, load_head(a->key.s, a->key.n));
+            if (c >= 0 && e->kidx[c] < 0) e->kidx[c] = (int8_t)n;
+            s = fws(q + 1);
+            if (*s != ':') return NULL;
+            s = fws(s + 1);
+            a->arr_n = 0;
+            char ch = *s;
+            if (ch == '"') {
+                a->type = V_STR;
+                if (!(s = fast_str(p, s, &a->val))) return NULL;
+            } else if (is_digit(ch) || ch == '-') {
+                /* lex_number without the exponent */
+                int neg = ch == '-';
+                const char *d0 = s + neg;
+                uint64_t v = 0;
+                q = digits(d0, &v);
+                size_t nd = (size_t)(q - d0);
+                if (nd == 0) return NULL;
+                int integral = 1;
+                if (*q == '.') {
+                    integral = 0;
+                    const char *f0 = ++q;
+                    while (is_digit(*q)) q++;
+                    if (q == f0) return NULL;
+                }
+                if (*q == 'e' || *q == 'E') return NULL;
+                a->type = V_NUM;
+                a->val.s = s;
+                a->val.n = (uint32_t)(q - s);
+                a->is_int = (uint8_t)(integral && nd <= 18);
+                a->ival = neg ? (int64_t)(0 - v) : (int64_t)v;
+                s = q;
+            } else if (ch == '[') {
+                int k = 0;
+                q = fws(s + 1);
+                if (*q != ']')
+                    for (;;) {
+                        if (k >= 3 || !(q = fast_int(q, &a->arr[k]))) return NULL;
+                        k++;
+                        q = fws(q);
+                        if (*q == ',') {
+                            q = fws(q + 1);
+                            continue;
+                        }
+                        if (*q == ']') break;
+                        return NULL;
+                    }
+                a->type = V_ARR;
+                a->is_int = 0;
+                a->arr_n = (uint8_t)k;
+                s = q + 1;
+            } else
+                return NULL;
+            n++;
+            s = fws(s);
+            if (*s == ',') {
+                s = fws(s + 1);
+                continue;
+            }
+            if (*s == '}') break;
+            return NULL;
+        }
+    e->nargs = n;
+    e->has_args = 1;
+    e->args_txt.s = a0;
+    e->args_txt.n = (uint32_t)(s + 1 - a0);
+    return s + 1;
+}
+
+/* little-endian bytes of a quoted key as one integer: K4('"', 'p', 'h', '"') */
+#define KB(c, i) ((uint64_t)(unsigned char)(c) << (8 * (i)))
+#define K3(a, b, c)          (KB(a, 0) | KB(b, 1) | KB(c, 2))
+#define K4(a, b, c, d)       (K3(a, b, c) | KB(d, 3))
+#define K5(a, b, c, d, e)    (K4(a, b, c, d) | KB(e, 4))
+#define K6(a, b, c, d, e, f) (K5(a, b, c, d, e) | KB(f, 5))
+#define M(n)                 ((1ull << (8 * (n))) - 1)
+
+enum { F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_S, F_BP };
+
+/* s points at '{'; fills p->e as parse_event would and returns the event's
+ * end, or NULL (see above). */
+static const char *fast_event(P *p, const char *s)
+{
+    ev *e = &p->e;
+    ev_reset(e);
+    unsigned seen = 0;
+    int frac = 0;
+    s = fws(s + 1);
+    for (;;) {
+        if (*s != '"') return NULL;
+        uint64_t w;
+        memcpy(&w, s, 8);
+        int f;
+        switch (s[1]) {
+        case 'p':
+            if ((w & M(4)) == K4('"', 'p', 'h', '"'))
+                f = F_PH, s += 4;
+            else if ((w & M(5)) == K5('"', 'p', 'i', 'd', '"'))
+                f = F_PID, s += 5;
+            else
+                return NULL;
+            break;
+        case 'c':
+            if ((w & M(5)) != K5('"', 'c', 'a', 't', '"')) return NULL;
+            f = F_CAT, s += 5;
+            break;
+        case 'n':
+            if ((w & M(6)) != K6('"', 'n', 'a', 'm', 'e', '"')) return NULL;
+            f = F_NAME, s += 6;
+            break;
+        case 't':
+            if ((w & M(4)) == K4('"', 't', 's', '"'))
+                f = F_TS, s += 4;
+            else if ((w & M(5)) == K5('"', 't', 'i', 'd', '"'))
+                f = F_TID, s += 5;
+            else
+                return NULL;
+            break;
+        case 'd':
+            if ((w & M(5)) != K5('"', 'd', 'u', 'r', '"')) return NULL;
+            f = F_DUR, s += 5;
+            break;
+        case 'a':
+            if ((w & M(6)) != K6('"', 'a', 'r', 'g', 's', '"')) return NULL;
+            f = F_ARGS, s += 6;
+            break;
+        case 'i':
+            if ((w & M(4)) != K4('"', 'i', 'd', '"')) return NULL;
+            f = F_ID, s += 4;
+            break;
+        case 's':
+            if ((w & M(3)) != K3('"', 's', '"')) return NULL;
+            f = F_S, s += 3;
+            break;
+        case 'b':
+            if ((w & M(4)) != K4('"', 'b', 'p', '"')) return NULL;
+            f = F_BP, s += 4;
+            break;
+        default:
+            return NULL;
+        }
+        if (seen & (1u << f)) return NULL; /* a repeated key: the general path */
+        seen |= 1u << f;
+        s = fws(s);
+        if (*s != ':') return NULL;
+        s = fws(s + 1);
+        switch (f) {
+        case F_PH:
+            s = fast_str(p, s, &e->ph);
+            break;
+        case F_CAT:
+            s = fast_str(p, s, &e->cat);
+            break;
+        case F_NAME:
+            s = fast_str(p, s, &e->name);
+            break;
+        case F_S:
+            s = fast_str(p, s, &e->scope);
+            break;
+        case F_BP:
+            s = fast_str(p, s, &e->bp);
+            break;
+        case F_PID:
+            s = fast_int(s, &e->pid);
+            e->has_pid = 1;
+            break;
+        case F_TID:
+            s = fast_int(s, &e->tid);
+            e->has_tid = 1;
+            break;
+        case F_ID:
+            s = fast_int(s, &e->id);
+            e->has_id = 1;
+            break;
+        case F_TS:
+            s = time_fast(s, &e->ts, &frac);
+            e->has_ts = 1;
+            break;
+        case F_DUR:
+            s = time_fast(s, &e->dur, &frac);
+            e->has_dur = 1;
+            break;
+        default: /* F_ARGS */
+            if (*s != '{') return NULL;
+            s = fast_args(p, s, e);
+            break;
+        }
+        if (!s) return NULL;
+        s = fws(s);
+        if (*s == ',') {
+            s = fws(s + 1);
+            continue;
+        }
+        if (*s == '}') break;
+        return NULL;
+    }
+    if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    return s + 1;
+}
+#undef KB
+#undef K3
+#undef K4
+#undef K5
+#undef K6
+#undef M
 
 static void oom(P *p)
 {
@@ -1993,6 +2304,10 @@ static void progress(P *p, int final)
     p->progress_shown = 1;
     uint64_t size = gp_input_size(p->in), pos = gp_input_pos(p->in);
     double mb = (double)(p->base_off + p->len) / 1e6;
+    if (p->map) {
+        pos = p->base_off + p->pos;
+        mb = (double)pos / 1e6;
+    }
     if (size)
         fprintf(stderr, "\r\033[Kimporting %s: %3.0f%% (%.0f MB parsed, %.1f s)", p->name,
                 100.0 * (double)pos / (double)size, mb, (double)(now - p->t_start) / 1e9);
@@ -2094,11 +2409,208 @@ static void line_col(const char *path, const void *mem, size_t memn, uint64_t of
     gp_input_close(in);
 }
 
+/* ---- plain files mapped instead of read --------------------------------------------------
+ * A plain file of MAP_MIN_BYTES or more is mapped (whole, read-only, private)
+ * instead of copied by read() into the buffer: the parser reads the page
+ * cache in place. A zero page mapped after the file's last page is the
+ * padding the scanners stop at. Pages are faulted in by the kernel's
+ * fault-around (populating windows ahead with MADV_POPULATE_READ or
+ * MAP_POPULATE measured slower) and given back (MADV_DONTNEED) behind the
+ * parser every MAP_WINDOW, so the mapping's resident part stays small.
+ *
+ * A file truncated while mapped makes a read past its new end raise SIGBUS.
+ * The handler (installed once, chaining to the one before it for any other
+ * fault) maps zero pages over the rest of the file for the thread whose
+ * mapping faulted (thread-local bounds: SIGBUS from a memory access goes to
+ * the faulting thread), so the parser stops at a NUL byte; run_mapped then
+ * reports the truncation as the error. A unit longer than half the read
+ * path's limit (UNIT_MAX) goes back to the read path (RUN_READ), which gives
+ * the same result or error as before for such units. */
+
+#define MAP_MIN_BYTES ((uint64_t)1 << 20)
+#define MAP_WINDOW    ((size_t)8 << 20)
+#define RUN_READ      (-1000) /* run_mapped: import this input by reading instead */
+
+typedef struct bus_guard {
+    char *lo, *hi; /* the file's bytes in this thread's current mapping */
+    volatile sig_atomic_t hit;
+} bus_guard;
+static _Thread_local bus_guard tls_bus;
+static struct sigaction bus_old;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+static int bus_ready;
+static size_t page_size;
+
+static void bus_handler(int sig, siginfo_t *si, void *uc)
+{
+    bus_guard *g = &tls_bus;
+    char *a = si ? (char *)si->si_addr : NULL;
+    if (g->lo && a >= g->lo && a < g->hi) {
+        char *pg = (char *)((uintptr_t)a & ~(uintptr_t)(page_size - 1));
+        if (pg < g->lo) pg = g->lo;
+        if (mmap(pg, (size_t)(g->hi - pg), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                 0) != MAP_FAILED) {
+            g->hit = 1;
+            return; /* the access is repeated and reads zeros */
+        }
+    }
+    /* not ours: what would have happened without this handler */
+    if (bus_old.sa_flags & SA_SIGINFO) {
+        if (bus_old.sa_sigaction) {
+            bus_old.sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (bus_old.sa_handler != SIG_DFL && bus_old.sa_handler != SIG_IGN) {
+        bus_old.sa_handler(sig);
+        return;
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &dfl, NULL); /* the fault repeats and ends the process */
+}
+
+static void bus_install(void)
+{
+    long k = sysconf(_SC_PAGESIZE);
+    page_size = k > 0 ? (size_t)k : 4096;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = bus_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    bus_ready = sigaction(SIGBUS, &sa, &bus_old) == 0;
+}
+
+/* 1 when plain files are mapped ($GPUPROF_IMPORT_MMAP=0: always read) */
+static int map_enabled(void)
+{
+    const char *e = getenv("GPUPROF_IMPORT_MMAP");
+    return !(e && strcmp(e, "0") == 0);
+}
+
+/* Maps the plain file fd from byte off to its end as p's buffer. Returns 0,
+ * or -1 (p unchanged: it reads) when the input is not a large regular file,
+ * the stage-1 index is on (it is sized by the buffer), or mapping fails. */
+static int p_map(P *p, int fd, uint64_t off)
+{
+    struct stat st;
+    if (fd < 0 || p->scan || !map_enabled() || fstat(fd, &st) || !S_ISREG(st.st_mode)) return -1;
+    /* MADV_SEQUENTIAL below: read-ahead and fault-around sized for a scan */
+    uint64_t size = (uint64_t)st.st_size;
+    if (off >= size || size - off < MAP_MIN_BYTES || size - off > (uint64_t)SIZE_MAX / 2) return -1;
+    pthread_once(&bus_once, bus_install);
+    if (!bus_ready) return -1;
+    uint64_t a = off & ~(uint64_t)(page_size - 1);
+    size_t file = (size_t)(size - a);
+    size_t len = ((file + page_size - 1) & ~(page_size - 1)) + page_size;
+    char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return -1;
+    if (mmap(m, file, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)a) == MAP_FAILED) {
+        munmap(m, len);
+        return -1;
+    }
+    madvise(m, file, MADV_SEQUENTIAL);
+    /* scratch: an unescaped string is never longer than its unit, which may
+     * now be the whole file; only the pages used are ever touched */
+    size_t slen = (size_t)(size - off) + PAD + 8;
+    char *sc = mmap(NULL, slen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                    -1, 0);
+    if (sc == MAP_FAILED) {
+        munmap(m, len);
+        return -1;
+    }
+    free(p->buf);
+    free(p->scratch);
+    p->map = m;
+    p->map_len = len;
+    p->map_file = file;
+    p->map_size = size;
+    p->map_fd = fd;
+    p->map_released = m;
+    p->scratch = sc;
+    p->scratch_map_len = slen;
+    p->scap = (size_t)(size - off) + PAD;
+    p->buf = m + (off - a);
+    p->len = p->cap = (size_t)(size - off);
+    p->eof = 1;
+    p->map_next = 0;
+    return 0;
+}
+
+static void p_unmap(P *p)
+{
+    if (!p->map) return;
+    munmap(p->map, p->map_len);
+    munmap(p->scratch, p->scratch_map_len);
+    p->map = NULL;
+    p->buf = p->scratch = NULL;
+}
+
+/* Counts the bytes parsed so far (gp_import_count_bytes). */
+static void map_count(P *p, uint64_t upto)
+{
+    if (p->read_bytes && upto > p->counted) {
+        atomic_fetch_add(p->read_bytes, upto - p->counted);
+        p->counted = upto;
+    }
+}
+
+/* At a unit boundary (p->pos) at or past map_next: gives back the pages
+ * before the previous unit, counts progress.
+ * Returns 1 when the unit just parsed ([unit, pos)) was too long for the
+ * mapped path to promise the read path's outcome. */
+static int map_advance(P *p)
+{
+    if (p->pos - p->unit > UNIT_MAX / 2) return 1;
+    char *done = (char *)((uintptr_t)(p->buf + p->pos) & ~(uintptr_t)(page_size - 1));
+    if (done - p->map_released >= (ptrdiff_t)MAP_WINDOW) {
+        madvise(p->map_released, (size_t)(done - p->map_released), MADV_DONTNEED);
+        p->map_released = done;
+    }
+    p->map_next = p->pos + MAP_WINDOW;
+    map_count(p, p->base_off + p->pos);
+    progress(p, 0);
+    return 0;
+}
+
+static int run(P *p);
+
+/* run() over a mapped buffer with the SIGBUS guard; RUN_READ, or run's
+ * result with a truncated file reported as such. */
+static int run_mapped(P *p)
+{
+    bus_guard *g = &tls_bus;
+    g->hit = 0;
+    g->hi = p->map + p->map_file;
+    g->lo = p->map;
+    int rc = run(p);
+    g->lo = g->hi = NULL;
+    if (rc == RUN_READ) return rc;
+    struct stat st;
+    uint64_t now = fstat(p->map_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    if (g->hit || (rc && now < p->map_size)) {
+        gp_err_set(p->err, GP_EIO, "%s: the file was truncated while being read (%llu bytes, now %llu)",
+                   p->name, (unsigned long long)p->map_size, (unsigned long long)now);
+        return GP_EIO;
+    }
+    /* a unit still open at the end (an error or a truncated trace) */
+    if (rc && (size_t)((p->err_at ? p->err_at : end_of(p)) - (p->buf + p->unit)) > UNIT_MAX / 2)
+        return RUN_READ;
+    if (!rc) map_count(p, p->base_off + (p->landed >= 0 ? p->pos : p->len));
+    return rc;
+}
+
+static int run_any(P *p)
+{
+    return p->map ? run_mapped(p) : run(p);
+}
+
 static int run(P *p)
 {
     int rc;
     size_t unit;
-    if ((rc = refill(p, 0))) return rc;
+    if (!p->map && (rc = refill(p, 0))) return rc;
     /* skip a UTF-8 byte order mark */
     if (p->len >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0) p->pos = 3;
     for (;;) {
@@ -2136,6 +2648,7 @@ static int run(P *p)
         }
         if (j == JMP_ERR) return p->err_code;
         for (;;) {
+            if (p->map && p->pos >= p->map_next && map_advance(p)) return RUN_READ;
             p->unit = p->pos;
             p->sn = 0;
             const char *s = p->buf + p->pos;
@@ -2209,8 +2722,8 @@ static int run(P *p)
                     bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
                 }
                 {
-                    const char *start = s;
-                    s = parse_event(p, s);
+                    const char *start = s, *f = p->fast ? fast_event(p, s) : NULL;
+                    s = f ? f : parse_event(p, s);
                     commit_event(p, start);
                 }
                 p->state = S_EV_NEXT;
@@ -2308,6 +2821,8 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
                    : prog & PROG_ARGS_AT_SOURCE ? GP_ARGS_AT_SOURCE
                                                 : 0;
+    const char *fe = getenv("GPUPROF_IMPORT_FAST");
+    p->fast = !(fe && strcmp(fe, "0") == 0);
     p->read_bytes = tls_read_bytes;
     p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
@@ -2335,8 +2850,12 @@ static void p_destroy(P *p)
     gp_u64map_free(&p->pid_gpu);
     GP_VEC_FREE(p->pending_e);
     gp_trace_destroy(p->t);
-    free(p->buf);
-    free(p->scratch);
+    if (p->map) {
+        p_unmap(p);
+    } else {
+        free(p->buf);
+        free(p->scratch);
+    }
     free(p->idx);
     free(p);
 }
@@ -2371,7 +2890,16 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     gp_err_clear(err);
     P *p = p_create(in, name, prog, err);
     if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
-    int rc = run(p);
+    if (!mem && !gp_input_is_gzip(in)) p_map(p, gp_input_fd(in), 0);
+    int rc = run_any(p);
+    if (rc == RUN_READ) { /* a unit too long for the mapped path: read the file instead */
+        p_destroy(p);
+        gp_err_clear(err);
+        if (gp_input_seek(in, 0, err)) return err->code;
+        p = p_create(in, name, prog, err);
+        if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+        rc = run(p);
+    }
     progress(p, 1);
     if (rc)
         format_error(p, rc, mem, memn);
@@ -2404,7 +2932,7 @@ typedef struct part {
 static void *part_main(void *warg)
 {
     part *w = warg;
-    w->rc = run(w->p);
+    w->rc = run_any(w->p);
     return NULL;
 }
 
@@ -2741,6 +3269,7 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
             rc = 1;
             break;
         }
+        p_map(w->p, gp_input_fd(w->in), bounds[k]);
         w->p->bounds = bounds;
         w->p->nbounds = nb;
         w->p->next_bound = k + 1;
@@ -2768,14 +3297,19 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
     }
     for (int k = 1; k < nb; k++)
         parts[k].started = pthread_create(&parts[k].th, NULL, part_main, &parts[k]) == 0;
-    parts[0].rc = run(parts[0].p);
+    parts[0].rc = run_any(parts[0].p);
     for (int k = 1; k < nb; k++) {
         if (parts[k].started)
             pthread_join(parts[k].th, NULL);
         else
-            parts[k].rc = run(parts[k].p); /* could not start a thread: run here */
+            parts[k].rc = run_any(parts[k].p); /* could not start a thread: run here */
     }
     progress(parts[0].p, 1);
+    for (int k = 0; k < nb; k++)
+        if (parts[k].rc == RUN_READ) { /* a unit too long for the mapped path */
+            rc = 1;
+            goto cleanup;
+        }
     /* follow the chain of landings from part 0 */
     P *head = parts[0].p;
     int cur = 0, final_rc = parts[0].rc;
