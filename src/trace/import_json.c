@@ -241,18 +241,34 @@ static inline const char *idx_next(P *p, const char *s)
     }
 }
 
+/* The first byte at or after s that is not JSON whitespace (the padding's
+ * NUL stops it): 16 bytes a step, for the indentation of pretty-printed
+ * traces (Kineto writes each event over several indented lines). */
+static inline const char *ws_run(const char *s)
+{
+#ifdef __SSE2__
+    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                  tab = _mm_set1_epi8('\t');
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)s);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+        unsigned bits = ~(unsigned)_mm_movemask_epi8(m) & 0xffffu;
+        if (bits) return s + __builtin_ctz(bits);
+        s += 16;
+    }
+#else
+    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t') s++;
+    return s;
+#endif
+}
+
 static inline const char *ws(P *p, const char *s)
 {
     if ((unsigned char)*s > ' ') return s; /* the usual case: no whitespace at all */
-    for (;;) {
-        char c = *s;
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-            s++;
-            continue;
-        }
-        if (c == 0 && s >= end_of(p)) more(p);
-        return s;
-    }
+    s = ws_run(s);
+    if (*s == 0 && s >= end_of(p)) more(p);
+    return s;
 }
 
 static const char *describe(char c, char *tmp)
@@ -890,49 +906,70 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
 static inline uint64_t head8(const char *s, size_t n)
 {
     uint64_t w = 0;
+    if (n >= 8) {
+        memcpy(&w, s, 8);
+        return w;
+    }
     for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
     return w;
 }
 
-/* The ARG_KEYS code of an (unescaped) argument key, or -1. Candidates of
- * the key's length are told apart by
- * their first 8 bytes as one integer; the rest is compared on a match. */
-static int arg_key_code_w(span k, uint64_t w);
-static int arg_key_code(span k)
+/* The ARG_KEYS code of an (unescaped) argument key, or -1: a table of 256
+ * slots indexed by a hash of the length and the first 8 bytes (linear
+ * probing; the 24 keys leave most slots empty, so an unknown key usually
+ * ends at its first slot). A slot holds the key's length and first 16 bytes
+ * as two integers; longer keys compare the rest. */
+#define AK_SLOTS 256
+typedef struct ak_slot {
+    uint64_t w0, w1;
+    const char *s;
+    uint8_t n, code; /* n = 0: empty */
+} ak_slot;
+static ak_slot ak_tab[AK_SLOTS];
+static pthread_once_t ak_once = PTHREAD_ONCE_INIT;
+
+static inline unsigned ak_hash(uint64_t w0, size_t n)
 {
-    uint64_t w = k.n >= 8 ? 0 : head8(k.s, k.n);
-    if (k.n >= 8) memcpy(&w, k.s, 8);
-    return arg_key_code_w(k, w);
+    return (unsigned)(((w0 ^ n) * 0x9e3779b97f4a7c15ull) >> 56);
 }
 
-/* arg_key_code with the key's first 8 bytes as head8 reads them (w). */
-static int arg_key_code_w(span k, uint64_t w)
+static void ak_init(void)
 {
 #define AK_TAB(id, lit) {sizeof(lit) - 1, AK_##id, lit},
     static const struct {
         uint8_t n, code;
         const char *s;
-    } tab[] = {ARG_KEYS(AK_TAB)};
+    } keys[] = {ARG_KEYS(AK_TAB)};
 #undef AK_TAB
-    static _Thread_local int8_t first[33], next[AK_COUNT], ready;
-    static _Thread_local uint64_t pre[AK_COUNT];
-    if (!ready) { /* candidates by key length, and their first 8 bytes */
-        memset(first, -1, sizeof first);
-        for (int i = AK_COUNT - 1; i >= 0; i--) {
-            next[i] = first[tab[i].n];
-            first[tab[i].n] = (int8_t)i;
-            if (tab[i].n < 8)
-                pre[i] = head8(tab[i].s, tab[i].n);
-            else
-                memcpy(&pre[i], tab[i].s, 8);
-        }
-        ready = 1;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        size_t n = keys[i].n;
+        uint64_t w0 = head8(keys[i].s, n < 8 ? n : 8);
+        uint64_t w1 = n > 8 ? head8(keys[i].s + 8, n < 16 ? n - 8 : 8) : 0;
+        unsigned h = ak_hash(w0, n);
+        while (ak_tab[h].n) h = (h + 1) & (AK_SLOTS - 1);
+        ak_tab[h] = (ak_slot){w0, w1, keys[i].s, (uint8_t)n, keys[i].code};
     }
-    if (k.n > 32 || first[k.n] < 0) return -1;
-    for (int i = first[k.n]; i >= 0; i = next[i])
-        if (pre[i] == w && (k.n <= 8 || memcmp(tab[i].s + 8, k.s + 8, k.n - 8) == 0))
-            return tab[i].code;
-    return -1;
+}
+
+/* w0, w1: the key's bytes 0-7 and 8-15 as head8 reads them (zero beyond
+ * the key) */
+static inline int arg_key_code_w(span k, uint64_t w0, uint64_t w1)
+{
+    for (unsigned h = ak_hash(w0, k.n);; h = (h + 1) & (AK_SLOTS - 1)) {
+        const ak_slot *t = &ak_tab[h];
+        if (!t->n) return -1;
+        if (t->n == k.n && t->w0 == w0 && t->w1 == w1 &&
+            (k.n <= 16 || memcmp(t->s + 16, k.s + 16, k.n - 16) == 0))
+            return t->code;
+    }
+}
+
+static int arg_key_code(span k)
+{
+    pthread_once(&ak_once, ak_init);
+    uint64_t w0 = head8(k.s, k.n < 8 ? k.n : 8);
+    uint64_t w1 = k.n > 8 ? head8(k.s + 8, k.n < 16 ? k.n - 8 : 8) : 0;
+    return arg_key_code_w(k, w0, w1);
 }
 
 /* Parses an object of key -> value pairs into args (at most max; further
@@ -1229,12 +1266,13 @@ static const char *parse_event(P *p, const char *s)
 /* skips JSON whitespace; stops at anything else (the padding's NUL too) */
 static inline const char *fws(const char *s)
 {
-    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t') s++;
-    return s;
+    if ((unsigned char)*s > ' ') return s;
+    if (*s == ' ' && (unsigned char)s[1] > ' ') return s + 1; /* ", " and ": " */
+    return ws_run(s);
 }
 
 /* a string without escapes at s (its opening quote), or NULL */
-static inline const char *fast_str(P *p, const char *s, span *out)
+static inline __attribute__((always_inline)) const char *fast_str(P *p, const char *s, span *out)
 {
     if (*s != '"') return NULL;
     const char *q = scan_str(p, s + 1);
@@ -1246,7 +1284,7 @@ static inline const char *fast_str(P *p, const char *s, span *out)
 
 /* an integer of 1-18 digits (lex_number's is_int case; a fraction or an
  * exponent is left to the general path), or NULL */
-static inline const char *fast_int(const char *s, int64_t *out)
+static inline __attribute__((always_inline)) const char *fast_int(const char *s, int64_t *out)
 {
     int neg = *s == '-';
     const char *d0 = s + neg;
@@ -1279,11 +1317,18 @@ static const char *fast_args(P *p, const char *s, ev *e)
             if (*q != '"') return NULL;
             a->key.s = s + 1;
             a->key.n = (uint32_t)(q - s - 1);
-            int c = arg_key_code_w(a->key, load_head(a->key.s, a->key.n));
+            const char *cv = q + 1; /* usually ": " and the value */
+            size_t kn = a->key.n;
+            int c = arg_key_code_w(a->key, load_head(a->key.s, kn < 8 ? kn : 8),
+                                   kn > 8 ? load_head(a->key.s + 8, kn < 16 ? kn - 8 : 8) : 0);
             if (c >= 0 && e->kidx[c] < 0) e->kidx[c] = (int8_t)n;
-            s = fws(q + 1);
-            if (*s != ':') return NULL;
-            s = fws(s + 1);
+            if (cv[0] == ':' && cv[1] == ' ' && (unsigned char)cv[2] > ' ')
+                s = cv + 2;
+            else {
+                s = fws(cv);
+                if (*s != ':') return NULL;
+                s = fws(s + 1);
+            }
             a->arr_n = 0;
             char ch = *s;
             if (ch == '"') {
@@ -1333,6 +1378,10 @@ static const char *fast_args(P *p, const char *s, ev *e)
             } else
                 return NULL;
             n++;
+            if (s[0] == ',' && s[1] == ' ' && s[2] == '"') { /* the usual ", " */
+                s += 2;
+                continue;
+            }
             s = fws(s);
             if (*s == ',') {
                 s = fws(s + 1);
@@ -1358,10 +1407,64 @@ static const char *fast_args(P *p, const char *s, ev *e)
 
 enum { F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_S, F_BP };
 
+/* After a value at s: ',' then the key literal lit (its quotes and the
+ * colon, n bytes), whitespace anywhere between; the value's start, or NULL. */
+static inline __attribute__((always_inline)) const char *next_key(const char *s, const char *lit,
+                                                                  size_t n)
+{
+    s = fws(s);
+    if (*s != ',') return NULL;
+    s = fws(s + 1);
+    if (memcmp(s, lit, n) != 0) return NULL;
+    return fws(s + n);
+}
+#define NEXT_KEY(s, lit) next_key(s, lit, sizeof(lit) - 1)
+
+/* The keys of Kineto's complete and instant events in the order Kineto
+ * writes them: {"ph": "X", "cat": "..", ["s": "..",] "name": "..", "pid": N,
+ * "tid": N, "ts": T, ["dur": T,] ["args": {..}]} (any whitespace between the
+ * tokens, none between a key and its colon). NULL at the first difference:
+ * fast_event then reads the keys one by one. */
+static inline const char *fast_kineto(P *p, const char *s)
+{
+    ev *e = &p->e;
+    const char *t;
+    s = fws(s + 1);
+    if (memcmp(s, "\"ph\":", 5) != 0) return NULL;
+    s = fws(s + 5);
+    char ph = s[1];
+    if (s[0] != '"' || s[2] != '"' || ph == '"' || ph == '\\' || (unsigned char)ph < 0x20)
+        return NULL;
+    if (!(t = NEXT_KEY(s + 3, "\"cat\":"))) return NULL;
+    ev_reset(e);
+    e->ph.s = s + 1;
+    e->ph.n = 1;
+    if (!(s = fast_str(p, t, &e->cat))) return NULL;
+    if ((t = NEXT_KEY(s, "\"s\":")) && !(s = fast_str(p, t, &e->scope))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"name\":")) || !(s = fast_str(p, t, &e->name))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"pid\":")) || !(s = fast_int(t, &e->pid))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"tid\":")) || !(s = fast_int(t, &e->tid))) return NULL;
+    int frac = 0;
+    if (!(t = NEXT_KEY(s, "\"ts\":")) || !(s = time_fast(t, &e->ts, &frac))) return NULL;
+    e->has_pid = e->has_tid = e->has_ts = 1;
+    if ((t = NEXT_KEY(s, "\"dur\":"))) {
+        if (!(s = time_fast(t, &e->dur, &frac))) return NULL;
+        e->has_dur = 1;
+    }
+    if ((t = NEXT_KEY(s, "\"args\":")) && (*t != '{' || !(s = fast_args(p, t, e)))) return NULL;
+    s = fws(s);
+    if (*s != '}') return NULL;
+    if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    return s + 1;
+}
+#undef NEXT_KEY
+
 /* s points at '{'; fills p->e as parse_event would and returns the event's
  * end, or NULL (see above). */
 static const char *fast_event(P *p, const char *s)
 {
+    const char *k = fast_kineto(p, s);
+    if (k) return k;
     ev *e = &p->e;
     ev_reset(e);
     unsigned seen = 0;
@@ -2821,6 +2924,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
                    : prog & PROG_ARGS_AT_SOURCE ? GP_ARGS_AT_SOURCE
                                                 : 0;
+    pthread_once(&ak_once, ak_init); /* fast_args reads the table directly */
     const char *fe = getenv("GPUPROF_IMPORT_FAST");
     p->fast = !(fe && strcmp(fe, "0") == 0);
     p->read_bytes = tls_read_bytes;
