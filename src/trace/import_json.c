@@ -2570,7 +2570,8 @@ static void bus_handler(int sig, siginfo_t *si, void *uc)
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    sigaction(SIGBUS, &dfl, NULL); /* the fault repeats and ends the process */
+    sigaction(SIGBUS, &dfl, NULL);
+    raise(sig); /* pending until the handler returns; then it ends the process */
 }
 
 static void bus_install(void)
@@ -2585,11 +2586,24 @@ static void bus_install(void)
     bus_ready = sigaction(SIGBUS, &sa, &bus_old) == 0;
 }
 
-/* 1 when plain files are mapped ($GPUPROF_IMPORT_MMAP=0: always read) */
-static int map_enabled(void)
+/* The smallest plain file that is mapped: MAP_MIN_BYTES; 0: none
+ * ($GPUPROF_IMPORT_MMAP=0: files are read), 1 ($GPUPROF_IMPORT_MMAP=always:
+ * every non-empty file, for tests). */
+static uint64_t map_min_bytes(void)
 {
     const char *e = getenv("GPUPROF_IMPORT_MMAP");
-    return !(e && strcmp(e, "0") == 0);
+    if (e && strcmp(e, "0") == 0) return 0;
+    if (e && strcmp(e, "always") == 0) return 1;
+    return MAP_MIN_BYTES;
+}
+
+static _Thread_local void (*tls_window_hook)(void *, uint64_t);
+static _Thread_local void *tls_window_arg;
+
+void gp_import_test_window_hook(void (*fn)(void *, uint64_t), void *fn_arg)
+{
+    tls_window_hook = fn;
+    tls_window_arg = fn_arg;
 }
 
 /* Maps the plain file fd from byte off to its end as p's buffer. Returns 0,
@@ -2598,10 +2612,10 @@ static int map_enabled(void)
 static int p_map(P *p, int fd, uint64_t off)
 {
     struct stat st;
-    if (fd < 0 || p->scan || !map_enabled() || fstat(fd, &st) || !S_ISREG(st.st_mode)) return -1;
-    /* MADV_SEQUENTIAL below: read-ahead and fault-around sized for a scan */
+    uint64_t min = map_min_bytes();
+    if (fd < 0 || p->scan || !min || fstat(fd, &st) || !S_ISREG(st.st_mode)) return -1;
     uint64_t size = (uint64_t)st.st_size;
-    if (off >= size || size - off < MAP_MIN_BYTES || size - off > (uint64_t)SIZE_MAX / 2) return -1;
+    if (off >= size || size - off < min || size - off > (uint64_t)SIZE_MAX / 2) return -1;
     pthread_once(&bus_once, bus_install);
     if (!bus_ready) return -1;
     uint64_t a = off & ~(uint64_t)(page_size - 1);
@@ -2613,7 +2627,7 @@ static int p_map(P *p, int fd, uint64_t off)
         munmap(m, len);
         return -1;
     }
-    madvise(m, file, MADV_SEQUENTIAL);
+    madvise(m, file, MADV_SEQUENTIAL); /* read-ahead and fault-around sized for a scan */
     /* scratch: an unescaped string is never longer than its unit, which may
      * now be the whole file; only the pages used are ever touched */
     size_t slen = (size_t)(size - off) + PAD + 8;
@@ -2674,6 +2688,7 @@ static int map_advance(P *p)
     p->map_next = p->pos + MAP_WINDOW;
     map_count(p, p->base_off + p->pos);
     progress(p, 0);
+    if (tls_window_hook) tls_window_hook(tls_window_arg, p->base_off + p->pos);
     return 0;
 }
 
