@@ -112,6 +112,7 @@ typedef struct be_stack {
 enum { S_START, S_OBJ_KEY, S_OBJ_NEXT, S_EV_FIRST, S_EV_ITEM, S_EV_NEXT, S_END, S_DONE };
 
 #define NAME_CACHE 1024 /* str_id's cache */
+#define CAT_CACHE  16   /* cat_id's cache */
 typedef struct name_slot {
     const char *str; /* the interned copy (stable), NULL when empty */
     uint32_t n, id;
@@ -159,8 +160,16 @@ typedef struct P {
     gp_u64map pid_names; /* pid -> process name string id */
     gp_u64map pid_gpu;   /* pid -> GPU device id, from process_labels "GPU N" */
     name_slot names[NAME_CACHE];
-    uint32_t last_cat_id;
-    span last_cat;
+    struct cat_slot { /* cat_id's cache */
+        const char *str;  /* the interned name, NULL when empty */
+        uint32_t n;
+        uint16_t cat;
+        uint64_t a, b; /* its bytes 0-7 and 8-15 as head8 reads them */
+    } cat_cache[CAT_CACHE];
+    struct track_slot {              /* track_of's cache of numeric pid/tid pairs */
+        int64_t pid, tid;
+        uint32_t track, used;
+    } tracks[16];
     int progress;
     int keep_args;                 /* keep each event's args text (gp_import_opts.keep_args) */
     _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
@@ -696,7 +705,7 @@ static const char *parse_literal(P *p, const char *s)
 /* Reads the run of decimal digits at q into *v (v = v * 10 + digit for each,
  * modulo 2^64) and returns its end; 8 bytes at a time (SWAR), which reads
  * up to 8 bytes past the digits: the buffer's padding. */
-static inline const char *digits(const char *q, uint64_t *v)
+static inline __attribute__((always_inline)) const char *digits(const char *q, uint64_t *v)
 {
     uint64_t x = *v;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -1264,7 +1273,7 @@ static const char *parse_event(P *p, const char *s)
  * parse_event). */
 
 /* skips JSON whitespace; stops at anything else (the padding's NUL too) */
-static inline const char *fws(const char *s)
+static inline __attribute__((always_inline)) const char *fws(const char *s)
 {
     if ((unsigned char)*s > ' ') return s;
     if (*s == ' ' && (unsigned char)s[1] > ' ') return s + 1; /* ", " and ": " */
@@ -1624,33 +1633,56 @@ static uint32_t str_id(P *p, span s)
     return id;
 }
 
+/* the n <= 8 bytes at s as head8 reads them, reading 8 (s is in the buffer
+ * or the scratch area: both have 8 bytes to spare after any string) */
+static inline uint64_t head8_padded(const char *s, size_t n)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return n >= 8 ? w : w & ((1ull << (8 * n)) - 1);
+}
+
 static uint16_t cat_id(P *p, span s)
 {
-    if (p->last_cat.s && s.n == p->last_cat.n && memcmp(s.s, p->last_cat.s, s.n) == 0)
-        return (uint16_t)p->last_cat_id;
+    /* a direct-mapped cache of the categories seen, by the length and the
+     * first 16 bytes as two integers (s is in the buffer or the scratch
+     * area: 8 bytes to spare after it) */
+    uint64_t a = head8_padded(s.s, s.n < 8 ? s.n : 8);
+    uint64_t b = s.n > 8 ? head8_padded(s.s + 8, s.n < 16 ? s.n - 8 : 8) : 0;
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ b ^ s.n;
+    struct cat_slot *c = &p->cat_cache[(h ^ h >> 29 ^ h >> 47) & (CAT_CACHE - 1)];
+    if (c->str && c->n == s.n && c->a == a && c->b == b &&
+        (s.n <= 16 || memcmp(s.s + 16, c->str + 16, s.n - 16) == 0))
+        return c->cat;
     /* the category of an interned name (from the name cache), else a new one */
-    uint32_t sid = str_id(p, s), c = GP_NO_INDEX;
+    uint32_t sid = str_id(p, s), k = GP_NO_INDEX;
     for (size_t i = 0; i < p->t->cats.n; i++)
         if (p->t->cats.v[i].name == sid) {
-            c = (uint32_t)i;
+            k = (uint32_t)i;
             break;
         }
-    if (c == GP_NO_INDEX) c = gp_trace_category(p->t, s.s, s.n);
-    if (c == GP_NO_INDEX) oom(p);
+    if (k == GP_NO_INDEX) k = gp_trace_category(p->t, s.s, s.n);
+    if (k == GP_NO_INDEX) oom(p);
     /* remember the interned copy (stable), not the buffer bytes */
-    uint32_t nid = p->t->cats.v[c].name;
-    p->last_cat.s = gp_trace_s(p->t, nid);
-    p->last_cat.n = s.n;
-    p->last_cat_id = c;
-    return (uint16_t)c;
+    *c = (struct cat_slot){gp_trace_s(p->t, p->t->cats.v[k].name), s.n, (uint16_t)k, a, b};
+    return (uint16_t)k;
 }
 
 static uint32_t track_of(P *p, const ev *e)
 {
+    /* numeric pid and tid (the usual case) through a small direct-mapped
+     * cache of pairs already seen */
+    struct track_slot *c = NULL;
+    if (!e->pid_s.n && !e->tid_s.n) {
+        uint64_t h = ((uint64_t)e->pid * 0x9e3779b97f4a7c15ull) ^ (uint64_t)e->tid;
+        c = &p->tracks[(h ^ h >> 32 ^ h >> 8) & 15];
+        if (c->used && c->pid == e->pid && c->tid == e->tid) return c->track;
+    }
     uint32_t ps = e->pid_s.n ? str_id(p, e->pid_s) : 0;
     uint32_t ts = e->tid_s.n ? str_id(p, e->tid_s) : 0;
     uint32_t k = gp_trace_track(p->t, e->pid, e->tid, ps, ts);
     if (k == GP_NO_INDEX) oom(p);
+    if (c) *c = (struct track_slot){e->pid, e->tid, k, 1};
     return k;
 }
 
@@ -2439,7 +2471,7 @@ static int refill(P *p, size_t keep)
         }
         size_t nc = p->cap * 2;
         char *nb = realloc(p->buf, nc + PAD);
-        char *ns = nb ? realloc(p->scratch, nc + PAD) : NULL;
+        char *ns = nb ? realloc(p->scratch, nc + PAD + 8) : NULL; /* + 8: see p_create */
         if (!nb || !ns) {
             if (nb) p->buf = nb;
             return gp_err_set(p->err, GP_ENOMEM, "%s: out of memory", p->name);
@@ -2952,7 +2984,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
     p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
-    p->scratch = malloc(p->scap + 8);          /* + 8: arg_key_code reads 8 bytes of a key */
+    p->scratch = malloc(p->scap + 8); /* + 8: cat_id reads 8 bytes of a string */
     p->t = gp_trace_create();
     p->progress = prog & 1;
     p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
