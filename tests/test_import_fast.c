@@ -396,6 +396,13 @@ TEST(kineto_shape_values)
             (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)), i, i % 100, i % 1000, i % 8, i % 16,
             edge[i % 8]);
     }
+    /* flows in Kineto's order, ids at the edges of the 18-digit case */
+    for (int i = 0; i < 1000; i++)
+        put(&b, ",\n  {\"ph\": \"%s\", \"id\": %s%lld, \"pid\": %d, \"tid\": %d, \"ts\": %llu%s, "
+                "\"cat\": \"ac2g\", \"name\": \"ac2g\"%s}",
+            i % 2 ? "s" : "f", i % 9 ? "" : "-", (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)),
+            i % 3, i % 5, (unsigned long long)(gp_test_xorshift(&seed) >> 20), i % 4 ? "" : ".5",
+            i % 2 ? "" : ", \"bp\": \"e\"");
     put(&b, "\n]}\n");
     ASSERT_EQ_INT(write_file(path, b.s, b.n), 0);
     ASSERT_EQ_INT(same_all_ways(path, 1), 0);

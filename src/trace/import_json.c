@@ -1429,11 +1429,11 @@ static inline __attribute__((always_inline)) const char *next_key(const char *s,
 }
 #define NEXT_KEY(s, lit) next_key(s, lit, sizeof(lit) - 1)
 
-/* The keys of Kineto's complete and instant events in the order Kineto
- * writes them: {"ph": "X", "cat": "..", ["s": "..",] "name": "..", "pid": N,
- * "tid": N, "ts": T, ["dur": T,] ["args": {..}]} (any whitespace between the
- * tokens, none between a key and its colon). NULL at the first difference:
- * fast_event then reads the keys one by one. */
+/* The keys of Kineto's complete, instant and flow events in the order
+ * Kineto writes them: {"ph": "X", "cat": "..", ["s": "..",] "name": "..",
+ * "pid": N, "tid": N, "ts": T, ["dur": T,] ["args": {..}]} and flows below
+ * (any whitespace between the tokens, none between a key and its colon).
+ * NULL at the first difference: fast_event then reads the keys one by one. */
 static inline const char *fast_kineto(P *p, const char *s)
 {
     ev *e = &p->e;
@@ -1444,16 +1444,31 @@ static inline const char *fast_kineto(P *p, const char *s)
     char ph = s[1];
     if (s[0] != '"' || s[2] != '"' || ph == '"' || ph == '\\' || (unsigned char)ph < 0x20)
         return NULL;
-    if (!(t = NEXT_KEY(s + 3, "\"cat\":"))) return NULL;
     ev_reset(e);
     e->ph.s = s + 1;
     e->ph.n = 1;
+    int frac = 0;
+    if (!(t = NEXT_KEY(s + 3, "\"cat\":"))) {
+        /* flows: {"ph": "f", "id": N, "pid": N, "tid": N, "ts": T, "cat": "..",
+         * "name": "..", ["bp": ".."]} */
+        if (!(t = NEXT_KEY(s + 3, "\"id\":")) || !(s = fast_int(t, &e->id))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"pid\":")) || !(s = fast_int(t, &e->pid))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"tid\":")) || !(s = fast_int(t, &e->tid))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"ts\":")) || !(s = time_fast(t, &e->ts, &frac))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"cat\":")) || !(s = fast_str(p, t, &e->cat))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"name\":")) || !(s = fast_str(p, t, &e->name))) return NULL;
+        if ((t = NEXT_KEY(s, "\"bp\":")) && !(s = fast_str(p, t, &e->bp))) return NULL;
+        e->has_id = e->has_pid = e->has_tid = e->has_ts = 1;
+        s = fws(s);
+        if (*s != '}') return NULL;
+        if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+        return s + 1;
+    }
     if (!(s = fast_str(p, t, &e->cat))) return NULL;
     if ((t = NEXT_KEY(s, "\"s\":")) && !(s = fast_str(p, t, &e->scope))) return NULL;
     if (!(t = NEXT_KEY(s, "\"name\":")) || !(s = fast_str(p, t, &e->name))) return NULL;
     if (!(t = NEXT_KEY(s, "\"pid\":")) || !(s = fast_int(t, &e->pid))) return NULL;
     if (!(t = NEXT_KEY(s, "\"tid\":")) || !(s = fast_int(t, &e->tid))) return NULL;
-    int frac = 0;
     if (!(t = NEXT_KEY(s, "\"ts\":")) || !(s = time_fast(t, &e->ts, &frac))) return NULL;
     e->has_pid = e->has_tid = e->has_ts = 1;
     if ((t = NEXT_KEY(s, "\"dur\":"))) {
