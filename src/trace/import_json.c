@@ -367,7 +367,7 @@ static char *put_utf8(char *d, unsigned cp)
 /* Finds the first '"', '\\' or control byte at or after s (the buffer's zero
  * padding guarantees that one is found): from the stage-1 index when there
  * is one, else by testing the bytes (the reference). */
-static inline const char *scan_str(P *p, const char *s)
+static inline __attribute__((always_inline)) const char *scan_str(P *p, const char *s)
 {
     if (p->idx) return idx_next(p, s);
 #ifdef __SSE2__
@@ -1051,7 +1051,8 @@ static const char *parse_time_slow(P *p, const char *s, int64_t *out, const char
  * any fraction, no exponent) into exact ns; NULL for any other form (the
  * caller takes gp_parse_us_to_ns). Sets *fractional when there is a point.
  * Reads no further than the first byte after the number. */
-static inline const char *time_fast(const char *s, int64_t *out, int *fractional)
+static inline __attribute__((always_inline)) const char *time_fast(const char *s, int64_t *out,
+                                                                   int *fractional)
 {
     const char *q = s;
     int neg = *q == '-';
