@@ -414,6 +414,26 @@ TEST(kineto_shape_values)
     unlink(path);
 }
 
+/* Events without "cat" (its span is then the literal "", which the
+ * category cache must not read past: found by fuzz_import under ASan). */
+TEST(events_without_cat)
+{
+    setup_tmp();
+    char path[512];
+    snprintf(path, sizeof path, "%s/nocat.json", tmpdir);
+    const char *doc = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, "
+                      "\"ts\": 1, \"dur\": 1}, {\"ph\": \"i\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, "
+                      "\"ts\": 2}, {\"ph\": \"f\", \"id\": 3, \"pid\": 1, \"tid\": 1, \"ts\": 3}, "
+                      "{\"ph\": \"X\", \"cat\": \"\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 4, "
+                      "\"dur\": 1}]}";
+    ASSERT_EQ_INT(write_file(path, doc, strlen(doc)), 0);
+    ASSERT_EQ_INT(same_all_ways(path, 1), 0);
+    outcome o = import_file(path, 1, "always", 1);
+    ASSERT_EQ_INT(o.rc, 0);
+    ASSERT_EQ_INT(o.slices, 2);
+    unlink(path);
+}
+
 /* ---- shared traces: plain copies, mapped and read, 1 and 2 threads ------------------------ */
 
 static int inflate_to(const char *src, const char *dst)
@@ -571,5 +591,6 @@ TEST(foreign_sigbus_not_swallowed)
     unlink(path);
 }
 
-TEST_MAIN(generated_events_agree, kineto_shape_values, fixtures_agree, shared_traces_agree,
+TEST_MAIN(generated_events_agree, kineto_shape_values, events_without_cat, fixtures_agree,
+          shared_traces_agree,
           truncated_while_mapped, foreign_sigbus_not_swallowed)

@@ -1649,10 +1649,12 @@ static uint32_t str_id(P *p, span s)
     return id;
 }
 
-/* the n <= 8 bytes at s as head8 reads them, reading 8 (s is in the buffer
- * or the scratch area: both have 8 bytes to spare after any string) */
+/* the n <= 8 bytes at s as head8 reads them, reading 8 when n > 0 (s is in
+ * the buffer or the scratch area: both have 8 bytes to spare after any
+ * string; an empty span may be the literal "" of ev_reset) */
 static inline uint64_t head8_padded(const char *s, size_t n)
 {
+    if (!n) return 0;
     uint64_t w;
     memcpy(&w, s, 8);
     return n >= 8 ? w : w & ((1ull << (8 * n)) - 1);
