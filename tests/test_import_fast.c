@@ -506,6 +506,51 @@ TEST(shared_traces_agree)
     ASSERT_CMP_INT(files, >, 0);
 }
 
+/* A unit longer than the mapped path's limit (UNIT_MAX / 2; lowered here
+ * with $GPUPROF_IMPORT_MMAP_UNIT) sends the import back to the read path,
+ * from the start, alone and split: the read path's outcome, valid or not. */
+TEST(long_unit_goes_back_to_reading)
+{
+    setup_tmp();
+    char path[512];
+    snprintf(path, sizeof path, "%s/long.json", tmpdir);
+    sbuf b = {0};
+    put(&b, "{\"deviceProperties\": [");
+    for (int i = 0; i < 2000; i++) put(&b, "%s{\"id\": %d, \"name\": \"gpu\"}", i ? ", " : "", i % 8);
+    put(&b, "],\n \"traceEvents\": [\n");
+    /* about 20 MiB: the limit is checked at the 8 MiB window boundaries,
+     * which any unit longer than a window crosses */
+    for (int i = 0; i < 130000; i++)
+        put(&b, "%s  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, "
+                "\"ts\": %d, \"dur\": 3, \"args\": {\"External id\": %d, \"long\": \"%0*d\"}}",
+            i ? ",\n" : "", i % 50, i % 4, i * 10, i, i == 100000 ? 3000 : 1, 7);
+    put(&b, "\n]}\n");
+    setenv("GPUPROF_SPLIT_MIN_BYTES", "100000", 1);
+    for (int cut = 0; cut < 2; cut++) {
+        size_t n = cut ? b.n - 40 : b.n; /* whole, or cut inside the last event */
+        ASSERT_EQ_INT(write_file(path, b.s, n), 0);
+        for (int th = 1; th <= 2; th++) {
+            outcome ref = import_file(path, 0, "0", th);
+            ASSERT_EQ_INT(ref.rc != 0, cut);
+            static const char *const lim[] = {"2000", "100", "1"};
+            for (size_t k = 0; k < sizeof lim / sizeof *lim; k++) {
+                setenv("GPUPROF_IMPORT_MMAP_UNIT", lim[k], 1);
+                outcome o = import_file(path, 1, "1", th);
+                unsetenv("GPUPROF_IMPORT_MMAP_UNIT");
+                if (o.rc != ref.rc || o.digest != ref.digest || strcmp(o.msg, ref.msg))
+                    fprintf(stderr, "  limit %s, %d threads, cut %d: rc %d/%d '%s' / '%s'\n", lim[k],
+                            th, cut, o.rc, ref.rc, o.msg, ref.msg);
+                ASSERT_EQ_INT(o.rc, ref.rc);
+                ASSERT(o.digest == ref.digest);
+                ASSERT_EQ_STR(o.msg, ref.msg);
+            }
+        }
+    }
+    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
+    free(b.s);
+    unlink(path);
+}
+
 /* ---- a file truncated while it is mapped ------------------------------------------------ */
 
 typedef struct trunc_at {
@@ -592,5 +637,5 @@ TEST(foreign_sigbus_not_swallowed)
 }
 
 TEST_MAIN(generated_events_agree, kineto_shape_values, events_without_cat, fixtures_agree,
-          shared_traces_agree,
+          shared_traces_agree, long_unit_goes_back_to_reading,
           truncated_while_mapped, foreign_sigbus_not_swallowed)

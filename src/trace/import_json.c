@@ -144,6 +144,7 @@ typedef struct P {
     int map_fd;             /* the file (not owned) */
     size_t map_next;        /* position of the next map_advance */
     char *map_released;     /* pages before it given back */
+    size_t map_unit_max;    /* a longer unit goes back to the read path (RUN_READ) */
     size_t scratch_map_len; /* scratch mapped (not malloc'd) when map is set */
     int fast; /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
@@ -2702,6 +2703,9 @@ static int p_map(P *p, int fd, uint64_t off)
     p->len = p->cap = (size_t)(size - off);
     p->eof = 1;
     p->map_next = 0;
+    /* UNIT_MAX / 2; $GPUPROF_IMPORT_MMAP_UNIT (bytes) for tests */
+    const char *um = getenv("GPUPROF_IMPORT_MMAP_UNIT");
+    p->map_unit_max = um && *um ? (size_t)strtoull(um, NULL, 10) : UNIT_MAX / 2;
     return 0;
 }
 
@@ -2726,10 +2730,12 @@ static void map_count(P *p, uint64_t upto)
 /* At a unit boundary (p->pos) at or past map_next: gives back the pages
  * before the previous unit, counts progress.
  * Returns 1 when the unit just parsed ([unit, pos)) was too long for the
- * mapped path to promise the read path's outcome. */
+ * mapped path to promise the read path's outcome. Only the unit that
+ * crosses a window boundary is checked: one longer than MAP_WINDOW always
+ * does, and the limit (map_unit_max, UNIT_MAX / 2) is far longer. */
 static int map_advance(P *p)
 {
-    if (p->pos - p->unit > UNIT_MAX / 2) return 1;
+    if (p->pos - p->unit > p->map_unit_max) return 1;
     char *done = (char *)((uintptr_t)(p->buf + p->pos) & ~(uintptr_t)(page_size - 1));
     if (done - p->map_released >= (ptrdiff_t)MAP_WINDOW) {
         madvise(p->map_released, (size_t)(done - p->map_released), MADV_DONTNEED);
@@ -2763,7 +2769,7 @@ static int run_mapped(P *p)
         return GP_EIO;
     }
     /* a unit still open at the end (an error or a truncated trace) */
-    if (rc && (size_t)((p->err_at ? p->err_at : end_of(p)) - (p->buf + p->unit)) > UNIT_MAX / 2)
+    if (rc && (size_t)((p->err_at ? p->err_at : end_of(p)) - (p->buf + p->unit)) > p->map_unit_max)
         return RUN_READ;
     if (!rc) map_count(p, p->base_off + (p->landed >= 0 ? p->pos : p->len));
     return rc;
@@ -3432,9 +3438,12 @@ done:
     return rc;
 }
 
-/* Imports a large plain file in nparts parallel parts. Returns 1 when the
- * split could not be set up (the caller then imports sequentially). */
-static int import_split(const char *path, int nparts, int prog, gp_trace **out, gp_err *err)
+/* Imports a large plain file in nparts parallel parts (mapped when may_map).
+ * Returns 1 when the split could not be set up (the caller then imports
+ * sequentially), 2 when a part met a unit too long for the mapped path (the
+ * caller then splits again, reading). */
+static int import_split(const char *path, int nparts, int prog, int may_map, gp_trace **out,
+                        gp_err *err)
 {
     uint64_t bounds[SPLIT_MAX + 1];
     part parts[SPLIT_MAX];
@@ -3465,7 +3474,7 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
             rc = 1;
             break;
         }
-        p_map(w->p, gp_input_fd(w->in), bounds[k]);
+        if (may_map) p_map(w->p, gp_input_fd(w->in), bounds[k]);
         w->p->bounds = bounds;
         w->p->nbounds = nb;
         w->p->next_bound = k + 1;
@@ -3503,7 +3512,7 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
     progress(parts[0].p, 1);
     for (int k = 0; k < nb; k++)
         if (parts[k].rc == RUN_READ) { /* a unit too long for the mapped path */
-            rc = 1;
+            rc = 2;
             goto cleanup;
         }
     /* follow the chain of landings from part 0 */
@@ -3562,7 +3571,11 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
         gp_input_close(in);
         *out = NULL;
         gp_err_clear(err);
-        rc = import_split(path, threads, prog, out, err);
+        rc = import_split(path, threads, prog, 1, out, err);
+        if (rc == 2) {
+            gp_err_clear(err);
+            rc = import_split(path, threads, prog, 0, out, err);
+        }
         if (rc != 1) return rc;
         if ((rc = gp_input_open_file(path, &in, err))) return rc;
     }
