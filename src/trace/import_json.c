@@ -3095,11 +3095,13 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     if (!mem && !gp_input_is_gzip(in)) p_map(p, gp_input_fd(in), 0);
     int rc = run_any(p);
     if (rc == RUN_READ) { /* a unit too long for the mapped path: read the file instead */
+        uint64_t counted = p->counted; /* progress already counted: not again */
         p_destroy(p);
         gp_err_clear(err);
         if (gp_input_seek(in, 0, err)) return err->code;
         p = p_create(in, name, prog, err);
         if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+        p->counted = counted;
         rc = run(p);
     }
     progress(p, 1);
