@@ -26,11 +26,17 @@ typedef struct outcome {
 
 static char tmpdir[256];
 
+static void remove_tmp(void)
+{
+    rmdir(tmpdir); /* empty by then: each test removes its files */
+}
+
 static void setup_tmp(void)
 {
     if (tmpdir[0]) return;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/gp_test_import_fast_%d", (int)getpid());
     mkdir(tmpdir, 0700);
+    atexit(remove_tmp);
 }
 
 /* Imports a file with the fast path on or off and mapping off, on (1 MiB and
