@@ -22,6 +22,11 @@ enum { GP_ARGS_TEXT = 1, GP_ARGS_AT_SOURCE = 2 };
  * server shows it as progress). */
 void gp_import_count_bytes(_Atomic(uint64_t) *read_bytes);
 
+/* Tests only: fn(arg, pos) is called on the calling thread each time an
+ * import of a mapped plain file (trace/import_json.c) passes another 8 MiB
+ * window, with the file offset reached (NULL: none). */
+void gp_import_test_window_hook(void (*fn)(void *arg, uint64_t pos), void *arg);
+
 /* Imports a .json or .json.gz trace (object form or bare array form).
  * On success *out is a finished trace the caller destroys. On error returns
  * a GP_E* code and err->msg holds one line "FILE:LINE:COL: what was expected". */

@@ -18,11 +18,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -110,6 +112,7 @@ typedef struct be_stack {
 enum { S_START, S_OBJ_KEY, S_OBJ_NEXT, S_EV_FIRST, S_EV_ITEM, S_EV_NEXT, S_END, S_DONE };
 
 #define NAME_CACHE 1024 /* str_id's cache */
+#define CAT_CACHE  16   /* cat_id's cache */
 typedef struct name_slot {
     const char *str; /* the interned copy (stable), NULL when empty */
     uint32_t n, id;
@@ -132,6 +135,18 @@ typedef struct P {
     size_t idx_total;  /* blocks to classify in this fill: through the padding's first NUL */
     gp_jscan_fn scan;
     int eof;
+    /* a plain file mapped instead of read (p_map): buf points into the
+     * mapping, len is the rest of the file, eof is set from the start */
+    char *map;              /* the mapping (page aligned), NULL when reading */
+    size_t map_len;         /* bytes mapped: the file's pages and one zero page */
+    size_t map_file;        /* of which the file's bytes from the mapping's start */
+    uint64_t map_size;      /* the file's size when mapped (truncation check) */
+    int map_fd;             /* the file (not owned) */
+    size_t map_next;        /* position of the next map_advance */
+    char *map_released;     /* pages before it given back */
+    size_t map_unit_max;    /* a longer unit goes back to the read path (RUN_READ) */
+    size_t scratch_map_len; /* scratch mapped (not malloc'd) when map is set */
+    int fast; /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
     jmp_buf jb;
     const char *err_at;
@@ -146,8 +161,16 @@ typedef struct P {
     gp_u64map pid_names; /* pid -> process name string id */
     gp_u64map pid_gpu;   /* pid -> GPU device id, from process_labels "GPU N" */
     name_slot names[NAME_CACHE];
-    uint32_t last_cat_id;
-    span last_cat;
+    struct cat_slot { /* cat_id's cache */
+        const char *str;  /* the interned name, NULL when empty */
+        uint32_t n;
+        uint16_t cat;
+        uint64_t a, b; /* its bytes 0-7 and 8-15 as head8 reads them */
+    } cat_cache[CAT_CACHE];
+    struct track_slot {              /* track_of's cache of numeric pid/tid pairs */
+        int64_t pid, tid;
+        uint32_t track, used;
+    } tracks[16];
     int progress;
     int keep_args;                 /* keep each event's args text (gp_import_opts.keep_args) */
     _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
@@ -228,18 +251,34 @@ static inline const char *idx_next(P *p, const char *s)
     }
 }
 
+/* The first byte at or after s that is not JSON whitespace (the padding's
+ * NUL stops it): 16 bytes a step, for the indentation of pretty-printed
+ * traces (Kineto writes each event over several indented lines). */
+static inline const char *ws_run(const char *s)
+{
+#ifdef __SSE2__
+    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                  tab = _mm_set1_epi8('\t');
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)s);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+        unsigned bits = ~(unsigned)_mm_movemask_epi8(m) & 0xffffu;
+        if (bits) return s + __builtin_ctz(bits);
+        s += 16;
+    }
+#else
+    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t') s++;
+    return s;
+#endif
+}
+
 static inline const char *ws(P *p, const char *s)
 {
     if ((unsigned char)*s > ' ') return s; /* the usual case: no whitespace at all */
-    for (;;) {
-        char c = *s;
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-            s++;
-            continue;
-        }
-        if (c == 0 && s >= end_of(p)) more(p);
-        return s;
-    }
+    s = ws_run(s);
+    if (*s == 0 && s >= end_of(p)) more(p);
+    return s;
 }
 
 static const char *describe(char c, char *tmp)
@@ -329,7 +368,7 @@ static char *put_utf8(char *d, unsigned cp)
 /* Finds the first '"', '\\' or control byte at or after s (the buffer's zero
  * padding guarantees that one is found): from the stage-1 index when there
  * is one, else by testing the bytes (the reference). */
-static inline const char *scan_str(P *p, const char *s)
+static inline __attribute__((always_inline)) const char *scan_str(P *p, const char *s)
 {
     if (p->idx) return idx_next(p, s);
 #ifdef __SSE2__
@@ -667,7 +706,7 @@ static const char *parse_literal(P *p, const char *s)
 /* Reads the run of decimal digits at q into *v (v = v * 10 + digit for each,
  * modulo 2^64) and returns its end; 8 bytes at a time (SWAR), which reads
  * up to 8 bytes past the digits: the buffer's padding. */
-static inline const char *digits(const char *q, uint64_t *v)
+static inline __attribute__((always_inline)) const char *digits(const char *q, uint64_t *v)
 {
     uint64_t x = *v;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -734,7 +773,7 @@ static inline const char *lex_number(P *p, const char *s, span *out, int64_t *iv
     }
     if (is_int) {
         *is_int = integral && nd <= 18;
-        *ival = neg ? -(int64_t)v : (int64_t)v;
+        *ival = neg ? (int64_t)(0 - v) : (int64_t)v; /* wraps as before, without UB */
     }
     return q;
 malformed:
@@ -877,42 +916,70 @@ static const char *parse_arg_value(P *p, const char *s, arg *a)
 static inline uint64_t head8(const char *s, size_t n)
 {
     uint64_t w = 0;
+    if (n >= 8) {
+        memcpy(&w, s, 8);
+        return w;
+    }
     for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
     return w;
 }
 
-/* The ARG_KEYS code of an (unescaped) argument key, or -1. Candidates of
- * the key's length are told apart by
- * their first 8 bytes as one integer; the rest is compared on a match. */
-static int arg_key_code(span k)
+/* The ARG_KEYS code of an (unescaped) argument key, or -1: a table of 256
+ * slots indexed by a hash of the length and the first 8 bytes (linear
+ * probing; the 24 keys leave most slots empty, so an unknown key usually
+ * ends at its first slot). A slot holds the key's length and first 16 bytes
+ * as two integers; longer keys compare the rest. */
+#define AK_SLOTS 256
+typedef struct ak_slot {
+    uint64_t w0, w1;
+    const char *s;
+    uint8_t n, code; /* n = 0: empty */
+} ak_slot;
+static ak_slot ak_tab[AK_SLOTS];
+static pthread_once_t ak_once = PTHREAD_ONCE_INIT;
+
+static inline unsigned ak_hash(uint64_t w0, size_t n)
+{
+    return (unsigned)(((w0 ^ n) * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+static void ak_init(void)
 {
 #define AK_TAB(id, lit) {sizeof(lit) - 1, AK_##id, lit},
     static const struct {
         uint8_t n, code;
         const char *s;
-    } tab[] = {ARG_KEYS(AK_TAB)};
+    } keys[] = {ARG_KEYS(AK_TAB)};
 #undef AK_TAB
-    static _Thread_local int8_t first[33], next[AK_COUNT], ready;
-    static _Thread_local uint64_t pre[AK_COUNT];
-    if (!ready) { /* candidates by key length, and their first 8 bytes */
-        memset(first, -1, sizeof first);
-        for (int i = AK_COUNT - 1; i >= 0; i--) {
-            next[i] = first[tab[i].n];
-            first[tab[i].n] = (int8_t)i;
-            if (tab[i].n < 8)
-                pre[i] = head8(tab[i].s, tab[i].n);
-            else
-                memcpy(&pre[i], tab[i].s, 8);
-        }
-        ready = 1;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        size_t n = keys[i].n;
+        uint64_t w0 = head8(keys[i].s, n < 8 ? n : 8);
+        uint64_t w1 = n > 8 ? head8(keys[i].s + 8, n < 16 ? n - 8 : 8) : 0;
+        unsigned h = ak_hash(w0, n);
+        while (ak_tab[h].n) h = (h + 1) & (AK_SLOTS - 1);
+        ak_tab[h] = (ak_slot){w0, w1, keys[i].s, (uint8_t)n, keys[i].code};
     }
-    if (k.n > 32 || first[k.n] < 0) return -1;
-    uint64_t w = k.n >= 8 ? 0 : head8(k.s, k.n);
-    if (k.n >= 8) memcpy(&w, k.s, 8);
-    for (int i = first[k.n]; i >= 0; i = next[i])
-        if (pre[i] == w && (k.n <= 8 || memcmp(tab[i].s + 8, k.s + 8, k.n - 8) == 0))
-            return tab[i].code;
-    return -1;
+}
+
+/* w0, w1: the key's bytes 0-7 and 8-15 as head8 reads them (zero beyond
+ * the key) */
+static inline int arg_key_code_w(span k, uint64_t w0, uint64_t w1)
+{
+    for (unsigned h = ak_hash(w0, k.n);; h = (h + 1) & (AK_SLOTS - 1)) {
+        const ak_slot *t = &ak_tab[h];
+        if (!t->n) return -1;
+        if (t->n == k.n && t->w0 == w0 && t->w1 == w1 &&
+            (k.n <= 16 || memcmp(t->s + 16, k.s + 16, k.n - 16) == 0))
+            return t->code;
+    }
+}
+
+static int arg_key_code(span k)
+{
+    pthread_once(&ak_once, ak_init);
+    uint64_t w0 = head8(k.s, k.n < 8 ? k.n : 8);
+    uint64_t w1 = k.n > 8 ? head8(k.s + 8, k.n < 16 ? k.n - 8 : 8) : 0;
+    return arg_key_code_w(k, w0, w1);
 }
 
 /* Parses an object of key -> value pairs into args (at most max; further
@@ -981,24 +1048,21 @@ static const char *parse_time_slow(P *p, const char *s, int64_t *out, const char
     return q;
 }
 
-/* Parses microseconds into exact ns. Fast path: integer part below 9.2e15 and
- * any fraction, no exponent; everything else goes through gp_parse_us_to_ns. */
-static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+/* The common form of a time in microseconds (an integer part below 9.2e15,
+ * any fraction, no exponent) into exact ns; NULL for any other form (the
+ * caller takes gp_parse_us_to_ns). Sets *fractional when there is a point.
+ * Reads no further than the first byte after the number. */
+static inline __attribute__((always_inline)) const char *time_fast(const char *s, int64_t *out,
+                                                                   int *fractional)
 {
-    s = ws(p, s);
     const char *q = s;
     int neg = *q == '-';
     q += neg;
-    if (!is_digit(*q)) {
-        char tmp[16];
-        if (*q == 0 && q >= end_of(p)) more(p);
-        bad(p, s, "expected a number for \"%s\", found %s", what, describe_at(p, s, tmp));
-    }
+    if (!is_digit(*q)) return NULL;
     const char *d0 = q;
     uint64_t us = 0;
     q = digits(q, &us);
-    if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000)
-        return parse_time_slow(p, s, out, what);
+    if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000) return NULL;
     uint64_t frac = 0;
     if (*q == '.') {
         const char *f0 = ++q;
@@ -1011,14 +1075,31 @@ static const char *parse_time(P *p, const char *s, int64_t *out, const char *wha
             k++;
             q++;
         }
-        if (q == f0) return parse_time_slow(p, s, out, what);
+        if (q == f0) return NULL;
         for (; k < 3; k++) frac *= 10;
-        if (!p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+        *fractional = 1;
     }
-    if (*q == 'e' || *q == 'E') return parse_time_slow(p, s, out, what);
-    if (*q == 0 && q >= end_of(p)) more(p);
+    if (*q == 'e' || *q == 'E') return NULL;
     int64_t v = (int64_t)(us * 1000 + frac);
     *out = neg ? -v : v;
+    return q;
+}
+
+/* Parses microseconds into exact ns: time_fast, else gp_parse_us_to_ns. */
+static const char *parse_time(P *p, const char *s, int64_t *out, const char *what)
+{
+    s = ws(p, s);
+    const char *q = s + (*s == '-');
+    if (!is_digit(*q)) {
+        char tmp[16];
+        if (*q == 0 && q >= end_of(p)) more(p);
+        bad(p, s, "expected a number for \"%s\", found %s", what, describe_at(p, s, tmp));
+    }
+    int frac = 0;
+    q = time_fast(s, out, &frac);
+    if (!q) return parse_time_slow(p, s, out, what);
+    if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    if (*q == 0 && q >= end_of(p)) more(p);
     return q;
 }
 
@@ -1072,10 +1153,9 @@ static inline int event_key_known(span k)
     return 0;
 }
 
-/* s points at '{'; fills p->e. */
-static const char *parse_event(P *p, const char *s)
+/* The state of p->e before an event's keys are read. */
+static inline void ev_reset(ev *e)
 {
-    ev *e = &p->e;
     e->ph.n = e->cat.n = e->name.n = e->bp.n = e->scope.n = 0;
     e->ph.s = e->cat.s = e->name.s = e->bp.s = e->scope.s = "";
     e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_id = e->has_args = 0;
@@ -1083,6 +1163,13 @@ static const char *parse_event(P *p, const char *s)
     e->pid_s.n = e->tid_s.n = e->id_s.n = 0;
     e->nargs = 0;
     memset(e->kidx, -1, sizeof e->kidx);
+}
+
+/* s points at '{'; fills p->e. */
+static const char *parse_event(P *p, const char *s)
+{
+    ev *e = &p->e;
+    ev_reset(e);
     s = ws(p, s + 1);
     if (*s == '}') return s + 1;
     for (;;) {
@@ -1174,6 +1261,359 @@ static const char *parse_event(P *p, const char *s)
     }
 }
 
+/* ---- the speculative fast path for events -------------------------------------------------
+ * fast_event reads the events that Kineto and most writers produce (the
+ * keys parse_event reads, each once, in any order; string values without
+ * escapes; integers of at most 18 digits; times in their common form;
+ * "args" of strings, numbers without exponent and arrays of up to 3
+ * integers) and fills p->e exactly as parse_event would. At the first byte
+ * it does not expect (anything else, a deviation, an error, the end of the
+ * buffer: the zero padding never matches) it returns NULL and the event is
+ * parsed again from its start by parse_event, which gives every error and
+ * asks for more bytes. It never reports, never jumps and never uses the
+ * scratch area, so falling back leaves nothing to undo (p->e is reset by
+ * parse_event). */
+
+/* skips JSON whitespace; stops at anything else (the padding's NUL too) */
+static inline __attribute__((always_inline)) const char *fws(const char *s)
+{
+    if ((unsigned char)*s > ' ') return s;
+    if (*s == ' ' && (unsigned char)s[1] > ' ') return s + 1; /* ", " and ": " */
+    return ws_run(s);
+}
+
+/* a string without escapes at s (its opening quote), or NULL */
+static inline __attribute__((always_inline)) const char *fast_str(P *p, const char *s, span *out)
+{
+    if (*s != '"') return NULL;
+    const char *q = scan_str(p, s + 1);
+    if (*q != '"') return NULL;
+    out->s = s + 1;
+    out->n = (uint32_t)(q - s - 1);
+    return q + 1;
+}
+
+/* an integer of 1-18 digits (lex_number's is_int case; a fraction or an
+ * exponent is left to the general path), or NULL */
+static inline __attribute__((always_inline)) const char *fast_int(const char *s, int64_t *out)
+{
+    int neg = *s == '-';
+    const char *d0 = s + neg;
+    uint64_t v = 0;
+    const char *q = digits(d0, &v);
+    if (q == d0 || q - d0 > 18 || *q == '.' || *q == 'e' || *q == 'E') return NULL;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return q;
+}
+
+/* the low n bytes of the 8 at s (n <= 8; reads 8: the padding) */
+static inline uint64_t load_head(const char *s, size_t n)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return n >= 8 ? w : w & ((1ull << (8 * n)) - 1);
+}
+
+/* "args" at s ('{') into e (parse_flat_object with kidx), or NULL */
+static const char *fast_args(P *p, const char *s, ev *e)
+{
+    const char *a0 = s;
+    int n = 0;
+    s = fws(s + 1);
+    if (*s != '}')
+        for (;;) {
+            if (*s != '"' || n >= MAX_ARGS) return NULL;
+            arg *a = &e->args[n];
+            const char *q = scan_str(p, s + 1);
+            if (*q != '"') return NULL;
+            a->key.s = s + 1;
+            a->key.n = (uint32_t)(q - s - 1);
+            const char *cv = q + 1; /* usually ": " and the value */
+            size_t kn = a->key.n;
+            int c = arg_key_code_w(a->key, load_head(a->key.s, kn < 8 ? kn : 8),
+                                   kn > 8 ? load_head(a->key.s + 8, kn < 16 ? kn - 8 : 8) : 0);
+            if (c >= 0 && e->kidx[c] < 0) e->kidx[c] = (int8_t)n;
+            if (cv[0] == ':' && cv[1] == ' ' && (unsigned char)cv[2] > ' ')
+                s = cv + 2;
+            else {
+                s = fws(cv);
+                if (*s != ':') return NULL;
+                s = fws(s + 1);
+            }
+            a->arr_n = 0;
+            char ch = *s;
+            if (ch == '"') {
+                a->type = V_STR;
+                if (!(s = fast_str(p, s, &a->val))) return NULL;
+            } else if (is_digit(ch) || ch == '-') {
+                /* lex_number without the exponent */
+                int neg = ch == '-';
+                const char *d0 = s + neg;
+                uint64_t v = 0;
+                q = digits(d0, &v);
+                size_t nd = (size_t)(q - d0);
+                if (nd == 0) return NULL;
+                int integral = 1;
+                if (*q == '.') {
+                    integral = 0;
+                    const char *f0 = ++q;
+                    while (is_digit(*q)) q++;
+                    if (q == f0) return NULL;
+                }
+                if (*q == 'e' || *q == 'E') return NULL;
+                a->type = V_NUM;
+                a->val.s = s;
+                a->val.n = (uint32_t)(q - s);
+                a->is_int = (uint8_t)(integral && nd <= 18);
+                a->ival = neg ? (int64_t)(0 - v) : (int64_t)v;
+                s = q;
+            } else if (ch == '[') {
+                int k = 0;
+                q = fws(s + 1);
+                if (*q != ']')
+                    for (;;) {
+                        if (k >= 3 || !(q = fast_int(q, &a->arr[k]))) return NULL;
+                        k++;
+                        q = fws(q);
+                        if (*q == ',') {
+                            q = fws(q + 1);
+                            continue;
+                        }
+                        if (*q == ']') break;
+                        return NULL;
+                    }
+                a->type = V_ARR;
+                a->is_int = 0;
+                a->arr_n = (uint8_t)k;
+                s = q + 1;
+            } else
+                return NULL;
+            n++;
+            if (s[0] == ',' && s[1] == ' ' && s[2] == '"') { /* the usual ", " */
+                s += 2;
+                continue;
+            }
+            s = fws(s);
+            if (*s == ',') {
+                s = fws(s + 1);
+                continue;
+            }
+            if (*s == '}') break;
+            return NULL;
+        }
+    e->nargs = n;
+    e->has_args = 1;
+    e->args_txt.s = a0;
+    e->args_txt.n = (uint32_t)(s + 1 - a0);
+    return s + 1;
+}
+
+/* little-endian bytes of a quoted key as one integer: K4('"', 'p', 'h', '"') */
+#define KB(c, i) ((uint64_t)(unsigned char)(c) << (8 * (i)))
+#define K3(a, b, c)          (KB(a, 0) | KB(b, 1) | KB(c, 2))
+#define K4(a, b, c, d)       (K3(a, b, c) | KB(d, 3))
+#define K5(a, b, c, d, e)    (K4(a, b, c, d) | KB(e, 4))
+#define K6(a, b, c, d, e, f) (K5(a, b, c, d, e) | KB(f, 5))
+#define M(n)                 ((1ull << (8 * (n))) - 1)
+
+enum { F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_S, F_BP };
+
+/* After a value at s: ',' then the key literal lit (its quotes and the
+ * colon, n bytes), whitespace anywhere between; the value's start, or NULL. */
+static inline __attribute__((always_inline)) const char *next_key(const char *s, const char *lit,
+                                                                  size_t n)
+{
+    s = fws(s);
+    if (*s != ',') return NULL;
+    s = fws(s + 1);
+    if (memcmp(s, lit, n) != 0) return NULL;
+    return fws(s + n);
+}
+#define NEXT_KEY(s, lit) next_key(s, lit, sizeof(lit) - 1)
+
+/* The keys of Kineto's complete, instant and flow events in the order
+ * Kineto writes them: {"ph": "X", "cat": "..", ["s": "..",] "name": "..",
+ * "pid": N, "tid": N, "ts": T, ["dur": T,] ["args": {..}]} and flows below
+ * (any whitespace between the tokens, none between a key and its colon).
+ * NULL at the first difference: fast_event then reads the keys one by one. */
+static inline const char *fast_kineto(P *p, const char *s)
+{
+    ev *e = &p->e;
+    const char *t;
+    s = fws(s + 1);
+    if (memcmp(s, "\"ph\":", 5) != 0) return NULL;
+    s = fws(s + 5);
+    char ph = s[1];
+    if (s[0] != '"' || s[2] != '"' || ph == '"' || ph == '\\' || (unsigned char)ph < 0x20)
+        return NULL;
+    ev_reset(e);
+    e->ph.s = s + 1;
+    e->ph.n = 1;
+    int frac = 0;
+    if (!(t = NEXT_KEY(s + 3, "\"cat\":"))) {
+        /* flows: {"ph": "f", "id": N, "pid": N, "tid": N, "ts": T, "cat": "..",
+         * "name": "..", ["bp": ".."]} */
+        if (!(t = NEXT_KEY(s + 3, "\"id\":")) || !(s = fast_int(t, &e->id))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"pid\":")) || !(s = fast_int(t, &e->pid))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"tid\":")) || !(s = fast_int(t, &e->tid))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"ts\":")) || !(s = time_fast(t, &e->ts, &frac))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"cat\":")) || !(s = fast_str(p, t, &e->cat))) return NULL;
+        if (!(t = NEXT_KEY(s, "\"name\":")) || !(s = fast_str(p, t, &e->name))) return NULL;
+        if ((t = NEXT_KEY(s, "\"bp\":")) && !(s = fast_str(p, t, &e->bp))) return NULL;
+        e->has_id = e->has_pid = e->has_tid = e->has_ts = 1;
+        s = fws(s);
+        if (*s != '}') return NULL;
+        if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+        return s + 1;
+    }
+    if (!(s = fast_str(p, t, &e->cat))) return NULL;
+    if ((t = NEXT_KEY(s, "\"s\":")) && !(s = fast_str(p, t, &e->scope))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"name\":")) || !(s = fast_str(p, t, &e->name))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"pid\":")) || !(s = fast_int(t, &e->pid))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"tid\":")) || !(s = fast_int(t, &e->tid))) return NULL;
+    if (!(t = NEXT_KEY(s, "\"ts\":")) || !(s = time_fast(t, &e->ts, &frac))) return NULL;
+    e->has_pid = e->has_tid = e->has_ts = 1;
+    if ((t = NEXT_KEY(s, "\"dur\":"))) {
+        if (!(s = time_fast(t, &e->dur, &frac))) return NULL;
+        e->has_dur = 1;
+    }
+    if ((t = NEXT_KEY(s, "\"args\":")) && (*t != '{' || !(s = fast_args(p, t, e)))) return NULL;
+    s = fws(s);
+    if (*s != '}') return NULL;
+    if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    return s + 1;
+}
+#undef NEXT_KEY
+
+/* s points at '{'; fills p->e as parse_event would and returns the event's
+ * end, or NULL (see above). */
+static const char *fast_event(P *p, const char *s)
+{
+    const char *k = fast_kineto(p, s);
+    if (k) return k;
+    ev *e = &p->e;
+    ev_reset(e);
+    unsigned seen = 0;
+    int frac = 0;
+    s = fws(s + 1);
+    for (;;) {
+        if (*s != '"') return NULL;
+        uint64_t w;
+        memcpy(&w, s, 8);
+        int f;
+        switch (s[1]) {
+        case 'p':
+            if ((w & M(4)) == K4('"', 'p', 'h', '"'))
+                f = F_PH, s += 4;
+            else if ((w & M(5)) == K5('"', 'p', 'i', 'd', '"'))
+                f = F_PID, s += 5;
+            else
+                return NULL;
+            break;
+        case 'c':
+            if ((w & M(5)) != K5('"', 'c', 'a', 't', '"')) return NULL;
+            f = F_CAT, s += 5;
+            break;
+        case 'n':
+            if ((w & M(6)) != K6('"', 'n', 'a', 'm', 'e', '"')) return NULL;
+            f = F_NAME, s += 6;
+            break;
+        case 't':
+            if ((w & M(4)) == K4('"', 't', 's', '"'))
+                f = F_TS, s += 4;
+            else if ((w & M(5)) == K5('"', 't', 'i', 'd', '"'))
+                f = F_TID, s += 5;
+            else
+                return NULL;
+            break;
+        case 'd':
+            if ((w & M(5)) != K5('"', 'd', 'u', 'r', '"')) return NULL;
+            f = F_DUR, s += 5;
+            break;
+        case 'a':
+            if ((w & M(6)) != K6('"', 'a', 'r', 'g', 's', '"')) return NULL;
+            f = F_ARGS, s += 6;
+            break;
+        case 'i':
+            if ((w & M(4)) != K4('"', 'i', 'd', '"')) return NULL;
+            f = F_ID, s += 4;
+            break;
+        case 's':
+            if ((w & M(3)) != K3('"', 's', '"')) return NULL;
+            f = F_S, s += 3;
+            break;
+        case 'b':
+            if ((w & M(4)) != K4('"', 'b', 'p', '"')) return NULL;
+            f = F_BP, s += 4;
+            break;
+        default:
+            return NULL;
+        }
+        if (seen & (1u << f)) return NULL; /* a repeated key: the general path */
+        seen |= 1u << f;
+        s = fws(s);
+        if (*s != ':') return NULL;
+        s = fws(s + 1);
+        switch (f) {
+        case F_PH:
+            s = fast_str(p, s, &e->ph);
+            break;
+        case F_CAT:
+            s = fast_str(p, s, &e->cat);
+            break;
+        case F_NAME:
+            s = fast_str(p, s, &e->name);
+            break;
+        case F_S:
+            s = fast_str(p, s, &e->scope);
+            break;
+        case F_BP:
+            s = fast_str(p, s, &e->bp);
+            break;
+        case F_PID:
+            s = fast_int(s, &e->pid);
+            e->has_pid = 1;
+            break;
+        case F_TID:
+            s = fast_int(s, &e->tid);
+            e->has_tid = 1;
+            break;
+        case F_ID:
+            s = fast_int(s, &e->id);
+            e->has_id = 1;
+            break;
+        case F_TS:
+            s = time_fast(s, &e->ts, &frac);
+            e->has_ts = 1;
+            break;
+        case F_DUR:
+            s = time_fast(s, &e->dur, &frac);
+            e->has_dur = 1;
+            break;
+        default: /* F_ARGS */
+            if (*s != '{') return NULL;
+            s = fast_args(p, s, e);
+            break;
+        }
+        if (!s) return NULL;
+        s = fws(s);
+        if (*s == ',') {
+            s = fws(s + 1);
+            continue;
+        }
+        if (*s == '}') break;
+        return NULL;
+    }
+    if (frac && !p->t->meta.fractional_ts) p->t->meta.fractional_ts = 1;
+    return s + 1;
+}
+#undef KB
+#undef K3
+#undef K4
+#undef K5
+#undef K6
+#undef M
+
 static void oom(P *p)
 {
     snprintf(p->errmsg, sizeof p->errmsg, "out of memory");
@@ -1210,33 +1650,58 @@ static uint32_t str_id(P *p, span s)
     return id;
 }
 
+/* the n <= 8 bytes at s as head8 reads them, reading 8 when n > 0 (s is in
+ * the buffer or the scratch area: both have 8 bytes to spare after any
+ * string; an empty span may be the literal "" of ev_reset) */
+static inline uint64_t head8_padded(const char *s, size_t n)
+{
+    if (!n) return 0;
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return n >= 8 ? w : w & ((1ull << (8 * n)) - 1);
+}
+
 static uint16_t cat_id(P *p, span s)
 {
-    if (p->last_cat.s && s.n == p->last_cat.n && memcmp(s.s, p->last_cat.s, s.n) == 0)
-        return (uint16_t)p->last_cat_id;
+    /* a direct-mapped cache of the categories seen, by the length and the
+     * first 16 bytes as two integers (s is in the buffer or the scratch
+     * area: 8 bytes to spare after it) */
+    uint64_t a = head8_padded(s.s, s.n < 8 ? s.n : 8);
+    uint64_t b = s.n > 8 ? head8_padded(s.s + 8, s.n < 16 ? s.n - 8 : 8) : 0;
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ b ^ s.n;
+    struct cat_slot *c = &p->cat_cache[(h ^ h >> 29 ^ h >> 47) & (CAT_CACHE - 1)];
+    if (c->str && c->n == s.n && c->a == a && c->b == b &&
+        (s.n <= 16 || memcmp(s.s + 16, c->str + 16, s.n - 16) == 0))
+        return c->cat;
     /* the category of an interned name (from the name cache), else a new one */
-    uint32_t sid = str_id(p, s), c = GP_NO_INDEX;
+    uint32_t sid = str_id(p, s), k = GP_NO_INDEX;
     for (size_t i = 0; i < p->t->cats.n; i++)
         if (p->t->cats.v[i].name == sid) {
-            c = (uint32_t)i;
+            k = (uint32_t)i;
             break;
         }
-    if (c == GP_NO_INDEX) c = gp_trace_category(p->t, s.s, s.n);
-    if (c == GP_NO_INDEX) oom(p);
+    if (k == GP_NO_INDEX) k = gp_trace_category(p->t, s.s, s.n);
+    if (k == GP_NO_INDEX) oom(p);
     /* remember the interned copy (stable), not the buffer bytes */
-    uint32_t nid = p->t->cats.v[c].name;
-    p->last_cat.s = gp_trace_s(p->t, nid);
-    p->last_cat.n = s.n;
-    p->last_cat_id = c;
-    return (uint16_t)c;
+    *c = (struct cat_slot){gp_trace_s(p->t, p->t->cats.v[k].name), s.n, (uint16_t)k, a, b};
+    return (uint16_t)k;
 }
 
 static uint32_t track_of(P *p, const ev *e)
 {
+    /* numeric pid and tid (the usual case) through a small direct-mapped
+     * cache of pairs already seen */
+    struct track_slot *c = NULL;
+    if (!e->pid_s.n && !e->tid_s.n) {
+        uint64_t h = ((uint64_t)e->pid * 0x9e3779b97f4a7c15ull) ^ (uint64_t)e->tid;
+        c = &p->tracks[(h ^ h >> 32 ^ h >> 8) & 15];
+        if (c->used && c->pid == e->pid && c->tid == e->tid) return c->track;
+    }
     uint32_t ps = e->pid_s.n ? str_id(p, e->pid_s) : 0;
     uint32_t ts = e->tid_s.n ? str_id(p, e->tid_s) : 0;
     uint32_t k = gp_trace_track(p->t, e->pid, e->tid, ps, ts);
     if (k == GP_NO_INDEX) oom(p);
+    if (c) *c = (struct track_slot){e->pid, e->tid, k, 1};
     return k;
 }
 
@@ -1993,6 +2458,10 @@ static void progress(P *p, int final)
     p->progress_shown = 1;
     uint64_t size = gp_input_size(p->in), pos = gp_input_pos(p->in);
     double mb = (double)(p->base_off + p->len) / 1e6;
+    if (p->map) {
+        pos = p->base_off + p->pos;
+        mb = (double)pos / 1e6;
+    }
     if (size)
         fprintf(stderr, "\r\033[Kimporting %s: %3.0f%% (%.0f MB parsed, %.1f s)", p->name,
                 100.0 * (double)pos / (double)size, mb, (double)(now - p->t_start) / 1e9);
@@ -2021,7 +2490,7 @@ static int refill(P *p, size_t keep)
         }
         size_t nc = p->cap * 2;
         char *nb = realloc(p->buf, nc + PAD);
-        char *ns = nb ? realloc(p->scratch, nc + PAD) : NULL;
+        char *ns = nb ? realloc(p->scratch, nc + PAD + 8) : NULL; /* + 8: see p_create */
         if (!nb || !ns) {
             if (nb) p->buf = nb;
             return gp_err_set(p->err, GP_ENOMEM, "%s: out of memory", p->name);
@@ -2094,11 +2563,228 @@ static void line_col(const char *path, const void *mem, size_t memn, uint64_t of
     gp_input_close(in);
 }
 
+/* ---- plain files mapped instead of read --------------------------------------------------
+ * A plain file of MAP_MIN_BYTES or more is mapped (whole, read-only, private)
+ * instead of copied by read() into the buffer: the parser reads the page
+ * cache in place. A zero page mapped after the file's last page is the
+ * padding the scanners stop at. Pages are faulted in by the kernel's
+ * fault-around (populating windows ahead with MADV_POPULATE_READ or
+ * MAP_POPULATE measured slower) and given back (MADV_DONTNEED) behind the
+ * parser every MAP_WINDOW, so the mapping's resident part stays small.
+ *
+ * A file truncated while mapped makes a read past its new end raise SIGBUS.
+ * The handler (installed once, chaining to the one before it for any other
+ * fault) maps zero pages over the rest of the file for the thread whose
+ * mapping faulted (thread-local bounds: SIGBUS from a memory access goes to
+ * the faulting thread), so the parser stops at a NUL byte; run_mapped then
+ * reports the truncation as the error. A unit longer than half the read
+ * path's limit (UNIT_MAX) goes back to the read path (RUN_READ), which gives
+ * the same result or error as before for such units. */
+
+#define MAP_MIN_BYTES ((uint64_t)1 << 20)
+#define MAP_WINDOW    ((size_t)8 << 20)
+#define RUN_READ      (-1000) /* run_mapped: import this input by reading instead */
+
+typedef struct bus_guard {
+    char *lo, *hi; /* the file's bytes in this thread's current mapping */
+    volatile sig_atomic_t hit;
+} bus_guard;
+static _Thread_local bus_guard tls_bus;
+static struct sigaction bus_old;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+static int bus_ready;
+static size_t page_size;
+
+static void bus_handler(int sig, siginfo_t *si, void *uc)
+{
+    bus_guard *g = &tls_bus;
+    char *a = si ? (char *)si->si_addr : NULL;
+    if (g->lo && a >= g->lo && a < g->hi) {
+        char *pg = (char *)((uintptr_t)a & ~(uintptr_t)(page_size - 1));
+        if (pg < g->lo) pg = g->lo;
+        if (mmap(pg, (size_t)(g->hi - pg), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                 0) != MAP_FAILED) {
+            g->hit = 1;
+            return; /* the access is repeated and reads zeros */
+        }
+    }
+    /* not ours: what would have happened without this handler */
+    if (bus_old.sa_flags & SA_SIGINFO) {
+        if (bus_old.sa_sigaction) {
+            bus_old.sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (bus_old.sa_handler != SIG_DFL && bus_old.sa_handler != SIG_IGN) {
+        bus_old.sa_handler(sig);
+        return;
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &dfl, NULL);
+    raise(sig); /* pending until the handler returns; then it ends the process */
+}
+
+static void bus_install(void)
+{
+    long k = sysconf(_SC_PAGESIZE);
+    page_size = k > 0 ? (size_t)k : 4096;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = bus_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    bus_ready = sigaction(SIGBUS, &sa, &bus_old) == 0;
+}
+
+/* The smallest plain file that is mapped: MAP_MIN_BYTES; 0: none
+ * ($GPUPROF_IMPORT_MMAP=0: files are read), 1 ($GPUPROF_IMPORT_MMAP=always:
+ * every non-empty file, for tests). */
+static uint64_t map_min_bytes(void)
+{
+    const char *e = getenv("GPUPROF_IMPORT_MMAP");
+    if (e && strcmp(e, "0") == 0) return 0;
+    if (e && strcmp(e, "always") == 0) return 1;
+    return MAP_MIN_BYTES;
+}
+
+static _Thread_local void (*tls_window_hook)(void *, uint64_t);
+static _Thread_local void *tls_window_arg;
+
+void gp_import_test_window_hook(void (*fn)(void *, uint64_t), void *fn_arg)
+{
+    tls_window_hook = fn;
+    tls_window_arg = fn_arg;
+}
+
+/* Maps the plain file fd from byte off to its end as p's buffer. Returns 0,
+ * or -1 (p unchanged: it reads) when the input is not a large regular file,
+ * the stage-1 index is on (it is sized by the buffer), or mapping fails. */
+static int p_map(P *p, int fd, uint64_t off)
+{
+    struct stat st;
+    uint64_t min = map_min_bytes();
+    if (fd < 0 || p->scan || !min || fstat(fd, &st) || !S_ISREG(st.st_mode)) return -1;
+    uint64_t size = (uint64_t)st.st_size;
+    if (off >= size || size - off < min || size - off > (uint64_t)SIZE_MAX / 2) return -1;
+    pthread_once(&bus_once, bus_install);
+    if (!bus_ready) return -1;
+    uint64_t a = off & ~(uint64_t)(page_size - 1);
+    size_t file = (size_t)(size - a);
+    size_t len = ((file + page_size - 1) & ~(page_size - 1)) + page_size;
+    char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return -1;
+    if (mmap(m, file, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)a) == MAP_FAILED) {
+        munmap(m, len);
+        return -1;
+    }
+    madvise(m, file, MADV_SEQUENTIAL); /* read-ahead and fault-around sized for a scan */
+    /* scratch: an unescaped string is never longer than its unit, which may
+     * now be the whole file; only the pages used are ever touched */
+    size_t slen = (size_t)(size - off) + PAD + 8;
+    char *sc = mmap(NULL, slen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                    -1, 0);
+    if (sc == MAP_FAILED) {
+        munmap(m, len);
+        return -1;
+    }
+    free(p->buf);
+    free(p->scratch);
+    p->map = m;
+    p->map_len = len;
+    p->map_file = file;
+    p->map_size = size;
+    p->map_fd = fd;
+    p->map_released = m;
+    p->scratch = sc;
+    p->scratch_map_len = slen;
+    p->scap = (size_t)(size - off) + PAD;
+    p->buf = m + (off - a);
+    p->len = p->cap = (size_t)(size - off);
+    p->eof = 1;
+    p->map_next = 0;
+    /* UNIT_MAX / 2; $GPUPROF_IMPORT_MMAP_UNIT (bytes) for tests */
+    const char *um = getenv("GPUPROF_IMPORT_MMAP_UNIT");
+    p->map_unit_max = um && *um ? (size_t)strtoull(um, NULL, 10) : UNIT_MAX / 2;
+    return 0;
+}
+
+static void p_unmap(P *p)
+{
+    if (!p->map) return;
+    munmap(p->map, p->map_len);
+    munmap(p->scratch, p->scratch_map_len);
+    p->map = NULL;
+    p->buf = p->scratch = NULL;
+}
+
+/* Counts the bytes parsed so far (gp_import_count_bytes). */
+static void map_count(P *p, uint64_t upto)
+{
+    if (p->read_bytes && upto > p->counted) {
+        atomic_fetch_add(p->read_bytes, upto - p->counted);
+        p->counted = upto;
+    }
+}
+
+/* At a unit boundary (p->pos) at or past map_next: gives back the pages
+ * before the previous unit, counts progress.
+ * Returns 1 when the unit just parsed ([unit, pos)) was too long for the
+ * mapped path to promise the read path's outcome. Only the unit that
+ * crosses a window boundary is checked: one longer than MAP_WINDOW always
+ * does, and the limit (map_unit_max, UNIT_MAX / 2) is far longer. */
+static int map_advance(P *p)
+{
+    if (p->pos - p->unit > p->map_unit_max) return 1;
+    char *done = (char *)((uintptr_t)(p->buf + p->pos) & ~(uintptr_t)(page_size - 1));
+    if (done - p->map_released >= (ptrdiff_t)MAP_WINDOW) {
+        madvise(p->map_released, (size_t)(done - p->map_released), MADV_DONTNEED);
+        p->map_released = done;
+    }
+    p->map_next = p->pos + MAP_WINDOW;
+    map_count(p, p->base_off + p->pos);
+    progress(p, 0);
+    if (tls_window_hook) tls_window_hook(tls_window_arg, p->base_off + p->pos);
+    return 0;
+}
+
+static int run(P *p);
+
+/* run() over a mapped buffer with the SIGBUS guard; RUN_READ, or run's
+ * result with a truncated file reported as such. */
+static int run_mapped(P *p)
+{
+    bus_guard *g = &tls_bus;
+    g->hit = 0;
+    g->hi = p->map + p->map_file;
+    g->lo = p->map;
+    int rc = run(p);
+    g->lo = g->hi = NULL;
+    if (rc == RUN_READ) return rc;
+    struct stat st;
+    uint64_t now = fstat(p->map_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    if (g->hit || (rc && now < p->map_size)) {
+        gp_err_set(p->err, GP_EIO, "%s: the file was truncated while being read (%llu bytes, now %llu)",
+                   p->name, (unsigned long long)p->map_size, (unsigned long long)now);
+        return GP_EIO;
+    }
+    /* a unit still open at the end (an error or a truncated trace) */
+    if (rc && (size_t)((p->err_at ? p->err_at : end_of(p)) - (p->buf + p->unit)) > p->map_unit_max)
+        return RUN_READ;
+    if (!rc) map_count(p, p->base_off + (p->landed >= 0 ? p->pos : p->len));
+    return rc;
+}
+
+static int run_any(P *p)
+{
+    return p->map ? run_mapped(p) : run(p);
+}
+
 static int run(P *p)
 {
     int rc;
     size_t unit;
-    if ((rc = refill(p, 0))) return rc;
+    if (!p->map && (rc = refill(p, 0))) return rc;
     /* skip a UTF-8 byte order mark */
     if (p->len >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0) p->pos = 3;
     for (;;) {
@@ -2136,6 +2822,7 @@ static int run(P *p)
         }
         if (j == JMP_ERR) return p->err_code;
         for (;;) {
+            if (p->map && p->pos >= p->map_next && map_advance(p)) return RUN_READ;
             p->unit = p->pos;
             p->sn = 0;
             const char *s = p->buf + p->pos;
@@ -2209,8 +2896,8 @@ static int run(P *p)
                     bad(p, s, "expected an event object '{', found %s", describe_at(p, s, tmp));
                 }
                 {
-                    const char *start = s;
-                    s = parse_event(p, s);
+                    const char *start = s, *f = p->fast ? fast_event(p, s) : NULL;
+                    s = f ? f : parse_event(p, s);
                     commit_event(p, start);
                 }
                 p->state = S_EV_NEXT;
@@ -2286,6 +2973,25 @@ void gp_import_count_bytes(_Atomic(uint64_t) *read_bytes)
     tls_read_bytes = read_bytes;
 }
 
+/* Gives an empty large array of the model room for about n elements on
+ * transparent huge pages (2 MiB aligned, MADV_HUGEPAGE: one page fault per
+ * 2 MiB instead of per 4 KiB as it fills; pages never touched cost
+ * nothing). It stays an ordinary malloc'd block (realloc/free). */
+#define HUGE_BYTES ((size_t)2 << 20)
+static void huge_reserve(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (*v || n > SIZE_MAX / 2 / elem || n * elem < 4 * HUGE_BYTES) return;
+    size_t bytes = (n * elem + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+    void *m = aligned_alloc(HUGE_BYTES, bytes);
+    if (!m) return;
+#ifdef MADV_HUGEPAGE
+    madvise(m, bytes, MADV_HUGEPAGE);
+#endif
+    *v = m;
+    *cap = bytes / elem;
+}
+#define HUGE_RESERVE(vec, n) huge_reserve((void **)&(vec).v, &(vec).cap, (n), sizeof *(vec).v)
+
 static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
 {
     P *p = calloc(1, sizeof *p);
@@ -2302,12 +3008,15 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
     p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
-    p->scratch = malloc(p->scap + 8);          /* + 8: arg_key_code reads 8 bytes of a key */
+    p->scratch = malloc(p->scap + 8); /* + 8: cat_id reads 8 bytes of a string */
     p->t = gp_trace_create();
     p->progress = prog & 1;
     p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
                    : prog & PROG_ARGS_AT_SOURCE ? GP_ARGS_AT_SOURCE
                                                 : 0;
+    pthread_once(&ak_once, ak_init); /* fast_args reads the table directly */
+    const char *fe = getenv("GPUPROF_IMPORT_FAST");
+    p->fast = !(fe && strcmp(fe, "0") == 0);
     p->read_bytes = tls_read_bytes;
     p->counted = gp_input_pos(in);
     p->t_start = gp_clock_mono_ns();
@@ -2320,6 +3029,14 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
         free(p->scratch);
         free(p);
         return NULL;
+    }
+    /* the model's large arrays from the input's size (a gzip file inflates
+     * about 10x): Kineto writes 150-300 bytes an event, most of them slices */
+    if (src) {
+        HUGE_RESERVE(p->t->slices, src / 128);
+        HUGE_RESERVE(p->t->flows, src / 512);
+        HUGE_RESERVE(p->t->instants, src / 1024);
+        HUGE_RESERVE(p->t->gpu_info, src / 1024);
     }
     p->t->meta.source = gp_trace_str(p->t, name, strlen(name));
     p->t->meta.import_parts = 1;
@@ -2335,8 +3052,12 @@ static void p_destroy(P *p)
     gp_u64map_free(&p->pid_gpu);
     GP_VEC_FREE(p->pending_e);
     gp_trace_destroy(p->t);
-    free(p->buf);
-    free(p->scratch);
+    if (p->map) {
+        p_unmap(p);
+    } else {
+        free(p->buf);
+        free(p->scratch);
+    }
     free(p->idx);
     free(p);
 }
@@ -2371,7 +3092,18 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     gp_err_clear(err);
     P *p = p_create(in, name, prog, err);
     if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
-    int rc = run(p);
+    if (!mem && !gp_input_is_gzip(in)) p_map(p, gp_input_fd(in), 0);
+    int rc = run_any(p);
+    if (rc == RUN_READ) { /* a unit too long for the mapped path: read the file instead */
+        uint64_t counted = p->counted; /* progress already counted: not again */
+        p_destroy(p);
+        gp_err_clear(err);
+        if (gp_input_seek(in, 0, err)) return err->code;
+        p = p_create(in, name, prog, err);
+        if (!p) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", name);
+        p->counted = counted;
+        rc = run(p);
+    }
     progress(p, 1);
     if (rc)
         format_error(p, rc, mem, memn);
@@ -2404,7 +3136,7 @@ typedef struct part {
 static void *part_main(void *warg)
 {
     part *w = warg;
-    w->rc = run(w->p);
+    w->rc = run_any(w->p);
     return NULL;
 }
 
@@ -2708,9 +3440,12 @@ done:
     return rc;
 }
 
-/* Imports a large plain file in nparts parallel parts. Returns 1 when the
- * split could not be set up (the caller then imports sequentially). */
-static int import_split(const char *path, int nparts, int prog, gp_trace **out, gp_err *err)
+/* Imports a large plain file in nparts parallel parts (mapped when may_map).
+ * Returns 1 when the split could not be set up (the caller then imports
+ * sequentially), 2 when a part met a unit too long for the mapped path (the
+ * caller then splits again, reading). */
+static int import_split(const char *path, int nparts, int prog, int may_map, gp_trace **out,
+                        gp_err *err)
 {
     uint64_t bounds[SPLIT_MAX + 1];
     part parts[SPLIT_MAX];
@@ -2741,6 +3476,7 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
             rc = 1;
             break;
         }
+        if (may_map) p_map(w->p, gp_input_fd(w->in), bounds[k]);
         w->p->bounds = bounds;
         w->p->nbounds = nb;
         w->p->next_bound = k + 1;
@@ -2768,14 +3504,19 @@ static int import_split(const char *path, int nparts, int prog, gp_trace **out, 
     }
     for (int k = 1; k < nb; k++)
         parts[k].started = pthread_create(&parts[k].th, NULL, part_main, &parts[k]) == 0;
-    parts[0].rc = run(parts[0].p);
+    parts[0].rc = run_any(parts[0].p);
     for (int k = 1; k < nb; k++) {
         if (parts[k].started)
             pthread_join(parts[k].th, NULL);
         else
-            parts[k].rc = run(parts[k].p); /* could not start a thread: run here */
+            parts[k].rc = run_any(parts[k].p); /* could not start a thread: run here */
     }
     progress(parts[0].p, 1);
+    for (int k = 0; k < nb; k++)
+        if (parts[k].rc == RUN_READ) { /* a unit too long for the mapped path */
+            rc = 2;
+            goto cleanup;
+        }
     /* follow the chain of landings from part 0 */
     P *head = parts[0].p;
     int cur = 0, final_rc = parts[0].rc;
@@ -2832,7 +3573,11 @@ int gp_import_json_file(const char *path, const gp_import_opts *opts, gp_trace *
         gp_input_close(in);
         *out = NULL;
         gp_err_clear(err);
-        rc = import_split(path, threads, prog, out, err);
+        rc = import_split(path, threads, prog, 1, out, err);
+        if (rc == 2) {
+            gp_err_clear(err);
+            rc = import_split(path, threads, prog, 0, out, err);
+        }
         if (rc != 1) return rc;
         if ((rc = gp_input_open_file(path, &in, err))) return rc;
     }
