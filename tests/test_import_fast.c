@@ -17,13 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct outcome {
-    int rc;
-    uint64_t digest;
-    size_t slices;
-    char msg[512];
-} outcome;
-
 static char tmpdir[256];
 
 static void remove_tmp(void)
@@ -43,21 +36,9 @@ static void setup_tmp(void)
  * up) or for any size. */
 static outcome import_file(const char *path, int fast, const char *mmap, int threads)
 {
-    outcome o;
-    memset(&o, 0, sizeof o);
     setenv("GPUPROF_IMPORT_FAST", fast ? "1" : "0", 1);
     setenv("GPUPROF_IMPORT_MMAP", mmap, 1);
-    gp_trace *t = NULL;
-    gp_err err;
-    memset(&err, 0, sizeof err);
-    gp_import_opts opts = {0, threads, 0};
-    o.rc = gp_import_json_file(path, &opts, &t, &err);
-    if (t) {
-        o.digest = trace_digest(t);
-        o.slices = t->slices.n;
-        gp_trace_destroy(t);
-    }
-    snprintf(o.msg, sizeof o.msg, "%s", o.rc ? err.msg : "");
+    outcome o = import_outcome(path, NULL, 0, threads);
     unsetenv("GPUPROF_IMPORT_FAST");
     unsetenv("GPUPROF_IMPORT_MMAP");
     return o;
@@ -137,10 +118,21 @@ static int clean;
  * exponents, leading zeros */
 static void number_(sbuf *b, uint64_t *seed, int edges)
 {
-    static const char *const edge[] = {
-        "9223372036854775807", "9223372036854775808", "-9223372036854775808", "9999999999999999999",
-        "18446744073709551615", "18446744073709551616", "999999999999999999", "-999999999999999999",
-        "1000000000000000000", "0.0", "-0", "007", "1e400", "9223372036854775.807", "0.00049999"};
+    static const char *const edge[] = {"9223372036854775807",
+                                       "9223372036854775808",
+                                       "-9223372036854775808",
+                                       "9999999999999999999",
+                                       "18446744073709551615",
+                                       "18446744073709551616",
+                                       "999999999999999999",
+                                       "-999999999999999999",
+                                       "1000000000000000000",
+                                       "0.0",
+                                       "-0",
+                                       "007",
+                                       "1e400",
+                                       "9223372036854775.807",
+                                       "0.00049999"};
     int form = (int)rnd(seed, 12);
     if (clean && (form == 0 || form == 5 || (form >= 10 && !edges))) form = 9;
     if (form >= 10) {
@@ -150,7 +142,9 @@ static void number_(sbuf *b, uint64_t *seed, int edges)
     if (form == 0) put(b, "-");
     int nd = 1 + (int)rnd(seed, clean ? 12 : 20);
     if (form == 1) nd = 1 + (int)rnd(seed, 4);
-    for (int i = 0; i < nd; i++) put(b, "%c", (char)('0' + (i == 0 && nd > 1 && form != 2 ? 1 + rnd(seed, 9) : rnd(seed, 10))));
+    for (int i = 0; i < nd; i++)
+        put(b, "%c",
+            (char)('0' + (i == 0 && nd > 1 && form != 2 ? 1 + rnd(seed, 9) : rnd(seed, 10))));
     if (form == 3 || form == 4) {
         put(b, ".");
         int fd = 1 + (int)rnd(seed, 7);
@@ -215,12 +209,31 @@ static void value(sbuf *b, uint64_t *seed, int depth)
     }
 }
 
-static const char *const arg_keys[] = {
-    "External id", "correlation", "device",   "context",  "stream",       "grid",
-    "block",       "registers per thread",    "shared memory",            "blocks per SM",
-    "warps per SM", "est. achieved occupancy %", "bytes",  "Ev Idx",       "queued",
-    "cbid",        "Addr",        "Bytes",    "Total Allocated",          "Device Type",
-    "Device Id",   "name",        "labels",   "external id", "memory bandwidth (GB/s)"};
+static const char *const arg_keys[] = {"External id",
+                                       "correlation",
+                                       "device",
+                                       "context",
+                                       "stream",
+                                       "grid",
+                                       "block",
+                                       "registers per thread",
+                                       "shared memory",
+                                       "blocks per SM",
+                                       "warps per SM",
+                                       "est. achieved occupancy %",
+                                       "bytes",
+                                       "Ev Idx",
+                                       "queued",
+                                       "cbid",
+                                       "Addr",
+                                       "Bytes",
+                                       "Total Allocated",
+                                       "Device Type",
+                                       "Device Id",
+                                       "name",
+                                       "labels",
+                                       "external id",
+                                       "memory bandwidth (GB/s)"};
 
 static void args(sbuf *b, uint64_t *seed)
 {
@@ -236,9 +249,9 @@ static void args(sbuf *b, uint64_t *seed)
             put(b, "\"%s\"", k);
         put(b, "%s:%s", rnd(seed, 20) == 0 ? " " : "", gap(seed));
         if (!strcmp(k, "grid") || !strcmp(k, "block"))
-            rnd(seed, 4) ? put(b, "[%d,%s%d, %d]", (int)rnd(seed, 99), gap(seed), (int)rnd(seed, 9),
-                               1)
-                         : value(b, seed, 0);
+            rnd(seed, 4)
+                ? put(b, "[%d,%s%d, %d]", (int)rnd(seed, 99), gap(seed), (int)rnd(seed, 9), 1)
+                : value(b, seed, 0);
         else
             value(b, seed, 0);
     }
@@ -251,12 +264,19 @@ static void args(sbuf *b, uint64_t *seed)
 static void event(sbuf *b, uint64_t *seed)
 {
     static const char *const phs[] = {"X", "X", "X", "i", "B", "E", "s", "f", "M", "C", "I", "XX"};
-    static const char *const cats[] = {"cpu_op", "kernel", "cuda_runtime", "gpu_memcpy", "ac2g",
-                                       "cpu_instant_event", "user_annotation", "gpu_memset"};
-    static const char *const names[] = {"aten::empty", "void kernel<4>(float*)", "[memory]",
-                                        "cudaLaunchKernel", "process_name", "thread_name",
-                                        "Memcpy HtoD (Pageable -> Device)", "process_labels"};
-    const char *order[12] = {"ph", "cat", "s", "name", "pid", "tid", "ts", "dur", "args", "id", "bp", "zz"};
+    static const char *const cats[] = {"cpu_op",          "kernel",    "cuda_runtime",
+                                       "gpu_memcpy",      "ac2g",      "cpu_instant_event",
+                                       "user_annotation", "gpu_memset"};
+    static const char *const names[] = {"aten::empty",
+                                        "void kernel<4>(float*)",
+                                        "[memory]",
+                                        "cudaLaunchKernel",
+                                        "process_name",
+                                        "thread_name",
+                                        "Memcpy HtoD (Pageable -> Device)",
+                                        "process_labels"};
+    const char *order[12] = {"ph", "cat", "s",    "name", "pid", "tid",
+                             "ts", "dur", "args", "id",   "bp",  "zz"};
     int nk = 9;
     int form = (int)rnd(seed, 6);
     if (form == 0) { /* shuffled, sometimes with id/bp/unknown keys */
@@ -272,8 +292,8 @@ static void event(sbuf *b, uint64_t *seed)
     int first = 1;
     for (int i = 0; i < nk; i++) {
         const char *k = order[i];
-        if (form == 1 && !clean && rnd(seed, 6) == 0) continue; /* dropped */
-        if (!strcmp(k, "s") && form != 0 && rnd(seed, 3)) continue;         /* optional */
+        if (form == 1 && !clean && rnd(seed, 6) == 0) continue;     /* dropped */
+        if (!strcmp(k, "s") && form != 0 && rnd(seed, 3)) continue; /* optional */
         if (!first) put(b, ",%s", gap(seed));
         first = 0;
         int rep = form == 2 && rnd(seed, 8) == 0; /* a repeated key */
@@ -385,29 +405,40 @@ TEST(kineto_shape_values)
     sbuf b = {0};
     put(&b, "{\"traceEvents\": [\n");
     /* integers at the edges of int64 and of the 18-digit fast case */
-    static const char *const edge[] = {"9999999999999999999", "9223372036854775808",
-                                       "18446744073709551615", "-9223372036854775808",
-                                       "999999999999999999", "1000000000000000000", "0", "-1"};
+    static const char *const edge[] = {"9999999999999999999",
+                                       "9223372036854775808",
+                                       "18446744073709551615",
+                                       "-9223372036854775808",
+                                       "999999999999999999",
+                                       "1000000000000000000",
+                                       "0",
+                                       "-1"};
     for (int i = 0; i < 4000; i++) {
         unsigned long long ts = gp_test_xorshift(&seed) >> (i % 50 + 14);
         int pd = (int)rnd(&seed, 19);
-        put(&b, "%s  {\"ph\": \"%s\", \"cat\": \"%s\", %s\"name\": \"n%d\", \"pid\": %s%lld, \"tid\": %lld, "
-                "\"ts\": %llu%s%.*s, \"dur\": %d.%d, \"args\": {\"External id\": %lld, \"correlation\": %d, "
-                "\"grid\": [%d, 1, 1], \"blocks per SM\": 0.%d, \"device\": %d, \"stream\": \"%d\", "
-                "\"bytes\": %s}}",
+        put(&b,
+            "%s  {\"ph\": \"%s\", \"cat\": \"%s\", %s\"name\": \"n%d\", \"pid\": %s%lld, \"tid\": "
+            "%lld, "
+            "\"ts\": %llu%s%.*s, \"dur\": %d.%d, \"args\": {\"External id\": %lld, "
+            "\"correlation\": %d, "
+            "\"grid\": [%d, 1, 1], \"blocks per SM\": 0.%d, \"device\": %d, \"stream\": \"%d\", "
+            "\"bytes\": %s}}",
             i ? ",\n" : "", i % 7 ? "X" : "i", i % 3 ? "kernel" : "cpu_op",
             i % 7 ? "" : "\"s\": \"t\", ", i % 97, i % 5 ? "" : "-",
-            (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)), (long long)(gp_test_xorshift(&seed) % 100000),
-            ts, pd ? "." : "", pd, "1234567890123456789", i % 1000, i % 10,
-            (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)), i, i % 100, i % 1000, i % 8, i % 16,
-            edge[i % 8]);
+            (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)),
+            (long long)(gp_test_xorshift(&seed) % 100000), ts, pd ? "." : "", pd,
+            "1234567890123456789", i % 1000, i % 10,
+            (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)), i, i % 100, i % 1000, i % 8,
+            i % 16, edge[i % 8]);
     }
     /* flows in Kineto's order, ids at the edges of the 18-digit case */
     for (int i = 0; i < 1000; i++)
-        put(&b, ",\n  {\"ph\": \"%s\", \"id\": %s%lld, \"pid\": %d, \"tid\": %d, \"ts\": %llu%s, "
-                "\"cat\": \"ac2g\", \"name\": \"ac2g\"%s}",
-            i % 2 ? "s" : "f", i % 9 ? "" : "-", (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)),
-            i % 3, i % 5, (unsigned long long)(gp_test_xorshift(&seed) >> 20), i % 4 ? "" : ".5",
+        put(&b,
+            ",\n  {\"ph\": \"%s\", \"id\": %s%lld, \"pid\": %d, \"tid\": %d, \"ts\": %llu%s, "
+            "\"cat\": \"ac2g\", \"name\": \"ac2g\"%s}",
+            i % 2 ? "s" : "f", i % 9 ? "" : "-",
+            (long long)(gp_test_xorshift(&seed) >> (i % 63 + 1)), i % 3, i % 5,
+            (unsigned long long)(gp_test_xorshift(&seed) >> 20), i % 4 ? "" : ".5",
             i % 2 ? "" : ", \"bp\": \"e\"");
     put(&b, "\n]}\n");
     ASSERT_EQ_INT(write_file(path, b.s, b.n), 0);
@@ -427,11 +458,12 @@ TEST(events_without_cat)
     setup_tmp();
     char path[512];
     snprintf(path, sizeof path, "%s/nocat.json", tmpdir);
-    const char *doc = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, "
-                      "\"ts\": 1, \"dur\": 1}, {\"ph\": \"i\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, "
-                      "\"ts\": 2}, {\"ph\": \"f\", \"id\": 3, \"pid\": 1, \"tid\": 1, \"ts\": 3}, "
-                      "{\"ph\": \"X\", \"cat\": \"\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 4, "
-                      "\"dur\": 1}]}";
+    const char *doc =
+        "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, "
+        "\"ts\": 1, \"dur\": 1}, {\"ph\": \"i\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, "
+        "\"ts\": 2}, {\"ph\": \"f\", \"id\": 3, \"pid\": 1, \"tid\": 1, \"ts\": 3}, "
+        "{\"ph\": \"X\", \"cat\": \"\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 4, "
+        "\"dur\": 1}]}";
     ASSERT_EQ_INT(write_file(path, doc, strlen(doc)), 0);
     ASSERT_EQ_INT(same_all_ways(path, 1), 0);
     outcome o = import_file(path, 1, "always", 1);
@@ -522,13 +554,15 @@ TEST(long_unit_goes_back_to_reading)
     snprintf(path, sizeof path, "%s/long.json", tmpdir);
     sbuf b = {0};
     put(&b, "{\"deviceProperties\": [");
-    for (int i = 0; i < 2000; i++) put(&b, "%s{\"id\": %d, \"name\": \"gpu\"}", i ? ", " : "", i % 8);
+    for (int i = 0; i < 2000; i++)
+        put(&b, "%s{\"id\": %d, \"name\": \"gpu\"}", i ? ", " : "", i % 8);
     put(&b, "],\n \"traceEvents\": [\n");
     /* about 20 MiB: the limit is checked at the 8 MiB window boundaries,
      * which any unit longer than a window crosses */
     for (int i = 0; i < 130000; i++)
-        put(&b, "%s  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, "
-                "\"ts\": %d, \"dur\": 3, \"args\": {\"External id\": %d, \"long\": \"%0*d\"}}",
+        put(&b,
+            "%s  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, "
+            "\"ts\": %d, \"dur\": 3, \"args\": {\"External id\": %d, \"long\": \"%0*d\"}}",
             i ? ",\n" : "", i % 50, i % 4, i * 10, i, i == 100000 ? 3000 : 1, 7);
     put(&b, "\n]}\n");
     setenv("GPUPROF_SPLIT_MIN_BYTES", "100000", 1);
@@ -544,8 +578,8 @@ TEST(long_unit_goes_back_to_reading)
                 outcome o = import_file(path, 1, "1", th);
                 unsetenv("GPUPROF_IMPORT_MMAP_UNIT");
                 if (o.rc != ref.rc || o.digest != ref.digest || strcmp(o.msg, ref.msg))
-                    fprintf(stderr, "  limit %s, %d threads, cut %d: rc %d/%d '%s' / '%s'\n", lim[k],
-                            th, cut, o.rc, ref.rc, o.msg, ref.msg);
+                    fprintf(stderr, "  limit %s, %d threads, cut %d: rc %d/%d '%s' / '%s'\n",
+                            lim[k], th, cut, o.rc, ref.rc, o.msg, ref.msg);
                 ASSERT_EQ_INT(o.rc, ref.rc);
                 ASSERT(o.digest == ref.digest);
                 ASSERT_EQ_STR(o.msg, ref.msg);
@@ -585,8 +619,9 @@ TEST(truncated_while_mapped)
     sbuf b = {0};
     put(&b, "{\"traceEvents\": [\n");
     for (int i = 0; b.n < (40u << 20); i++)
-        put(&b, "%s  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, "
-                "\"ts\": %d, \"dur\": 3, \"args\": {\"External id\": %d}}",
+        put(&b,
+            "%s  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, "
+            "\"ts\": %d, \"dur\": 3, \"args\": {\"External id\": %d}}",
             i ? ",\n" : "", i % 50, i % 4, i * 10, i);
     put(&b, "\n]}\n");
     /* with 2 threads the second part starts near 20 MiB and may be done
@@ -602,7 +637,8 @@ TEST(truncated_while_mapped)
             outcome o = import_file(path, 1, "1", th);
             gp_import_test_window_hook(NULL, NULL);
             ASSERT_EQ_INT(t.done, 1);
-            if (o.rc == 0) fprintf(stderr, "  to %llu, %d threads: imported\n", (unsigned long long)to[k], th);
+            if (o.rc == 0)
+                fprintf(stderr, "  to %llu, %d threads: imported\n", (unsigned long long)to[k], th);
             ASSERT_NE_INT(o.rc, 0);
             ASSERT(strchr(o.msg, '\n') == NULL);
             ASSERT_CONTAINS(o.msg, "truncated while being read");
@@ -622,8 +658,9 @@ TEST(foreign_sigbus_not_swallowed)
     setup_tmp();
     char path[512];
     snprintf(path, sizeof path, "%s/small.json", tmpdir);
-    const char *doc = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"a\", \"name\": \"b\", \"pid\": 1, "
-                      "\"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
+    const char *doc =
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"a\", \"name\": \"b\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
     ASSERT_EQ_INT(write_file(path, doc, strlen(doc)), 0);
     ASSERT_EQ_INT(import_file(path, 1, "always", 1).rc, 0); /* the handler is installed */
     pid_t pid = fork();
@@ -643,5 +680,5 @@ TEST(foreign_sigbus_not_swallowed)
 }
 
 TEST_MAIN(generated_events_agree, kineto_shape_values, events_without_cat, fixtures_agree,
-          shared_traces_agree, long_unit_goes_back_to_reading,
-          truncated_while_mapped, foreign_sigbus_not_swallowed)
+          shared_traces_agree, long_unit_goes_back_to_reading, truncated_while_mapped,
+          foreign_sigbus_not_swallowed)

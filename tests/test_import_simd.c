@@ -9,30 +9,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-typedef struct outcome {
-    int rc;
-    uint64_t digest;
-    size_t slices;
-    char msg[512];
-} outcome;
-
 static outcome import_with(gp_jscan_isa isa, const char *path, const char *mem, size_t n)
 {
-    outcome o;
-    memset(&o, 0, sizeof o);
     setenv("GPUPROF_SIMD", gp_jscan_name(isa), 1);
-    gp_trace *t = NULL;
-    gp_err err;
-    memset(&err, 0, sizeof err);
-    gp_import_opts opts = {0, 1, 0};
-    o.rc = path ? gp_import_json_file(path, &opts, &t, &err)
-                : gp_import_json_mem(mem, n, "mem.json", &t, &err);
-    if (t) {
-        o.digest = trace_digest(t);
-        o.slices = t->slices.n;
-        gp_trace_destroy(t);
-    }
-    snprintf(o.msg, sizeof o.msg, "%s", o.rc ? err.msg : "");
+    outcome o = import_outcome(path, mem, n, 1);
     unsetenv("GPUPROF_SIMD");
     return o;
 }

@@ -3,7 +3,9 @@
  * ways of building a model to give the same one (scanning paths, parts). */
 #ifndef GP_TESTS_TRACE_DIGEST_H
 #define GP_TESTS_TRACE_DIGEST_H
+#include "trace/import.h"
 #include "trace/trace.h"
+#include <stdio.h>
 #include <string.h>
 
 static inline void td_mix(uint64_t *h, const void *p, size_t n)
@@ -90,6 +92,36 @@ static inline uint64_t trace_digest(const gp_trace *t)
     TD(&h, m->tracked_current_bytes), TD(&h, m->tracked_peak_bytes);
     TD(&h, t->t_begin), TD(&h, t->t_end);
     return h;
+}
+
+/* What importing one input gave: return code, digest and slice count of the
+ * model (0 when none), and the error line. */
+typedef struct outcome {
+    int rc;
+    uint64_t digest;
+    size_t slices;
+    char msg[512];
+} outcome;
+
+/* Imports path (or, when path is NULL, the n bytes at mem) with `threads`
+ * threads under the current environment and returns what it gave. */
+static inline outcome import_outcome(const char *path, const char *mem, size_t n, int threads)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    gp_trace *t = NULL;
+    gp_err err;
+    memset(&err, 0, sizeof err);
+    gp_import_opts opts = {0, threads, 0};
+    o.rc = path ? gp_import_json_file(path, &opts, &t, &err)
+                : gp_import_json_mem(mem, n, "mem.json", &t, &err);
+    if (t) {
+        o.digest = trace_digest(t);
+        o.slices = t->slices.n;
+        gp_trace_destroy(t);
+    }
+    snprintf(o.msg, sizeof o.msg, "%s", o.rc ? err.msg : "");
+    return o;
 }
 
 #endif

@@ -146,7 +146,7 @@ typedef struct P {
     char *map_released;     /* pages before it given back */
     size_t map_unit_max;    /* a longer unit goes back to the read path (RUN_READ) */
     size_t scratch_map_len; /* scratch mapped (not malloc'd) when map is set */
-    int fast; /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
+    int fast;               /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
     jmp_buf jb;
     const char *err_at;
@@ -161,13 +161,13 @@ typedef struct P {
     gp_u64map pid_names; /* pid -> process name string id */
     gp_u64map pid_gpu;   /* pid -> GPU device id, from process_labels "GPU N" */
     name_slot names[NAME_CACHE];
-    struct cat_slot { /* cat_id's cache */
-        const char *str;  /* the interned name, NULL when empty */
+    struct cat_slot {    /* cat_id's cache */
+        const char *str; /* the interned name, NULL when empty */
         uint32_t n;
         uint16_t cat;
         uint64_t a, b; /* its bytes 0-7 and 8-15 as head8 reads them */
     } cat_cache[CAT_CACHE];
-    struct track_slot {              /* track_of's cache of numeric pid/tid pairs */
+    struct track_slot { /* track_of's cache of numeric pid/tid pairs */
         int64_t pid, tid;
         uint32_t track, used;
     } tracks[16];
@@ -1409,7 +1409,7 @@ static const char *fast_args(P *p, const char *s, ev *e)
 }
 
 /* little-endian bytes of a quoted key as one integer: K4('"', 'p', 'h', '"') */
-#define KB(c, i) ((uint64_t)(unsigned char)(c) << (8 * (i)))
+#define KB(c, i)             ((uint64_t)(unsigned char)(c) << (8 * (i)))
 #define K3(a, b, c)          (KB(a, 0) | KB(b, 1) | KB(c, 2))
 #define K4(a, b, c, d)       (K3(a, b, c) | KB(d, 3))
 #define K5(a, b, c, d, e)    (K4(a, b, c, d) | KB(e, 4))
@@ -2764,8 +2764,9 @@ static int run_mapped(P *p)
     struct stat st;
     uint64_t now = fstat(p->map_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
     if (g->hit || (rc && now < p->map_size)) {
-        gp_err_set(p->err, GP_EIO, "%s: the file was truncated while being read (%llu bytes, now %llu)",
-                   p->name, (unsigned long long)p->map_size, (unsigned long long)now);
+        gp_err_set(p->err, GP_EIO,
+                   "%s: the file was truncated while being read (%llu bytes, now %llu)", p->name,
+                   (unsigned long long)p->map_size, (unsigned long long)now);
         return GP_EIO;
     }
     /* a unit still open at the end (an error or a truncated trace) */
@@ -3008,7 +3009,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->buf = malloc(p->cap + PAD);
     p->scap = p->cap + PAD;
     p->scan = gp_jscan_get(gp_jscan_choose()); /* NULL: the byte-wise reference */
-    p->scratch = malloc(p->scap + 8); /* + 8: cat_id reads 8 bytes of a string */
+    p->scratch = malloc(p->scap + 8);          /* + 8: cat_id reads 8 bytes of a string */
     p->t = gp_trace_create();
     p->progress = prog & 1;
     p->keep_args = prog & PROG_KEEP_ARGS        ? GP_ARGS_TEXT
