@@ -73,6 +73,73 @@ static void view(gp_trace *t, int compat, gp_hview *v)
     }
 }
 
+/* HTA's step filter joins GPU events to the host events before the last
+ * ProfilerStep on correlation with multiplicity: a kernel whose id two
+ * launches carry appears twice, in place; one launched after the last step
+ * starts, or by no host event, is dropped. The duplicated kernel comes after
+ * others, so the in-place compaction has begun when it is met. */
+TEST(step_filter_multiplicity)
+{
+    static const char json[] =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+        "\"ts\":0,\"dur\":90},"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,"
+        "\"ts\":100,\"dur\":90},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":10,\"dur\":2,\"args\":{\"correlation\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":20,\"dur\":2,\"args\":{\"correlation\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":30,\"dur\":2,\"args\":{\"correlation\":2}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":150,\"dur\":2,\"args\":{\"correlation\":3}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":5,"
+        "\"args\":{\"stream\":7,\"correlation\":2}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k9\",\"pid\":0,\"tid\":7,\"ts\":46,\"dur\":5,"
+        "\"args\":{\"stream\":7,\"correlation\":9}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":5,"
+        "\"args\":{\"stream\":7,\"correlation\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":160,\"dur\":5,"
+        "\"args\":{\"stream\":7,\"correlation\":3}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2b\",\"pid\":0,\"tid\":7,\"ts\":170,\"dur\":"
+        "5,"
+        "\"args\":{\"stream\":7,\"correlation\":2}}"
+        "]}";
+    gp_trace *t = load(json);
+    ASSERT(t);
+    gp_hview v;
+    view(t, 1, &v);
+    ASSERT_EQ_INT(v.step_filtered, 1);
+    int k1 = 0, k2 = 0, k2b = 0, other_gpu = 0, cpu = 0, step1 = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        const gp_hev *e = &v.ev[i];
+        if (i) ASSERT(v.ev[i - 1].slice <= e->slice); /* order kept */
+        const char *nm = gp_trace_s(t, gp_hev_name(&v, e));
+        if (e->stream == -1) {
+            cpu++;
+            ASSERT(e->ts < 100000); /* nothing from the last step on */
+            step1 += !strcmp(nm, "ProfilerStep#1");
+        } else if (!strcmp(nm, "k1"))
+            k1++;
+        else if (!strcmp(nm, "k2"))
+            k2++;
+        else if (!strcmp(nm, "k2b"))
+            k2b++;
+        else
+            other_gpu++;
+    }
+    ASSERT_EQ_INT(cpu, 4); /* step 1 and the three launches before step 2 */
+    ASSERT_EQ_INT(step1, 1);
+    ASSERT_EQ_INT(k1, 2);
+    ASSERT_EQ_INT(k2, 1);
+    ASSERT_EQ_INT(k2b, 1);       /* its launch (id 2) is before the last step */
+    ASSERT_EQ_INT(other_gpu, 0); /* k3: launched in the last step; k9: no launch */
+    ASSERT_EQ_INT(v.n, 8);
+    gp_hview_free(&v);
+    gp_trace_destroy(t);
+}
+
 TEST(kernel_type_names)
 {
     ASSERT_EQ_INT(gp_ktype_of_name("ncclKernel_AllReduce_RING_LL_Sum_float"), GP_KT_COMMUNICATION);
@@ -390,6 +457,61 @@ TEST(sort_pairs_stable)
     free(p);
 }
 
+static int cmp_key_then_index(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The pair sort's paths (runs merged where they overlap little, the radix
+ * sort otherwise, insertion for small inputs) against a reference stable
+ * order on inputs of many shapes: 1-300 ascending runs overlapping from not
+ * at all to completely, equal keys across run edges, few distinct keys,
+ * random keys, the int64 extremes. */
+TEST(sort_pairs_shapes)
+{
+    size_t cap = 300000;
+    int64_t *p = malloc(2 * cap * sizeof *p), *q = malloc(2 * cap * sizeof *q);
+    ASSERT(p && q);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    size_t sizes[] = {2, 63, 64, 65, 1000, 65536, 300000};
+    size_t nruns[] = {1, 2, 3, 4, 7, 33, 256, 257, 300};
+    int checked = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t ri = 0; ri < sizeof nruns / sizeof *nruns; ri++)
+            for (int shape = 0; shape < 6; shape++) {
+                size_t n = sizes[si], runs = nruns[ri] < n ? nruns[ri] : n, per = n / runs;
+                int64_t t = shape == 5 ? INT64_MIN + 5 : -123456789;
+                for (size_t i = 0; i < n; i++) {
+                    if (i && i % per == 0) {    /* a new run starts back in time */
+                        if (shape == 0) t -= 3; /* barely overlaps */
+                        if (shape == 1) t -= (int64_t)(per * 50); /* overlaps the previous */
+                        if (shape == 2) t -= (int64_t)(RND() % (per * 100 + 1)); /* some */
+                    }
+                    if (shape == 3)
+                        p[2 * i] = (int64_t)(RND() % 5); /* few distinct keys */
+                    else if (shape == 4)
+                        p[2 * i] = (int64_t)RND(); /* any key */
+                    else {
+                        t += (int64_t)(RND() % 100); /* equal neighbours too */
+                        p[2 * i] = shape == 5 && i % 7 == 0 ? INT64_MAX - (int64_t)(i % 3) : t;
+                    }
+                    p[2 * i + 1] = (int64_t)i;
+                }
+                memcpy(q, p, 2 * n * sizeof *p);
+                qsort(q, n, 2 * sizeof *q, cmp_key_then_index);
+                gp_sort_pairs_i64(p, n);
+                ASSERT(memcmp(p, q, 2 * n * sizeof *p) == 0);
+                checked++;
+            }
+#undef RND
+    ASSERT_EQ_INT(checked, 7 * 9 * 6);
+    free(p);
+    free(q);
+}
+
 /* The fast paths (shared index) against the general ones they replace:
  * launch and queue with corr_multi forced (hash joins), the kernel-type sweep
  * with reversed forced (sort), the cached merged lists against merging the
@@ -496,6 +618,7 @@ TEST(fast_paths_equal_general)
     if (!found) SKIP("none of the shared trace files found");
 }
 
-TEST_MAIN(kernel_type_names, compat_filter_and_breakdowns, default_mode_keeps_everything,
-          compat_rounding, stream_argument_on_cpu_op, steps_by_launch, memory_bandwidth,
-          timeline_stats, stragglers_robust_z, sort_pairs_stable, fast_paths_equal_general)
+TEST_MAIN(kernel_type_names, step_filter_multiplicity, compat_filter_and_breakdowns,
+          default_mode_keeps_everything, compat_rounding, stream_argument_on_cpu_op,
+          steps_by_launch, memory_bandwidth, timeline_stats, stragglers_robust_z, sort_pairs_stable,
+          sort_pairs_shapes, fast_paths_equal_general)

@@ -278,27 +278,31 @@ static int step_filter(gp_hview *v)
         int64_t corr = gp_hev_corr(v, e);
         if (ct_put(&cnt, corr, ct_get(&cnt, corr) + 1)) goto oom;
     }
-    size_t m = 0;
-    uint64_t maxc = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const gp_hev *e = &v->ev[i];
-        if (e->stream == -1) {
-            if (e->ts < last) m++;
-        } else {
-            uint64_t c = ct_get(&cnt, gp_hev_corr(v, e));
-            m += c;
-            if (c > maxc) maxc = c;
-        }
-    }
     /* no duplicated GPU event (the usual case): compact in place, which
-     * keeps the peak memory at one view */
-    gp_hev *out = maxc <= 1 ? v->ev : malloc((m ? m : 1) * sizeof *out);
-    if (!out) goto oom;
-    m = 0;
-    for (size_t i = 0; i < v->n; i++) {
+     * keeps the peak memory at one view; at the first GPU event that appears
+     * more than once the rest is counted and the output copied out */
+    gp_hev *out = v->ev;
+    size_t m = 0, i = 0;
+    for (; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
-        while (c--) out[m++] = *e;
+        if (c > 1) break;
+        if (c) out[m++] = *e;
+    }
+    if (i < v->n) {
+        size_t total = m;
+        for (size_t k = i; k < v->n; k++) {
+            const gp_hev *e = &v->ev[k];
+            total += e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
+        }
+        out = malloc(total * sizeof *out);
+        if (!out) goto oom;
+        memcpy(out, v->ev, m * sizeof *out);
+        for (; i < v->n; i++) {
+            const gp_hev *e = &v->ev[i];
+            uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
+            while (c--) out[m++] = *e;
+        }
     }
     if (out != v->ev) free(v->ev);
     v->ev = out;

@@ -82,17 +82,143 @@ static void pairs_insertion(int64_t *p, size_t n)
     }
 }
 
+/* LSD radix sort of the keys' offsets from their minimum: as many digits as
+ * the keys' range needs (at most 11 bits each, so a digit's counts, 16 KiB,
+ * stay in L1 and the scatter writes to at most 2048 places), every digit's
+ * counts taken in one read of the input, digits that are equal in every key
+ * skipped. Stable, like every LSD radix sort. */
+/* first index in p[a..b) whose key is > k (upper) or >= k (!upper) */
+static size_t pairs_bound(const int64_t *p, size_t a, size_t b, int64_t k, int upper)
+{
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (upper ? p[2 * m] <= k : p[2 * m] < k)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/* Stable merge of the sorted runs p[a..m) and p[m..b). Only the overlap
+ * moves: the head of the left run whose keys are <= the right run's first
+ * key and the tail of the right run whose keys are >= the left run's last
+ * key are already in place; the smaller of the two remaining parts is
+ * copied out. Returns nonzero on OOM (p unchanged). */
+static int pairs_merge(int64_t *p, size_t a, size_t m, size_t b)
+{
+    if (p[2 * (m - 1)] <= p[2 * m]) return 0;
+    a = pairs_bound(p, a, m, p[2 * m], 1);
+    b = pairs_bound(p, m, b, p[2 * (m - 1)], 0);
+    size_t nl = m - a, nr = b - m;
+    int64_t *t = malloc(2 * (nl < nr ? nl : nr) * sizeof *t);
+    if (!t) return GP_ENOMEM;
+    if (nl <= nr) { /* forward: left part from t, right part in place */
+        memcpy(t, p + 2 * a, 2 * nl * sizeof *t);
+        size_t i = 0, j = m, o = a;
+        while (i < nl && j < b) {
+            if (p[2 * j] < t[2 * i]) {
+                p[2 * o] = p[2 * j];
+                p[2 * o + 1] = p[2 * j + 1];
+                j++;
+            } else {
+                p[2 * o] = t[2 * i];
+                p[2 * o + 1] = t[2 * i + 1];
+                i++;
+            }
+            o++;
+        }
+        memcpy(p + 2 * o, t + 2 * i, 2 * (nl - i) * sizeof *t);
+    } else { /* backward: right part from t, left part in place */
+        memcpy(t, p + 2 * m, 2 * nr * sizeof *t);
+        size_t i = m, j = nr, o = b;
+        while (i > a && j > 0) {
+            o--;
+            if (t[2 * (j - 1)] < p[2 * (i - 1)]) {
+                p[2 * o] = p[2 * (i - 1)];
+                p[2 * o + 1] = p[2 * (i - 1) + 1];
+                i--;
+            } else {
+                p[2 * o] = t[2 * (j - 1)];
+                p[2 * o + 1] = t[2 * (j - 1) + 1];
+                j--;
+            }
+        }
+        memcpy(p + 2 * a, t, 2 * j * sizeof *t);
+    }
+    free(t);
+    return 0;
+}
+
+/* The elements pairs_merge would move merging the nr ascending runs that
+ * start at runs[0..nr) (runs[nr] == n) level by level: for two groups of
+ * runs A and B merged, the elements of A above B's smallest key and those
+ * of B below A's largest, found by binary search in each run (a group's
+ * runs need not be merged first: its smallest key is the least of its
+ * runs' first keys, its largest the greatest of their last keys). */
+static size_t merge_moves(const int64_t *p, size_t *runs, size_t nr, size_t n)
+{
+    size_t moved = 0;
+    runs[nr] = n;
+    for (size_t g = 1; g < nr; g *= 2)
+        for (size_t a = 0; a + g < nr; a += 2 * g) {
+            size_t m = a + g, b = m + g < nr ? m + g : nr; /* A: runs a..m-1, B: m..b-1 */
+            int64_t minb = INT64_MAX, maxa = INT64_MIN;
+            for (size_t r = m; r < b; r++)
+                if (p[2 * runs[r]] < minb) minb = p[2 * runs[r]];
+            for (size_t r = a; r < m; r++)
+                if (p[2 * (runs[r + 1] - 1)] > maxa) maxa = p[2 * (runs[r + 1] - 1)];
+            if (maxa <= minb) continue;
+            for (size_t r = a; r < m; r++)
+                moved += runs[r + 1] - pairs_bound(p, runs[r], runs[r + 1], minb, 1);
+            for (size_t r = m; r < b; r++)
+                moved += pairs_bound(p, runs[r], runs[r + 1], maxa, 0) - runs[r];
+        }
+    return moved;
+}
+
+/* Inputs here are mostly nearly in order (slices in file order, each
+ * thread's and stream's events by time): up to MAX_RUNS ascending runs are
+ * merged pairwise, moving only where runs overlap; other inputs take the
+ * radix sort below. Both are stable, so the result is the same. */
+enum { MAX_RUNS = 256 };
+
 void gp_sort_pairs_i64(int64_t *p, size_t n)
 {
-    size_t run = 1;
-    while (run < n && p[2 * (run - 1)] <= p[2 * run]) run++;
-    if (run >= n) return; /* already in order (common: one thread's events) */
+    size_t runs[MAX_RUNS + 1], nr = 0;
+    runs[nr++] = 0;
+    for (size_t i = 1; i < n && nr <= MAX_RUNS; i++)
+        if (p[2 * (i - 1)] > p[2 * i]) runs[nr++] = i;
+    if (nr == 1) return; /* already in order (common: one thread's events) */
     if (n < 64) {
         pairs_insertion(p, n);
         return;
     }
+    if (nr <= MAX_RUNS && merge_moves(p, runs, nr, n) <= 3 * n) {
+        size_t k = nr;
+        while (k > 1) { /* one level: neighbours merged */
+            size_t w = 0;
+            for (size_t r = 0; r < k; r += 2) {
+                if (r + 1 < k && pairs_merge(p, runs[r], runs[r + 1], runs[r + 2])) goto radix;
+                runs[w++] = runs[r];
+            }
+            runs[w] = n;
+            k = w;
+        }
+        return;
+    }
+radix:;
+    uint64_t lo = UINT64_MAX, hi = 0; /* range of the biased keys */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = (uint64_t)p[2 * i] ^ (1ull << 63);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    int bits = 64 - __builtin_clzll(hi - lo); /* hi > lo: the keys are not in order */
+    int passes = (bits + 10) / 11, width = (bits + passes - 1) / passes;
+    size_t nb = (size_t)1 << width, mask = nb - 1;
     uint64_t *tmp = malloc(2 * n * sizeof *tmp);
-    size_t *cnt = malloc(65536 * sizeof *cnt);
+    uint32_t *cnt = n < UINT32_MAX ? calloc((size_t)passes * nb, sizeof *cnt) : NULL;
     if (!tmp || !cnt) { /* glibc's qsort is a merge sort: stable when it can allocate */
         free(tmp);
         free(cnt);
@@ -100,26 +226,25 @@ void gp_sort_pairs_i64(int64_t *p, size_t n)
         return;
     }
     uint64_t *src = (uint64_t *)p, *dst = tmp;
-    uint64_t lo = UINT64_MAX, hi = 0; /* range of the biased keys: skip constant digits */
     for (size_t i = 0; i < n; i++) {
-        uint64_t k = src[2 * i] ^ (1ull << 63);
-        if (k < lo) lo = k;
-        if (k > hi) hi = k;
+        uint64_t k = (src[2 * i] ^ (1ull << 63)) - lo;
+        for (int d = 0; d < passes; d++) cnt[(size_t)d * nb + ((k >> (d * width)) & mask)]++;
     }
-    for (int shift = 0; shift < 64; shift += 16) {
-        if (((lo ^ hi) >> shift) == 0) break; /* higher digits equal for all keys */
-        memset(cnt, 0, 65536 * sizeof *cnt);
-        for (size_t i = 0; i < n; i++) cnt[((src[2 * i] ^ (1ull << 63)) >> shift) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t i = 0; i < 65536; i++) {
-            size_t c = cnt[i];
-            cnt[i] = sum;
-            sum += c;
+    for (int d = 0; d < passes; d++) {
+        uint32_t *c = cnt + (size_t)d * nb;
+        int shift = d * width;
+        if (c[((src[0] ^ (1ull << 63)) - lo) >> shift & mask] == n) continue; /* one value */
+        uint32_t sum = 0;
+        for (size_t b = 0; b < nb; b++) {
+            uint32_t x = c[b];
+            c[b] = sum;
+            sum += x;
         }
         for (size_t i = 0; i < n; i++) {
-            size_t d = cnt[((src[2 * i] ^ (1ull << 63)) >> shift) & 0xffff]++;
-            dst[2 * d] = src[2 * i];
-            dst[2 * d + 1] = src[2 * i + 1];
+            uint64_t k = src[2 * i], v = src[2 * i + 1];
+            size_t j = c[((k ^ (1ull << 63)) - lo) >> shift & mask]++;
+            dst[2 * j] = k;
+            dst[2 * j + 1] = v;
         }
         uint64_t *t = src;
         src = dst;
