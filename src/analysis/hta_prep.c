@@ -258,6 +258,14 @@ static int step_filter(gp_hview *v)
     uint8_t *isstep = malloc(nstr ? nstr : 1); /* per name id: 0/1, 0xff unknown */
     if (!isstep) return GP_ENOMEM;
     memset(isstep, 0xff, nstr);
+    /* every host event's correlation id counted while the last step is
+     * looked for (one read of each host event's slice); those from the
+     * last step on are taken off after, reading only the view */
+    corrtab cnt;
+    if (ct_init(&cnt, v)) {
+        free(isstep);
+        return GP_ENOMEM;
+    }
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
         if (e->stream != -1) continue;
@@ -266,17 +274,23 @@ static int step_filter(gp_hview *v)
         uint32_t nm = gp_hev_name(v, e);
         if (isstep[nm] == 0xff) isstep[nm] = (uint8_t)starts(gp_trace_s(v->t, nm), "ProfilerStep");
         if (isstep[nm] && e->ts > last) last = e->ts;
+        int64_t corr = gp_hev_corr(v, e);
+        if (ct_put(&cnt, corr, ct_get(&cnt, corr) + 1)) {
+            free(isstep);
+            goto oom;
+        }
     }
     free(isstep);
-    if (!ncpu) return 0;
+    if (!ncpu) {
+        ct_free(&cnt);
+        return 0;
+    }
     if (last == INT64_MIN) last = first;
-    corrtab cnt;
-    if (ct_init(&cnt, v)) return GP_ENOMEM;
     for (size_t i = 0; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        if (e->stream != -1 || e->ts >= last) continue;
+        if (e->stream != -1 || e->ts < last) continue;
         int64_t corr = gp_hev_corr(v, e);
-        if (ct_put(&cnt, corr, ct_get(&cnt, corr) + 1)) goto oom;
+        if (ct_put(&cnt, corr, ct_get(&cnt, corr) - 1)) goto oom;
     }
     /* no duplicated GPU event (the usual case): compact in place, which
      * keeps the peak memory at one view; at the first GPU event that appears
