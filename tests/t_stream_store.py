@@ -25,9 +25,9 @@ PROG = os.path.join(BUILD, "tests", "stream_store_prog")
 gp = gp_ok  # a step the rest of the test needs: exits on failure
 
 
-def prog(stream, export, pairs, env=None):
-    r = subprocess.run([PROG, stream, export, str(pairs)], capture_output=True, text=True,
-                       env=env)
+def prog(stream, export, pairs, env=None, extra=()):
+    r = subprocess.run([PROG, stream, export, str(pairs)] + list(extra), capture_output=True,
+                       text=True, env=env)
     if r.returncode != 0:
         sys.exit("stream_store_prog: exit %d: %s %s" % (r.returncode, r.stdout, r.stderr))
 
@@ -105,6 +105,23 @@ runs = json.loads(gp("runs", "--json", db2))["runs"]
 check(len(runs) == 1 and runs[0]["state"] == "complete",
       "default profiler: run complete at exit (%s)" % (runs[0]["state"] if runs else None))
 same_ops(ops(db2), ops(exp3), "default profiler store vs export")
+
+# ---- the aggregate sink's export of a program that records ranges only:
+# statistics, no event; a trace all the same (exact counts), which every
+# command reads (it was refused as "the trace holds no events")
+exp5 = os.path.join(tmp, "agg.json")
+prog("-", exp5, 20000, dict(os.environ, GPUPROF_SINK="aggregate"), ["ranges-only"])
+ao = ops(exp5)
+check(ao.get("outer", {}).get("count") == 40000 and ao.get("inner", {}).get("count") == 40000
+      and ao.get("slow", {}).get("count") == 5,
+      "aggregate export: summary counts outer/inner/slow %s" %
+      {k: v["count"] for k, v in ao.items()})
+check(all(v.get("aggregated") == v["count"] for v in ao.values()),
+      "aggregate export: every call known as statistics")
+for cmd in (["advise"], ["analyze"], ["memory"], ["report", "-o", os.path.join(tmp, "agg.html")]):
+    r = subprocess.run([BIN] + cmd + [exp5], capture_output=True, text=True)
+    check(r.returncode == 0, "aggregate export: gpuprof %s exit 0 (%d: %s)" %
+          (cmd[0], r.returncode, r.stderr.strip()))
 
 # ---- a .db path that is not a store: the profiler is not created, the file
 # is left as it was (not overwritten as a trace)

@@ -102,7 +102,9 @@ int gp_cli_events_error(const gp_trace *t, const char *path, gp_err *err)
 #endif
     if (!t->meta.has_trace_events)
         return gp_err_set(err, GP_EINVAL, "%s: not a trace (no \"traceEvents\" array)", path);
-    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n)
+    /* ranges known only as statistics (libgpuprof's aggregate sink and
+     * rollover rows) are events too: their counts and totals are exact */
+    if (!t->slices.n && !t->instants.n && !t->counters.n && !t->mem_events.n && !t->aggs.n)
         return gp_err_set(err, GP_EINVAL, "%s: the trace holds no events", path);
     return 0;
 }

@@ -4,9 +4,10 @@
  * buffer, recorded with the stream sink into STREAM (a trace file or a run
  * store), and the same profiler's results exported with gp_export_json, so
  * that the test compares the views of the stream with the export's.
- * usage: stream_store_prog STREAM|- EXPORT.json PAIRS
+ * usage: stream_store_prog STREAM|- EXPORT.json PAIRS [ranges-only]
  * STREAM "-": the default profiler, configured by GPUPROF_SINK/GPUPROF_STREAM
- * (finished at exit). */
+ * (finished at exit). ranges-only: no counter and no tracked buffer (with
+ * GPUPROF_SINK=aggregate the export then holds statistics only). */
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
         return 2;
     }
     pairs = atol(argv[3]);
+    int ranges_only = argc > 4 && !strcmp(argv[4], "ranges-only");
     if (!strcmp(argv[1], "-")) {
         p = gp_default();
     } else {
@@ -57,11 +59,13 @@ int main(int argc, char **argv)
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
         gp_range_end(p);
-        gp_counter(p, "progress", i);
+        if (!ranges_only) gp_counter(p, "progress", i);
     }
     static char buf[16];
-    gp_mem_track(p, "scratch", buf, 1 << 20, NULL, 0, "uint8");
-    gp_mem_untrack(p, buf);
+    if (!ranges_only) {
+        gp_mem_track(p, "scratch", buf, 1 << 20, NULL, 0, "uint8");
+        gp_mem_untrack(p, buf);
+    }
     if (gp_export_json(p, argv[2]) != 0) {
         fprintf(stderr, "stream_store_prog: %s\n", gp_last_error(p));
         return 1;
