@@ -703,36 +703,54 @@ static const char *parse_literal(P *p, const char *s)
     return s;
 }
 
-/* Reads the run of decimal digits at q into *v (v = v * 10 + digit for each,
- * modulo 2^64) and returns its end; 8 bytes at a time (SWAR), which reads
- * up to 8 bytes past the digits: the buffer's padding. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The run of digits that starts the 8 bytes w (little-endian: the first
+ * byte lowest): *n of them (0-8), and their value. */
+static inline __attribute__((always_inline)) uint64_t swar8(uint64_t w, unsigned *n)
+{
+    /* non-zero bytes where a byte is not a digit: outside 0x30-0x3f, or
+     * 0x3a-0x3f (+ 6 reaches 0x40). A carry of the addition only moves
+     * to later bytes, so the first flagged byte is the first non-digit. */
+    uint64_t bad = ((w & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+                   (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+    unsigned k = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+    *n = k;
+    /* the k digits to the top bytes: the bytes below read as leading
+     * zeros (a borrow of the subtraction also only moves to later bytes) */
+    uint64_t t = w - 0x3030303030303030ull;
+    if (k < 8) t <<= 64 - 8 * k; /* k == 0: t is not used */
+    t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+    t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+    return (t * 10000 + (t >> 32)) & 0xffffffffull;
+}
+#endif
+
+/* The run of decimal digits at q: its value modulo 2^64 in *v (0 for no
+ * digit), and the first byte after it. Reads 8 bytes at a time (SWAR),
+ * which reads up to 8 bytes past the digits: the buffer's padding. */
 static inline __attribute__((always_inline)) const char *digits(const char *q, uint64_t *v)
 {
-    uint64_t x = *v;
+    /* one digit (ids, devices, streams, flags: the most common number) */
+    if (is_digit(q[0]) && !is_digit(q[1])) {
+        *v = (uint64_t)(q[0] - '0');
+        return q + 1;
+    }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (;;) {
-        uint64_t w;
+    uint64_t w;
+    unsigned n;
+    memcpy(&w, q, 8);
+    uint64_t x = swar8(w, &n);
+    if (n == 0) x = 0;
+    q += n;
+    while (n == 8) {
         memcpy(&w, q, 8);
-        /* non-zero bytes where a byte is not a digit: outside 0x30-0x3f, or
-         * 0x3a-0x3f (+ 6 reaches 0x40). A carry of the addition only moves
-         * to later bytes, so the first flagged byte is the first non-digit. */
-        uint64_t bad =
-            ((w & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
-            (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
-        unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+        uint64_t t = swar8(w, &n);
         if (n == 0) break;
-        /* the n digits to the top bytes: the bytes below read as leading
-         * zeros (a borrow of the subtraction also only moves to later bytes) */
-        uint64_t t = w - 0x3030303030303030ull;
-        if (n < 8) t <<= 64 - 8 * n;
-        t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
-        t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
-        t = (t * 10000 + (t >> 32)) & 0xffffffffull;
-        x = x * (uint64_t)pow10_i64[n < 8 ? n : 8] + t;
+        x = x * (uint64_t)pow10_i64[n] + t;
         q += n;
-        if (n < 8) break;
     }
 #else
+    uint64_t x = 0;
     while (is_digit(*q)) x = x * 10 + (uint64_t)(*q++ - '0');
 #endif
     *v = x;
@@ -1418,15 +1436,37 @@ static const char *fast_args(P *p, const char *s, ev *e)
 
 enum { F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_S, F_BP };
 
+/* The n <= 8 bytes of a literal as one little-endian integer (folded to a
+ * constant for a literal argument). */
+static inline __attribute__((always_inline)) uint64_t lit_word(const char *lit, size_t n)
+{
+    uint64_t w = 0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < 8; i++)
+        if (i < n) w |= (uint64_t)(unsigned char)lit[i] << (8 * i);
+    return w;
+}
+
+/* 1 when the n <= 8 bytes at s are lit's (one load and compare: s has 8
+ * readable bytes, as everywhere on the fast path; a call to memcmp for the
+ * 5-7 byte keys cost a call per key) */
+static inline __attribute__((always_inline)) int lit_eq(const char *s, const char *lit, size_t n)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return (n >= 8 ? w : w & ((1ull << (8 * n)) - 1)) == lit_word(lit, n);
+}
+
 /* After a value at s: ',' then the key literal lit (its quotes and the
  * colon, n bytes), whitespace anywhere between; the value's start, or NULL. */
 static inline __attribute__((always_inline)) const char *next_key(const char *s, const char *lit,
                                                                   size_t n)
 {
+    if (s[0] == ',' && s[1] == ' ' && lit_eq(s + 2, lit, n)) return fws(s + 2 + n); /* ", " */
     s = fws(s);
     if (*s != ',') return NULL;
     s = fws(s + 1);
-    if (memcmp(s, lit, n) != 0) return NULL;
+    if (!lit_eq(s, lit, n)) return NULL;
     return fws(s + n);
 }
 #define NEXT_KEY(s, lit) next_key(s, lit, sizeof(lit) - 1)
@@ -1441,7 +1481,7 @@ static inline const char *fast_kineto(P *p, const char *s)
     ev *e = &p->e;
     const char *t;
     s = fws(s + 1);
-    if (memcmp(s, "\"ph\":", 5) != 0) return NULL;
+    if (!lit_eq(s, "\"ph\":", 5)) return NULL;
     s = fws(s + 5);
     char ph = s[1];
     if (s[0] != '"' || s[2] != '"' || ph == '"' || ph == '\\' || (unsigned char)ph < 0x20)
