@@ -718,7 +718,7 @@ static inline __attribute__((always_inline)) uint64_t swar8(uint64_t w, unsigned
     /* the k digits to the top bytes: the bytes below read as leading
      * zeros (a borrow of the subtraction also only moves to later bytes) */
     uint64_t t = w - 0x3030303030303030ull;
-    if (k < 8) t <<= 64 - 8 * k; /* k == 0: t is not used */
+    if (k < 8) t <<= (64 - 8 * k) & 63; /* k == 0: t is not used (no shift by 64) */
     t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
     t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
     return (t * 10000 + (t >> 32)) & 0xffffffffull;
