@@ -45,20 +45,25 @@ read -r t_imp c_imp r_imp < <(best imp)
 read -r t_def c_def r_def < <(best def)
 read -r t_hta c_hta r_hta < <(best hta)
 python3 - "$size" "$t_imp" "$r_imp" "$t_def" "$r_def" "$t_hta" "$r_hta" "$OUT" "$(git rev-parse --short HEAD)" \
-  "$c_imp" "$c_def" "$c_hta" "$RUNS" "$load0" "$load1" <<'PY'
-import sys, time, os
-size, t_imp, r_imp, t_def, r_def, t_hta, r_hta, out, rev, c_imp, c_def, c_hta, runs, load0, load1 = sys.argv[1:]
+  "$c_imp" "$c_def" "$c_hta" "$RUNS" "$load0" "$load1" "$TMP" <<'PY'
+import sys, time, os, statistics
+size, t_imp, r_imp, t_def, r_def, t_hta, r_hta, out, rev, c_imp, c_def, c_hta, runs, load0, load1, tmp = sys.argv[1:]
+# per round (the three commands ran one after the other): CPU of analyze / CPU of the import
+cpu = lambda name: [float(l.split()[1]) + float(l.split()[2]) for l in open(os.path.join(tmp, name))]
+rounds = list(zip(cpu("imp"), cpu("def"), cpu("hta")))
+m_def = statistics.median(d / i for i, d, h in rounds)
+m_hta = statistics.median(h / i for i, d, h in rounds)
 size = int(size)
 t_imp, t_def, t_hta = float(t_imp), float(t_def), float(t_hta)
 c_imp, c_def, c_hta = float(c_imp), float(c_def), float(c_hta)
 r_imp, r_def, r_hta = (int(x) * 1024 for x in (r_imp, r_def, r_hta))
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+cpuname = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 row = lambda name, t, c, r: "  %-28s: %6.2f s = %.2fx import (CPU %5.2f s = %.2fx), peak RSS %5.0f MB = %.3f x JSON" % (
     name, t, t / t_imp, c, c / c_imp, r / 1e6, r / size)
 lines = [
     "analyze benchmark (bench/analyze.sh) %s, git %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev),
     "machine: %d cores, %s (shared with other jobs while measured; load average %s before, %s after)" % (
-        os.cpu_count(), cpu, load0, load1),
+        os.cpu_count(), cpuname, load0, load1),
     "each figure: best of %s runs (wall and CPU = user + system time); peak RSS: largest of the runs" % runs,
     "tiled trace: %.1f MB plain JSON (df_index_resolver tiled, on tmpfs)" % (size / 1e6),
     "  import alone (summary)      : %6.2f s              (CPU %5.2f s        ), peak RSS %5.0f MB = %.3f x JSON" % (
@@ -71,6 +76,8 @@ lines = [
     "  goals of issue 19: CPU time <= 1.2x import: %s / %s; RSS <= 0.35x JSON: %s / %s" % (
         "met" if c_def <= 1.2 * c_imp else "NOT met", "met" if c_hta <= 1.2 * c_imp else "NOT met",
         "met" if r_def <= 0.35 * size else "NOT met", "met" if r_hta <= 0.35 * size else "NOT met"),
+    "  median over the %d rounds of each round's CPU ratio to that round's import: %.2fx / %.2fx (goal <= 1.2x: %s / %s)" % (
+        len(rounds), m_def, m_hta, "met" if m_def <= 1.2 else "NOT met", "met" if m_hta <= 1.2 else "NOT met"),
     "  reference: HTA 0.6.1 needs 137 s and 4.9 GB for a 949 MB tile (issue 3)",
 ]
 text = "\n".join(lines) + "\n"
