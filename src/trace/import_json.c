@@ -171,6 +171,7 @@ typedef struct P {
         int64_t pid, tid;
         uint32_t track, used;
     } tracks[16];
+    struct track_slot *track_last; /* the slot of the previous event's pair */
     int progress;
     int keep_args;                 /* keep each event's args text (gp_import_opts.keep_args) */
     _Atomic(uint64_t) *read_bytes; /* gp_import_count_bytes */
@@ -1733,15 +1734,22 @@ static uint32_t track_of(P *p, const ev *e)
      * cache of pairs already seen */
     struct track_slot *c = NULL;
     if (!e->pid_s.n && !e->tid_s.n) {
+        /* consecutive events are mostly of one thread: the previous pair
+         * first, then the cache */
+        c = p->track_last;
+        if (c && c->pid == e->pid && c->tid == e->tid) return c->track;
         uint64_t h = ((uint64_t)e->pid * 0x9e3779b97f4a7c15ull) ^ (uint64_t)e->tid;
         c = &p->tracks[(h ^ h >> 32 ^ h >> 8) & 15];
-        if (c->used && c->pid == e->pid && c->tid == e->tid) return c->track;
+        if (c->used && c->pid == e->pid && c->tid == e->tid) return (p->track_last = c)->track;
     }
     uint32_t ps = e->pid_s.n ? str_id(p, e->pid_s) : 0;
     uint32_t ts = e->tid_s.n ? str_id(p, e->tid_s) : 0;
     uint32_t k = gp_trace_track(p->t, e->pid, e->tid, ps, ts);
     if (k == GP_NO_INDEX) oom(p);
-    if (c) *c = (struct track_slot){e->pid, e->tid, k, 1};
+    if (c) {
+        *c = (struct track_slot){e->pid, e->tid, k, 1};
+        p->track_last = c;
+    }
     return k;
 }
 
