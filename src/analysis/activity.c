@@ -54,50 +54,66 @@ int64_t gp_intervals_overlap(const int64_t *a, size_t na, const int64_t *b, size
     return sum;
 }
 
-/* The union of the slices of the kinds in mask (dur > 0), merged chunk by
- * chunk as they are collected (the union of the chunks' unions is the
- * union): memory stays at one chunk plus the merged intervals instead of
- * every slice, and the small sorts stay in cache. *count: slices counted.
- * Returns the merged pairs (caller frees; *n of them) or NULL on OOM. */
-static int64_t *collect_merged(const gp_trace *t, unsigned mask, size_t *n, uint64_t *count)
+/* The unions of the slices of the kinds in two masks (dur > 0), collected
+ * in one pass over the slices and merged chunk by chunk as they are
+ * collected (the union of the chunks' unions is the union): memory stays at
+ * a chunk per mask plus the merged intervals instead of every slice, and
+ * the small sorts stay in cache. */
+typedef struct merged_acc {
+    int64_t *ch, *acc; /* the chunk being filled; the merged chunks so far */
+    size_t nch, nacc, cap;
+    uint64_t count; /* slices collected */
+} merged_acc;
+
+enum { CHUNK = 1 << 16 };
+
+/* merges m's chunk into its accumulated intervals; 0 or GP_ENOMEM */
+static int acc_flush(merged_acc *m)
 {
-    enum { CHUNK = 1 << 16 };
-    int64_t *ch = malloc(2 * CHUNK * sizeof *ch), *acc = NULL;
-    size_t nch = 0, nacc = 0, cap = 0;
-    *count = 0;
-    if (!ch) return NULL;
-    for (size_t i = 0;; i++) {
-        int end = i == t->slices.n;
-        if (!end) {
-            const gp_slice *s = &t->slices.v[i];
-            if (!(mask & GP_KIND_BIT(gp_slice_kind(t, s))) || s->dur <= 0) continue;
-            ch[2 * nch] = s->ts;
-            ch[2 * nch + 1] = s->ts + s->dur;
-            nch++;
-            (*count)++;
-        }
-        if (nch == CHUNK || (end && nch)) {
-            size_t m = gp_intervals_merge(ch, nch);
-            if (nacc + m > cap) {
-                cap = 2 * (nacc + m);
-                int64_t *a = realloc(acc, 2 * cap * sizeof *a);
-                if (!a) {
-                    free(acc);
-                    free(ch);
-                    return NULL;
-                }
-                acc = a;
-            }
-            memcpy(acc + 2 * nacc, ch, 2 * m * sizeof *ch);
-            nacc += m;
-            nch = 0;
-        }
-        if (end) break;
+    if (!m->nch) return 0;
+    size_t k = gp_intervals_merge(m->ch, m->nch);
+    if (m->nacc + k > m->cap) {
+        size_t cap = 2 * (m->nacc + k);
+        int64_t *a = realloc(m->acc, 2 * cap * sizeof *a);
+        if (!a) return GP_ENOMEM;
+        m->acc = a;
+        m->cap = cap;
     }
-    free(ch);
-    if (!acc && !(acc = malloc(2 * sizeof *acc))) return NULL;
-    *n = gp_intervals_merge(acc, nacc);
-    return acc;
+    memcpy(m->acc + 2 * m->nacc, m->ch, 2 * k * sizeof *m->ch);
+    m->nacc += k;
+    m->nch = 0;
+    return 0;
+}
+
+static int acc_add(merged_acc *m, const gp_slice *s)
+{
+    m->ch[2 * m->nch] = s->ts;
+    m->ch[2 * m->nch + 1] = s->ts + s->dur;
+    m->nch++;
+    m->count++;
+    return m->nch == CHUNK ? acc_flush(m) : 0;
+}
+
+static int collect_merged2(const gp_trace *t, const unsigned mask[2], merged_acc m[2])
+{
+    memset(m, 0, 2 * sizeof *m);
+    for (int k = 0; k < 2; k++)
+        if (!(m[k].ch = malloc(2 * CHUNK * sizeof *m[k].ch))) return GP_ENOMEM;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        if (s->dur <= 0) continue;
+        unsigned bit = GP_KIND_BIT(gp_slice_kind(t, s));
+        for (int k = 0; k < 2; k++)
+            if ((mask[k] & bit) && acc_add(&m[k], s)) return GP_ENOMEM;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (acc_flush(&m[k])) return GP_ENOMEM;
+        free(m[k].ch);
+        m[k].ch = NULL;
+        if (!m[k].acc && !(m[k].acc = malloc(2 * sizeof *m[k].acc))) return GP_ENOMEM;
+        m[k].nacc = gp_intervals_merge(m[k].acc, m[k].nacc);
+    }
+    return 0;
 }
 
 unsigned gp_kind_mask_cpu_work(void)
@@ -118,13 +134,19 @@ int gp_activity_compute_masks(const gp_trace *t, unsigned cpu_mask, unsigned gpu
 {
     memset(out, 0, sizeof *out);
     out->span_ns = t->t_end - t->t_begin;
-    size_t nc = 0, ng = 0;
-    int64_t *c = collect_merged(t, cpu_mask, &nc, &out->cpu_slices);
-    int64_t *g = c ? collect_merged(t, gpu_mask, &ng, &out->gpu_slices) : NULL;
-    if (!c || !g) {
-        free(c);
+    const unsigned masks[2] = {cpu_mask, gpu_mask};
+    merged_acc m[2];
+    if (collect_merged2(t, masks, m)) {
+        for (int k = 0; k < 2; k++) {
+            free(m[k].ch);
+            free(m[k].acc);
+        }
         return GP_ENOMEM;
     }
+    int64_t *c = m[0].acc, *g = m[1].acc;
+    size_t nc = m[0].nacc, ng = m[1].nacc;
+    out->cpu_slices = m[0].count;
+    out->gpu_slices = m[1].count;
     out->gpu_valid = out->gpu_slices > 0;
     for (size_t i = 0; i < nc; i++) out->cpu_active_ns += c[2 * i + 1] - c[2 * i];
     for (size_t i = 0; i < ng; i++) out->gpu_active_ns += g[2 * i + 1] - g[2 * i];
