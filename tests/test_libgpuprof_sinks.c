@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -697,8 +698,131 @@ TEST(self_time_fixed_clock)
     gp_test_rm_db(path);
 }
 
+/* complete "step" events in text[0..n): lines that hold one and end
+ * with its closing braces (the writer puts one event on a line; a step's
+ * args are flat, so "}}" ends only a whole event, the last line too) */
+static size_t complete_steps(const char *text, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(text + i, '\n', n - i);
+        size_t e = nl ? (size_t)(nl - text) : n;
+        size_t len = e - i;
+        while (len && text[i + len - 1] == ',') len--;
+        if (len >= 2 && text[i] == '{' && text[i + len - 1] == '}' && text[i + len - 2] == '}' &&
+            memmem(text + i, len, "\"name\":\"step\"", 13))
+            c++;
+        i = e + 1;
+    }
+    return c;
+}
+
+static uint64_t step_count(gp_trace *t)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->slices.n; i++)
+        n += !strcmp(gp_trace_s(t, t->slices.v[i].name), "step");
+    return n;
+}
+
+/* A program streaming to a file and killed (SIGKILL) leaves a file without
+ * its end: it reads back up to the cut, every complete event of it, on the
+ * mapped and read paths, with 1 and 2 threads; cut at any byte after the
+ * events began it still does (a partly written event is dropped); cut in
+ * its header, or an ordinary trace cut the same way, is an error. */
+TEST(file_stream_survives_kill)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_killed_%ld.json", (long)getpid());
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        gp_options o = {0};
+        o.sink = GP_SINK_STREAM;
+        o.stream_path = path;
+        gp_profiler *p = gp_profiler_create(&o);
+        if (!p) _exit(3);
+        for (;;) {
+            gp_range_begin(p, "step");
+            for (volatile int k = 0; k < 300; k++) {
+            }
+            gp_range_end(p);
+        }
+    }
+    struct stat sb = {0};
+    for (int i = 0; i < 3000 && (stat(path, &sb) != 0 || sb.st_size < 3 << 20); i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFSIGNALED(st));
+    ASSERT_EQ_INT(stat(path, &sb), 0);
+    ASSERT_CMP_INT(sb.st_size, >=, 3 << 20);
+    FILE *f = fopen(path, "rb");
+    ASSERT(f);
+    size_t n = (size_t)sb.st_size;
+    char *text = malloc(n + 1);
+    ASSERT(text);
+    ASSERT_EQ_INT(fread(text, 1, n, f), n);
+    fclose(f);
+    size_t want = complete_steps(text, n);
+    ASSERT_CMP_INT(want, >, 10000);
+    static const char *modes[] = {"0", "always"};
+    for (int m = 0; m < 2; m++)
+        for (int th = 1; th <= 2; th++) {
+            setenv("GPUPROF_IMPORT_MMAP", modes[m], 1);
+            setenv("GPUPROF_SPLIT_MIN_BYTES", "1000000", 1); /* 2 threads: a split import */
+            gp_import_opts io = {0};
+            io.threads = th;
+            gp_trace *t;
+            gp_err err = {0};
+            ASSERT_EQ_INT(gp_import_json_file(path, &io, &t, &err), 0);
+            ASSERT_EQ_INT(t->meta.unterminated, 1);
+            ASSERT_EQ_INT(t->meta.gp_stream, 1);
+            ASSERT_EQ_INT(step_count(t), want);
+            gp_trace_destroy(t);
+        }
+    unsetenv("GPUPROF_IMPORT_MMAP");
+    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
+    /* cuts: the last 3 events byte by byte, then offsets across the file */
+    const char *ev0 = strstr(text, "\"traceEvents\":[");
+    ASSERT(ev0);
+    size_t first = (size_t)(ev0 - text) + 15;
+    size_t cuts[400], nc = 0;
+    for (size_t c = n > 700 ? n - 700 : first; c <= n && nc < 300; c += 3) cuts[nc++] = c;
+    for (int k = 1; k < 100; k++) cuts[nc++] = first + (n - first) / 100 * (size_t)k + (size_t)k;
+    for (size_t i = 0; i < nc; i++) {
+        gp_trace *t;
+        gp_err err = {0};
+        ASSERT_EQ_INT(gp_import_json_mem(text, cuts[i], "cut.json", &t, &err), 0);
+        ASSERT_EQ_INT(step_count(t), complete_steps(text, cuts[i]));
+        gp_trace_destroy(t);
+    }
+    /* cut in the header: an error */
+    gp_trace *t = NULL;
+    gp_err err = {0};
+    ASSERT_CMP_INT(gp_import_json_mem(text, first - 20, "cut.json", &t, &err), !=, 0);
+    /* an ordinary trace (no "gpuprofStream") cut inside its events: an error */
+    const char *lead = "{\"gpuprofStream\":1,";
+    ASSERT(!strncmp(text, lead, strlen(lead)));
+    size_t m = cuts[nc / 2];
+    char *plain = malloc(m);
+    ASSERT(plain);
+    plain[0] = '{';
+    memcpy(plain + 1, text + strlen(lead), m - strlen(lead));
+    size_t pm = 1 + m - strlen(lead);
+    ASSERT_CMP_INT(gp_import_json_mem(plain, pm, "plain.json", &t, &err), !=, 0);
+    ASSERT(strstr(err.msg, "truncated"));
+    free(plain);
+    free(text);
+    unlink(path);
+}
+
 /* the RSS test runs first: later tests raise the process's peak */
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
           stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
-          self_time_fixed_clock)
+          self_time_fixed_clock, file_stream_survives_kill)

@@ -323,7 +323,12 @@ static int write_trace(gp_profiler *p, const char *path, const char *extra)
 
 void gp_exp_header(gp_profiler *p, gp_sbuf *b)
 {
-    gp_sbuf_printf(b, "{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":%lld,\"traceName\":",
+    /* "gpuprofStream" first: the importer reads a stream cut short by a
+     * crash up to the cut (docs/api.md, "Stream sink"); the split import
+     * finds it in the file's first bytes */
+    gp_sbuf_printf(b,
+                   "{\"gpuprofStream\":1,\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":%lld,"
+                   "\"traceName\":",
                    (long long)p->wall0);
     gp_json_str(b, p->name);
     gp_sbuf_puts(b, ",\n");

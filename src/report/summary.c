@@ -143,7 +143,12 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
     if (t->meta.events_dropped_no_dur)
         fprintf(f, "note: %llu complete events without \"dur\" were ignored\n",
                 (unsigned long long)t->meta.events_dropped_no_dur);
-    if (t->meta.unterminated)
+    if (t->meta.unterminated && t->meta.gp_stream)
+        fprintf(f, "note: this libgpuprof stream was cut short (its program ended without "
+                   "finishing it): the events written before the cut are read; the ranges "
+                   "aggregated inline, kernel timings, counters and memory events, written when "
+                   "the profiler ends, are missing\n");
+    else if (t->meta.unterminated)
         fprintf(f, "note: the trace's event array was not closed (crashed writer?)\n");
     uint64_t agg = 0;
     size_t agg_ops = 0;

@@ -148,6 +148,7 @@ typedef struct P {
     size_t scratch_map_len; /* scratch mapped (not malloc'd) when map is set */
     int fast;               /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
+    int gp_stream; /* "gpuprofStream" leads the document: a cut in the events is kept */
     jmp_buf jb;
     const char *err_at;
     int64_t err_off; /* absolute offset of an error found outside the buffer (merge), or -1 */
@@ -2466,6 +2467,11 @@ static const char *top_key(P *p, const char *s, int *events)
     }
     if (KEY(k, "deviceProperties")) return meta_devices(p, s);
     if (KEY(k, "gpuprof")) return meta_gpuprof(p, s);
+    if (KEY(k, "gpuprofStream")) {
+        p->gp_stream = 1;
+        m->gp_stream = 1;
+        return parse_value_any(p, s, 1);
+    }
     if (KEY(k, "baseTimeNanoseconds") || KEY(k, "schemaVersion")) {
         span v;
         if (!(*s == '-' || (*s >= '0' && *s <= '9'))) return parse_value_any(p, s, 1);
@@ -2854,6 +2860,15 @@ static int run(P *p)
                         p->t->meta.unterminated = 1;
                         return 0;
                     }
+                }
+                /* a libgpuprof stream whose writer died (killed, crashed):
+                 * the events before the cut stay, a partly written last
+                 * one is dropped (nothing of it was committed) */
+                if (p->gp_stream &&
+                    (p->state == S_EV_NEXT || p->state == S_EV_ITEM || p->state == S_EV_FIRST)) {
+                    p->t->meta.unterminated = 1;
+                    p->t->meta.gp_stream = 1;
+                    return 0;
                 }
                 if (p->state == S_END || p->state == S_DONE) return 0;
                 snprintf(p->errmsg, sizeof p->errmsg, "unexpected end of file%s",
@@ -3441,6 +3456,7 @@ static int merge_part(P *dst, P *src)
     dm->fractional_ts |= sm->fractional_ts;
     dm->has_trace_events |= sm->has_trace_events;
     dm->unterminated = sm->unterminated;
+    dm->gp_stream |= sm->gp_stream;
     dm->events_read += sm->events_read;
     dm->events_dropped_no_dur += sm->events_dropped_no_dur;
     dm->unmatched_end += sm->unmatched_end;
@@ -3550,6 +3566,10 @@ static int import_split(const char *path, int nparts, int prog, int may_map, gp_
                 break;
             }
         for (int j = 1; j < nb; j++) parts[j].p->array_form = af;
+        /* a libgpuprof stream: its writer puts "gpuprofStream" first */
+        static const char gs[] = "{\"gpuprofStream\":";
+        if (k >= (ssize_t)sizeof gs - 1 && memcmp(head, gs, sizeof gs - 1) == 0)
+            for (int j = 1; j < nb; j++) parts[j].p->gp_stream = 1;
     }
     for (int k = 1; k < nb; k++)
         parts[k].started = pthread_create(&parts[k].th, NULL, part_main, &parts[k]) == 0;

@@ -263,6 +263,7 @@ typedef struct gp_trace_meta {
     uint64_t events_dropped_no_dur;          /* X events lacking dur (kept out) */
     uint64_t unmatched_begin, unmatched_end; /* B/E events without partner */
     int unterminated;                        /* the array was not closed (crashed writer) */
+    int gp_stream;                           /* a libgpuprof stream file ("gpuprofStream") */
     int import_parts;       /* parts parsed in parallel and merged (1 = sequential) */
     int has_trace_events;   /* the source had an event array (a "traceEvents" key or bare array) */
     int has_tracked_memory; /* a gp_export_json "gpuprof" memory section was read */
