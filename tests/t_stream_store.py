@@ -123,6 +123,27 @@ for cmd in (["advise"], ["analyze"], ["memory"], ["report", "-o", os.path.join(t
     check(r.returncode == 0, "aggregate export: gpuprof %s exit 0 (%d: %s)" %
           (cmd[0], r.returncode, r.stderr.strip()))
 
+# ---- gp_default() with a configuration it cannot follow: one line on
+# stderr, and the default sink records (the program keeps its profiler: a
+# NULL from gp_default would crash its first range)
+for env_extra, says, then in (
+        ({"GPUPROF_SINK": "stream", "GPUPROF_STREAM": os.path.join(tmp, "no", "x.json")},
+         "GPUPROF_STREAM", "recording with the default sink"),
+        ({"GPUPROF_SINK": "stream"}, "GPUPROF_STREAM=FILE", "recording with the default sink"),
+        ({"GPUPROF_SINK": "bogus"}, "GPUPROF_SINK=bogus", "recording with the default sink"),
+        ({"GPUPROF_KEEP_MAX": "12x"}, "GPUPROF_KEEP_MAX=12x", "default cap applies")):
+    exp6 = os.path.join(tmp, "cfg.json")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPROF_")}
+    env.update(env_extra)
+    r = subprocess.run([PROG, "-", exp6, "2000"], capture_output=True, text=True, env=env)
+    lines = [l for l in r.stderr.splitlines() if l.startswith("gpuprof:")]
+    check(r.returncode == 0 and len(lines) == 1 and says in lines[0] and then in lines[0],
+          "%s: exit %d, one line naming it: %s" % (env_extra, r.returncode, r.stderr.strip()))
+    if r.returncode == 0:
+        co = ops(exp6)
+        check(co.get("outer", {}).get("count") == 4000,
+              "%s: the default sink recorded every range" % env_extra)
+
 # ---- a .db path that is not a store: the profiler is not created, the file
 # is left as it was (not overwritten as a trace)
 bad = os.path.join(tmp, "notes.db")

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -125,8 +126,12 @@ int64_t gp_rec_host_ns(const gp_profiler *p)
     return gp_rec_ns(p, gp_rec_now(p));
 }
 
+/* why this thread's last gp_profiler_create failed (its profiler is gone) */
+static __thread char create_err[256];
+
 gp_profiler *gp_profiler_create(const gp_options *opts)
 {
+    create_err[0] = 0;
     gp_profiler *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (opts) p->opts = *opts;
@@ -170,6 +175,7 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
     live_add(p);
     return p;
 fail:
+    snprintf(create_err, sizeof create_err, "%s", p->err); /* for default_create */
     if (p->tr) gp_trace_destroy(p->tr);
     if (p->interned) gp_strtab_destroy(p->interned);
     pthread_cond_destroy(&p->drain_cv);
@@ -288,17 +294,53 @@ static void default_create(void)
     const char *d = getenv("GPUPROF_DISABLE");
     if (d && *d && strcmp(d, "0") != 0) o.start_disabled = 1;
     o.leak_report = 1; /* never destroyed */
+    /* A configuration that cannot be followed is said in one line on stderr
+     * and the default sink records instead: a program is never left
+     * without its profiler (a NULL here would crash its first range). */
     const char *sk = getenv("GPUPROF_SINK");
-    if (sk && !strcmp(sk, "keep")) o.sink = GP_SINK_KEEP;
-    if (sk && !strcmp(sk, "aggregate")) o.sink = GP_SINK_AGGREGATE;
-    const char *km = getenv("GPUPROF_KEEP_MAX");
-    if (km && *km) o.keep_max = strtoll(km, NULL, 10);
     const char *sp = getenv("GPUPROF_STREAM");
-    if (sk && !strcmp(sk, "stream") && sp && *sp) {
+    if (sk && !strcmp(sk, "keep"))
+        o.sink = GP_SINK_KEEP;
+    else if (sk && !strcmp(sk, "aggregate"))
+        o.sink = GP_SINK_AGGREGATE;
+    else if (sk && !strcmp(sk, "stream") && sp && *sp) {
         o.sink = GP_SINK_STREAM;
         o.stream_path = sp;
+    } else if (sk && !strcmp(sk, "stream"))
+        fprintf(stderr, "gpuprof: GPUPROF_SINK=stream needs GPUPROF_STREAM=FILE (a trace file or "
+                        "a run store): recording with the default sink\n");
+    else if (sk && *sk && strcmp(sk, "auto") != 0)
+        fprintf(stderr,
+                "gpuprof: GPUPROF_SINK=%s is not keep, aggregate, stream or auto: "
+                "recording with the default sink\n",
+                sk);
+    const char *km = getenv("GPUPROF_KEEP_MAX");
+    if (km && *km) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(km, &end, 10);
+        if (errno || *end || end == km)
+            fprintf(stderr,
+                    "gpuprof: GPUPROF_KEEP_MAX=%s is not an integer: the sink's default "
+                    "cap applies\n",
+                    km);
+        else
+            o.keep_max = v;
     }
     default_profiler = gp_profiler_create(&o);
+    if (!default_profiler && o.sink == GP_SINK_STREAM) {
+        if (create_err[0])
+            fprintf(stderr, "gpuprof: GPUPROF_STREAM: %s: recording with the default sink\n",
+                    create_err);
+        else
+            fprintf(stderr,
+                    "gpuprof: GPUPROF_STREAM=%s cannot be written: recording with the "
+                    "default sink\n",
+                    sp);
+        o.sink = GP_SINK_AUTO;
+        o.stream_path = NULL;
+        default_profiler = gp_profiler_create(&o);
+    }
     if (default_profiler && o.sink == GP_SINK_STREAM) atexit(default_stream_end);
     const char *lr = getenv("GPUPROF_LEAK_REPORT");
     if (default_profiler && lr && *lr && strcmp(lr, "0") != 0) atexit(default_leak_report);

@@ -233,6 +233,7 @@ int gp_stream_open_(gp_profiler *p, const char *path)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     st->f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!st->path || !st->f) {
+        gp_rec_seterr(p, "stream sink: %s: %s", path, st->path ? strerror(errno) : "out of memory");
         if (fd >= 0 && !st->f) close(fd);
         free(st->path);
         free(st);
