@@ -13,6 +13,7 @@
 #include "core/sketch.h"
 #include "core/stats.h"
 #include "store/store.h"
+#include "stream_child.h"
 #include "test.h"
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
@@ -737,19 +738,7 @@ TEST(file_stream_survives_kill)
     fflush(stdout);
     pid_t pid = fork();
     ASSERT(pid >= 0);
-    if (pid == 0) {
-        gp_options o = {0};
-        o.sink = GP_SINK_STREAM;
-        o.stream_path = path;
-        gp_profiler *p = gp_profiler_create(&o);
-        if (!p) _exit(3);
-        for (;;) {
-            gp_range_begin(p, "step");
-            for (volatile int k = 0; k < 300; k++) {
-            }
-            gp_range_end(p);
-        }
-    }
+    if (pid == 0) gp_test_stream_forever(path, 300);
     struct stat sb = {0};
     for (int i = 0; i < 3000 && (stat(path, &sb) != 0 || sb.st_size < 3 << 20); i++) {
         struct timespec ts = {0, 10000000};
@@ -761,13 +750,10 @@ TEST(file_stream_survives_kill)
     ASSERT(WIFSIGNALED(st));
     ASSERT_EQ_INT(stat(path, &sb), 0);
     ASSERT_CMP_INT(sb.st_size, >=, 3 << 20);
-    FILE *f = fopen(path, "rb");
-    ASSERT(f);
-    size_t n = (size_t)sb.st_size;
-    char *text = malloc(n + 1);
+    char *text = gp_test_slurp(path);
     ASSERT(text);
-    ASSERT_EQ_INT(fread(text, 1, n, f), n);
-    fclose(f);
+    size_t n = strlen(text);
+    ASSERT_EQ_INT(n, (size_t)sb.st_size);
     size_t want = complete_steps(text, n);
     ASSERT_CMP_INT(want, >, 10000);
     static const char *modes[] = {"0", "always"};

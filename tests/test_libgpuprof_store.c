@@ -9,6 +9,7 @@
 #include "analysis/summary.h"
 #include "record/recorder.h"
 #include "store/store.h"
+#include "stream_child.h"
 #include "test.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
@@ -241,17 +242,7 @@ TEST(store_stream_survives_kill)
     fflush(stdout);
     pid_t pid = fork();
     ASSERT(pid >= 0);
-    if (pid == 0) {
-        gp_options o = {0};
-        o.sink = GP_SINK_STREAM;
-        o.stream_path = path;
-        gp_profiler *p = gp_profiler_create(&o);
-        if (!p) _exit(3);
-        for (;;) {
-            gp_range_begin(p, "step");
-            gp_range_end(p);
-        }
-    }
+    if (pid == 0) gp_test_stream_forever(path, 0);
     int64_t seen = -1;
     for (int i = 0; i < 3000 && seen < 200000; i++) {
         struct timespec ts = {0, 10000000};
