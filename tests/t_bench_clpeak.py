@@ -12,6 +12,9 @@ Like with like:
   kernel does 2048 lane-FMAs per work-item and counts 4096 flops);
 - bandwidth: our global_read (float4 loads, each work-group a contiguous
   block, as clpeak's *_local_offset kernels) against clpeak's best width;
+  clpeak's best is the best of 5 windows (one per width), so ours is the
+  best of 3 windows in the same round (the memory traffic of other jobs on
+  these hosts lowers single windows by up to 2x);
 - fp32: the same instruction-level parallelism. clpeak's float16 kernel
   (its best width on PoCL) is ONE dependent FMA chain per lane per
   work-item (x = mad(y, x, y); y = mad(x, y, x): each FMA waits for the
@@ -128,9 +131,14 @@ while True:
     r = len(bw_ratios)
     b0, t0, c0 = busy_s(), time.monotonic(), os.times()
     cname, cbw = clpeak("--global-bandwidth", "global_memory_bandwidth")
-    name, f = ours("global_read")
-    check_name(name, cname)
-    bw = agg(f["global_read_GBps"])
+    # clpeak's figure is the best of 5 windows (its widths); ours the best
+    # of 3 windows of global_read, so that a burst of other jobs' memory
+    # traffic in one window weighs on neither side more than the other
+    bw = 0
+    for _ in range(3):
+        name, f = ours("global_read")
+        check_name(name, cname)
+        bw = max(bw, agg(f["global_read_GBps"]))
     best_bw = max(cbw.values())
     cname, csp = clpeak("--compute-sp", "single_precision_compute")
     name, f = ours("fp32", ["--chains", "16"])
