@@ -82,11 +82,6 @@ static void pairs_insertion(int64_t *p, size_t n)
     }
 }
 
-/* LSD radix sort of the keys' offsets from their minimum: as many digits as
- * the keys' range needs (at most 11 bits each, so a digit's counts, 16 KiB,
- * stay in L1 and the scatter writes to at most 2048 places), every digit's
- * counts taken in one read of the input, digits that are equal in every key
- * skipped. Stable, like every LSD radix sort. */
 /* first index in p[a..b) whose key is > k (upper) or >= k (!upper) */
 static size_t pairs_bound(const int64_t *p, size_t a, size_t b, int64_t k, int upper)
 {
@@ -208,6 +203,12 @@ void gp_sort_pairs_i64(int64_t *p, size_t n)
         return;
     }
 radix:;
+    /* LSD radix sort of the keys' offsets from their minimum: as many
+     * digits as the keys' range needs (at most 11 bits each, so a digit's
+     * counts, 8 KiB, stay in L1 and the scatter writes to at most 2048
+     * places), every digit's counts taken in one read of the input, digits
+     * that are equal in every key skipped. Stable, like every LSD radix
+     * sort. */
     uint64_t lo = UINT64_MAX, hi = 0; /* range of the biased keys */
     for (size_t i = 0; i < n; i++) {
         uint64_t k = (uint64_t)p[2 * i] ^ (1ull << 63);
