@@ -10,6 +10,7 @@
  * inline inside a kept range): the same in the results, the export, the
  * file stream and the store stream read back. */
 #include "analysis/summary.h"
+#include "core/sbuf.h"
 #include "core/sketch.h"
 #include "core/stats.h"
 #include "store/store.h"
@@ -807,8 +808,58 @@ TEST(file_stream_survives_kill)
     unlink(path);
 }
 
+/* Only a document whose first key is "gpuprofStream" is read up to a cut
+ * in its events, the same on every path (in memory, a file read whole, a
+ * file split over 2 threads), whitespace around the key allowed; the key
+ * in second place changes nothing (the cut is an error). */
+TEST(stream_marker_first_key_only)
+{
+    static const char *heads[] = {"{\"gpuprofStream\":1,\"traceEvents\":[\n",
+                                  " \n{ \"gpuprofStream\" : 1 , \"traceEvents\":[\n",
+                                  "{\"traceName\":\"x\",\"gpuprofStream\":1,\"traceEvents\":[\n"};
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_marker_%ld.json", (long)getpid());
+    setenv("GPUPROF_SPLIT_MIN_BYTES", "100000", 1);
+    for (int h = 0; h < 3; h++) {
+        gp_sbuf b = {0};
+        gp_sbuf_puts(&b, heads[h]);
+        for (int i = 0; i < 20000; i++)
+            gp_sbuf_printf(&b,
+                           "%s{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"step\",\"pid\":1,\"tid\":%d,"
+                           "\"ts\":%d,\"dur\":3,\"args\":{\"k\":1}}",
+                           i ? ",\n" : "", 1 + i % 3, 10 * i);
+        size_t cut = b.n - 1000 - 17; /* inside an event near the end */
+        size_t want = complete_steps(b.s, cut);
+        ASSERT_CMP_INT(want, >, 19000);
+        FILE *f = fopen(path, "wb");
+        ASSERT(f);
+        ASSERT_EQ_INT(fwrite(b.s, 1, cut, f), cut);
+        fclose(f);
+        for (int way = 0; way < 3; way++) {
+            gp_trace *t = NULL;
+            gp_err err = {0};
+            gp_import_opts io = {0};
+            io.threads = way == 2 ? 2 : 1;
+            int rc = way == 0 ? gp_import_json_mem(b.s, cut, "m.json", &t, &err)
+                              : gp_import_json_file(path, &io, &t, &err);
+            if (h < 2) {
+                ASSERT_EQ_INT(rc, 0);
+                ASSERT_EQ_INT(t->meta.unterminated, 1);
+                ASSERT_EQ_INT(step_count(t), want);
+                gp_trace_destroy(t);
+            } else {
+                ASSERT_CMP_INT(rc, !=, 0);
+                ASSERT(strstr(err.msg, "truncated"));
+            }
+        }
+        gp_sbuf_free(&b);
+    }
+    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
+    unlink(path);
+}
+
 /* the RSS test runs first: later tests raise the process's peak */
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
           stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
-          self_time_fixed_clock, file_stream_survives_kill)
+          self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only)

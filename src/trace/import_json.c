@@ -149,6 +149,7 @@ typedef struct P {
     int fast;               /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
     int gp_stream; /* "gpuprofStream" leads the document: a cut in the events is kept */
+    int top_keys;  /* top-level keys read so far */
     jmp_buf jb;
     const char *err_at;
     int64_t err_off; /* absolute offset of an error found outside the buffer (merge), or -1 */
@@ -2449,6 +2450,7 @@ static const char *top_key(P *p, const char *s, int *events)
     s = parse_string(p, s, &k);
     s = expect(p, s, ':', "':' after key");
     s = ws(p, s);
+    p->top_keys++;
     if (KEY(k, "traceEvents")) {
         if (*s != '[') {
             char tmp[16];
@@ -2467,9 +2469,8 @@ static const char *top_key(P *p, const char *s, int *events)
     }
     if (KEY(k, "deviceProperties")) return meta_devices(p, s);
     if (KEY(k, "gpuprof")) return meta_gpuprof(p, s);
-    if (KEY(k, "gpuprofStream")) {
-        p->gp_stream = 1;
-        m->gp_stream = 1;
+    if (KEY(k, "gpuprofStream")) { /* a libgpuprof stream when it is the first key */
+        if (p->top_keys == 1) p->gp_stream = m->gp_stream = 1;
         return parse_value_any(p, s, 1);
     }
     if (KEY(k, "baseTimeNanoseconds") || KEY(k, "schemaVersion")) {
@@ -3547,6 +3548,7 @@ static int import_split(const char *path, int nparts, int prog, int may_map, gp_
         w->p->next_bound = k + 1;
         if (k) {
             w->p->split_part = 1;
+            w->p->top_keys = 2; /* never sees the document's first key */
             w->p->base_off = bounds[k];
             w->p->state = S_EV_ITEM;
             w->p->array_form = -1; /* decided below from part 0's first byte */
@@ -3566,10 +3568,22 @@ static int import_split(const char *path, int nparts, int prog, int may_map, gp_
                 break;
             }
         for (int j = 1; j < nb; j++) parts[j].p->array_form = af;
-        /* a libgpuprof stream: its writer puts "gpuprofStream" first */
-        static const char gs[] = "{\"gpuprofStream\":";
-        if (k >= (ssize_t)sizeof gs - 1 && memcmp(head, gs, sizeof gs - 1) == 0)
-            for (int j = 1; j < nb; j++) parts[j].p->gp_stream = 1;
+        /* a libgpuprof stream: "gpuprofStream" is its first key (as
+         * top_key decides for part 0) */
+        static const char gs[] = "\"gpuprofStream\"";
+        ssize_t i = 0;
+        while (i < k && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t' ||
+                         (unsigned char)head[i] == 0xef || (unsigned char)head[i] == 0xbb ||
+                         (unsigned char)head[i] == 0xbf))
+            i++;
+        if (i < k && head[i] == '{') {
+            i++;
+            while (i < k &&
+                   (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+                i++;
+            if (k - i >= (ssize_t)sizeof gs - 1 && memcmp(head + i, gs, sizeof gs - 1) == 0)
+                for (int j = 1; j < nb; j++) parts[j].p->gp_stream = 1;
+        }
     }
     for (int k = 1; k < nb; k++)
         parts[k].started = pthread_create(&parts[k].th, NULL, part_main, &parts[k]) == 0;
