@@ -1328,7 +1328,7 @@ static inline __attribute__((always_inline)) const char *fast_int(const char *s,
 }
 
 /* the low n bytes of the 8 at s (n <= 8; reads 8: the padding) */
-static inline uint64_t load_head(const char *s, size_t n)
+static inline __attribute__((always_inline)) uint64_t load_head(const char *s, size_t n)
 {
     uint64_t w;
     memcpy(&w, s, 8);
@@ -1455,9 +1455,7 @@ static inline __attribute__((always_inline)) uint64_t lit_word(const char *lit, 
  * 5-7 byte keys cost a call per key) */
 static inline __attribute__((always_inline)) int lit_eq(const char *s, const char *lit, size_t n)
 {
-    uint64_t w;
-    memcpy(&w, s, 8);
-    return (n >= 8 ? w : w & ((1ull << (8 * n)) - 1)) == lit_word(lit, n);
+    return load_head(s, n) == lit_word(lit, n);
 }
 
 /* After a value at s: ',' then the key literal lit (its quotes and the
@@ -3555,34 +3553,29 @@ static int import_split(const char *path, int nparts, int prog, int may_map, gp_
         }
     }
     if (rc) goto cleanup;
-    /* array form: the first non-space byte of the file */
+    /* from the file's first bytes, what part 0 learns by parsing: the array
+     * form (the first byte after whitespace and a byte order mark is '['),
+     * and a libgpuprof stream ("gpuprofStream" is the object's first key,
+     * as top_key decides) */
     {
         char head[256];
-        ssize_t k = pread(gp_input_fd(parts[0].in), head, sizeof head, 0);
-        int af = 0;
-        for (ssize_t i = 0; i < k; i++)
-            if (head[i] != ' ' && head[i] != '\n' && head[i] != '\r' && head[i] != '\t' &&
-                (unsigned char)head[i] != 0xef && (unsigned char)head[i] != 0xbb &&
-                (unsigned char)head[i] != 0xbf) {
-                af = head[i] == '[';
-                break;
-            }
-        for (int j = 1; j < nb; j++) parts[j].p->array_form = af;
-        /* a libgpuprof stream: "gpuprofStream" is its first key (as
-         * top_key decides for part 0) */
-        static const char gs[] = "\"gpuprofStream\"";
-        ssize_t i = 0;
+        ssize_t k = pread(gp_input_fd(parts[0].in), head, sizeof head, 0), i = 0;
         while (i < k && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t' ||
                          (unsigned char)head[i] == 0xef || (unsigned char)head[i] == 0xbb ||
                          (unsigned char)head[i] == 0xbf))
             i++;
+        int af = i < k && head[i] == '[', gs = 0;
         if (i < k && head[i] == '{') {
+            static const char key[] = "\"gpuprofStream\"";
             i++;
             while (i < k &&
                    (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
                 i++;
-            if (k - i >= (ssize_t)sizeof gs - 1 && memcmp(head + i, gs, sizeof gs - 1) == 0)
-                for (int j = 1; j < nb; j++) parts[j].p->gp_stream = 1;
+            gs = k - i >= (ssize_t)sizeof key - 1 && memcmp(head + i, key, sizeof key - 1) == 0;
+        }
+        for (int j = 1; j < nb; j++) {
+            parts[j].p->array_form = af;
+            parts[j].p->gp_stream = gs;
         }
     }
     for (int k = 1; k < nb; k++)
