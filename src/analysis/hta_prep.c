@@ -248,6 +248,14 @@ static void ct_free(corrtab *c)
     memset(c, 0, sizeof *c);
 }
 
+/* How many times the step filter keeps event e: a host event once when it
+ * starts before the last step, a GPU event once per host event before it
+ * with its correlation id (cnt). */
+static uint64_t step_keeps(const gp_hview *v, const corrtab *cnt, const gp_hev *e, int64_t last)
+{
+    return e->stream == -1 ? (uint64_t)(e->ts < last) : ct_get(cnt, gp_hev_corr(v, e));
+}
+
 /* HTA's _filter_irrelevant_gpu_kernels: host events before the last
  * ProfilerStep, GPU events joined (inner, with multiplicity) on correlation. */
 static int step_filter(gp_hview *v)
@@ -299,23 +307,19 @@ static int step_filter(gp_hview *v)
     size_t m = 0, i = 0;
     for (; i < v->n; i++) {
         const gp_hev *e = &v->ev[i];
-        uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
+        uint64_t c = step_keeps(v, &cnt, e, last);
         if (c > 1) break;
         if (c) out[m++] = *e;
     }
     if (i < v->n) {
         size_t total = m;
-        for (size_t k = i; k < v->n; k++) {
-            const gp_hev *e = &v->ev[k];
-            total += e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
-        }
+        for (size_t k = i; k < v->n; k++) total += step_keeps(v, &cnt, &v->ev[k], last);
         out = malloc(total * sizeof *out);
         if (!out) goto oom;
         memcpy(out, v->ev, m * sizeof *out);
         for (; i < v->n; i++) {
             const gp_hev *e = &v->ev[i];
-            uint64_t c = e->stream == -1 ? e->ts < last : ct_get(&cnt, gp_hev_corr(v, e));
-            while (c--) out[m++] = *e;
+            for (uint64_t c = step_keeps(v, &cnt, e, last); c; c--) out[m++] = *e;
         }
     }
     if (out != v->ev) free(v->ev);
