@@ -14,7 +14,7 @@
 #include "core/sketch.h"
 #include "core/stats.h"
 #include "store/store.h"
-#include "stream_child.h"
+#include "stream_helpers.h"
 #include "test.h"
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
@@ -313,10 +313,7 @@ TEST(stream_sink_file)
 {
     char path[128];
     snprintf(path, sizeof path, "/tmp/gp_test_stream_%ld.json", (long)getpid());
-    gp_options o = {0};
-    o.sink = GP_SINK_STREAM;
-    o.stream_path = path;
-    gp_profiler *p = gp_profiler_create(&o);
+    gp_profiler *p = gp_test_stream_create(path);
     ASSERT(p);
     run_threads(p, 2, 100000);
     gp_summary_row *r;
@@ -370,10 +367,7 @@ TEST(stream_sink_resumes_after_overflow)
 {
     char path[128];
     snprintf(path, sizeof path, "/tmp/gp_test_stream_resume_%ld.json", (long)getpid());
-    gp_options o = {0};
-    o.sink = GP_SINK_STREAM;
-    o.stream_path = path;
-    gp_profiler *p = gp_profiler_create(&o);
+    gp_profiler *p = gp_test_stream_create(path);
     ASSERT(p);
     const long n1 = 300000, n2 = 40000;
     nested_loop(p, n1);

@@ -9,7 +9,7 @@
 #include "analysis/summary.h"
 #include "record/recorder.h"
 #include "store/store.h"
-#include "stream_child.h"
+#include "stream_helpers.h"
 #include "test.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
@@ -74,10 +74,7 @@ TEST(store_stream_bounded_memory)
 {
     char path[256];
     store_path(path, sizeof path, "rss");
-    gp_options o = {0};
-    o.sink = GP_SINK_STREAM;
-    o.stream_path = path;
-    gp_profiler *p = gp_profiler_create(&o);
+    gp_profiler *p = gp_test_stream_create(path);
     ASSERT(p);
     long before = max_rss_kb();
     long per = GP_TEST_SANITIZED ? 500000 : 5000000; /* pairs: 2 ranges each */
@@ -284,10 +281,7 @@ TEST(store_stream_fork)
 {
     char path[256];
     store_path(path, sizeof path, "fork");
-    gp_options o = {0};
-    o.sink = GP_SINK_STREAM;
-    o.stream_path = path;
-    gp_profiler *p = gp_profiler_create(&o);
+    gp_profiler *p = gp_test_stream_create(path);
     ASSERT(p);
     for (int i = 0; i < 1000; i++) {
         gp_range_begin(p, "pre");
