@@ -195,5 +195,70 @@ TEST(missing_backends_unsupported)
     gp_profiler_destroy(p);
 }
 
+/* Short threads exit while others record and the main thread asks for
+ * results, exports and resets the count: exited threads are retired (their
+ * buffers freed, their aggregates folded) concurrently with all of it, and
+ * every range is still counted once. Each sink that aggregates. */
+typedef struct short_arg {
+    gp_profiler *p;
+    int n;
+} short_arg;
+
+static void *short_worker(void *a_)
+{
+    short_arg *a = a_;
+    for (int i = 0; i < a->n; i++) {
+        gp_range_begin(a->p, "outer");
+        gp_range_begin_ex(a->p, "inner", GP_DEV_CPU, GP_BACKEND_CPU, 4);
+        gp_range_end(a->p);
+        gp_range_end(a->p);
+    }
+    return NULL;
+}
+
+static void churn_case(int sink)
+{
+    gp_options o = {0};
+    o.sink = sink;
+    o.keep_max = 300;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    enum { ROUNDS = 60, PER = NTHREADS / 2 };
+    short_arg sa = {p, 500};
+    for (int r = 0; r < ROUNDS; r++) {
+        pthread_t th[PER];
+        for (int i = 0; i < PER; i++)
+            ASSERT_EQ_INT(pthread_create(&th[i], NULL, short_worker, &sa), 0);
+        gp_record_stats rs;
+        ASSERT_EQ_INT(gp_record_stats_get(p, &rs), 0);
+        if (r % 10 == 0) {
+            gp_summary_row *rows;
+            size_t n;
+            ASSERT_EQ_INT(gp_summary_rows(p, &rows, &n), 0);
+            gp_summary_rows_free(rows, n);
+        }
+        for (int i = 0; i < PER; i++) pthread_join(th[i], NULL);
+    }
+    gp_record_stats rs;
+    ASSERT_EQ_INT(gp_record_stats_get(p, &rs), 0);
+    ASSERT_EQ_INT(rs.kept + rs.aggregated, 2 * ROUNDS * PER * sa.n);
+    ASSERT_EQ_INT(rs.dropped, 0);
+    if (sink == GP_SINK_AUTO) ASSERT_CMP_INT(rs.kept, <=, 2 * 2 * o.keep_max);
+    gp_summary_row *r;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
+    ASSERT_EQ_INT(find_row(r, n, "outer")->count, ROUNDS * PER * sa.n);
+    ASSERT_EQ_INT(find_row(r, n, "inner")->count, ROUNDS * PER * sa.n);
+    ASSERT_EQ_INT(find_row(r, n, "inner")->bytes, 4 * ROUNDS * PER * sa.n);
+    gp_summary_rows_free(r, n);
+    gp_profiler_destroy(p);
+}
+
+TEST(short_threads_retired_concurrently)
+{
+    churn_case(GP_SINK_AUTO);
+    churn_case(GP_SINK_AGGREGATE);
+}
+
 TEST_MAIN(eight_threads_concurrent_drain, eight_threads_exact_counts, missing_backends_unsupported,
-          toggle_while_nesting)
+          toggle_while_nesting, short_threads_retired_concurrently)

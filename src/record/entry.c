@@ -55,14 +55,13 @@ int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
     c->host_ns = gp_rec_host_ns(p);
     gp_tbuf *b = gp_rec_tbuf_find(p); /* the owner: its frames are ours to read */
     if (!b) return 0;
-    c->thr = b->track == GP_NO_INDEX ? 0 : b->track + 1;
     int d = atomic_load_explicit(&b->depth, memory_order_relaxed);
     uint32_t ninl = 0;
     for (int i = 0; i < d; i++) ninl += b->fr[i].mode == GP_FR_INLINE;
-    if (!ninl) return 0;
-    c->ix = malloc(ninl * sizeof *c->ix);
-    if (!c->ix) return GP_ENOMEM;
+    if (ninl && !(c->ix = malloc(ninl * sizeof *c->ix))) return GP_ENOMEM;
     pthread_mutex_lock(&p->mu);
+    uint32_t trk = gp_rec_thread_track(p, b); /* made on first use */
+    c->thr = trk == GP_NO_INDEX ? 0 : trk + 1;
     for (int i = 0; i < d; i++) {
         const gp_frame *f = &b->fr[i];
         if (f->mode != GP_FR_INLINE) continue;
@@ -77,9 +76,23 @@ int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
 gp_entry_sum gp_rec_entry_inline_of(gp_profiler *p, const gp_tbuf *b, const void *key, uint32_t dev,
                                     uint8_t type)
 {
-    long ix = p->inl.n ? inl_index(p, b, key, dev, type, 0) : -1;
     gp_entry_sum z = {0};
+    if (b == p->retired) { /* one entry per exited thread (gp_rec_entry_retire): their sum */
+        for (size_t i = 0; i < p->inl.n; i++)
+            if (inl_is(&p->inl.v[i], b, key, dev, type)) gp_entry_sum_add(&z, &p->inl.v[i].em);
+        return z;
+    }
+    long ix = p->inl.n ? inl_index(p, b, key, dev, type, 0) : -1;
     return ix < 0 ? z : p->inl.v[ix].em;
+}
+
+void gp_rec_entry_retire(gp_profiler *p, const gp_tbuf *b, const gp_tbuf *r)
+{
+    /* moved in place: a timing of the exited thread still pending holds the
+     * index and adds to the entry when it completes. The map keeps the old
+     * hash, whose lookups then scan (inl_index). */
+    for (size_t i = 0; i < p->inl.n; i++)
+        if (p->inl.v[i].b == b) p->inl.v[i].b = r;
 }
 
 void gp_rec_entry_ctx_free(gp_entry_ctx *c)

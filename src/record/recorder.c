@@ -46,6 +46,9 @@ static __thread tl_cache tl __attribute__((tls_model("initial-exec")));
 
 static void live_add(gp_profiler *p);
 static void live_remove(gp_profiler *p);
+static int retired_make(gp_profiler *p);
+static int drain_thread(gp_profiler *p, gp_tbuf *b, int max_chunks, int *rc);
+static int retire_at(gp_profiler *p, gp_tbuf **pb, int rest);
 
 /* membarrier(PRIVATE_EXPEDITED) is a full memory barrier on every running
  * thread of the process: gp_disable uses it so that the recording threads need
@@ -149,6 +152,10 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
                   : p->opts.keep_max == 0 ? (p->sink == GP_SINK_KEEP ? 0 : GP_KEEP_DEFAULT)
                                           : (uint64_t)p->opts.keep_max;
     if (p->sink == GP_SINK_STREAM) p->keep_max = 0;
+    /* the default sink also caps what all threads keep together, so that a
+     * program that keeps starting threads stays bounded (docs/api.md) */
+    p->keep_total = p->sink == GP_SINK_AUTO ? p->keep_max * GP_KEEP_TOTAL_MUL : 0;
+    atomic_init(&p->keep_pool, (int64_t)p->keep_total);
     p->tr = gp_trace_create();
     p->interned = gp_strtab_create();
     if (!p->tr || !p->interned) goto fail;
@@ -193,31 +200,38 @@ static void chunk_list_free(gp_chunk *c)
     }
 }
 
+/* Frees b and everything it holds. */
+static void tbuf_free(gp_tbuf *b)
+{
+    gp_chunk *c = b->head;
+    while (c) {
+        gp_chunk *cn = atomic_load_explicit(&c->next, memory_order_acquire);
+        free(c);
+        c = cn;
+    }
+    chunk_list_free(b->spare);
+    chunk_list_free(atomic_load_explicit(&b->freed, memory_order_acquire));
+    uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
+    for (uint32_t i = 0; i < na; i++)
+        free((void *)b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK].bk);
+    for (uint32_t i = 0; i < GP_AGG_BLOCKS && b->agg_blk[i]; i++) free(b->agg_blk[i]);
+    free(b->agg_idx);
+    GP_VEC_FREE(b->stack);
+    GP_VEC_FREE(b->pattrs);
+    free(b->fr);
+    free(b);
+}
+
 void gp_rec_free_threads(gp_profiler *p)
 {
     gp_tbuf *b = p->threads;
     while (b) {
         gp_tbuf *nx = b->next_all;
-        gp_chunk *c = b->head;
-        while (c) {
-            gp_chunk *cn = atomic_load_explicit(&c->next, memory_order_acquire);
-            free(c);
-            c = cn;
-        }
-        chunk_list_free(b->spare);
-        chunk_list_free(atomic_load_explicit(&b->freed, memory_order_acquire));
-        uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
-        for (uint32_t i = 0; i < na; i++)
-            free((void *)b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK].bk);
-        for (uint32_t i = 0; i < GP_AGG_BLOCKS && b->agg_blk[i]; i++) free(b->agg_blk[i]);
-        free(b->agg_idx);
-        GP_VEC_FREE(b->stack);
-        GP_VEC_FREE(b->pattrs);
-        free(b->fr);
-        free(b);
+        tbuf_free(b);
         b = nx;
     }
     p->threads = NULL;
+    p->retired = NULL;
 }
 
 void gp_profiler_destroy(gp_profiler *p)
@@ -463,7 +477,12 @@ static void fork_child(void)
     for (gp_profiler *q = live_head; q; q = q->next_live) {
         atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
         /* the child's full backlog must reach chunk_next, which starts its drain */
-        for (gp_tbuf *t = q->threads; t; t = t->next_all) t->woke = 0;
+        for (gp_tbuf *t = q->threads; t; t = t->next_all) {
+            t->woke = 0;
+            /* only the forking thread lives on in the child: the others'
+             * buffers are retired once drained */
+            if (t->tid && (uint64_t)t->tid != tl.serial) t->dead = q->any_dead = 1;
+        }
         q->pid = getpid();
         gp_stream_fork_(q, 2);
         pthread_mutex_unlock(&q->mu);
@@ -586,6 +605,85 @@ static gp_chunk *chunk_new(void)
     return c;
 }
 
+/* Gives the part of b's keep grant that it did not use back to p's pool. */
+static void keep_return(gp_profiler *p, gp_tbuf *b)
+{
+    uint64_t lim = atomic_load_explicit(&b->keep_lim, memory_order_relaxed);
+    uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
+    if (!p->keep_total || lim == UINT64_MAX || em >= lim) return;
+    atomic_fetch_add_explicit(&p->keep_pool, (int64_t)(lim - em), memory_order_relaxed);
+    atomic_store_explicit(&b->keep_lim, em, memory_order_relaxed);
+}
+
+/* Thread exit: a key whose destructor marks the exiting thread's buffers in
+ * every live profiler dead, so that the drain retires them once it has read
+ * their events (retire_thread). */
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+static __thread int exit_watched;
+
+static void thread_exited(void *v)
+{
+    (void)v;
+    uint64_t serial = tl.serial;
+    if (serial) {
+        pthread_mutex_lock(&live_mu);
+        for (gp_profiler *q = live_head; q; q = q->next_live) {
+            pthread_mutex_lock(&q->mu);
+            /* the buffer goes now: a program that starts threads faster than
+             * the drain passes would otherwise hold every exited one until
+             * the next pass (measured: ~1,000 buffers, 100 MB) */
+            if (!q->retired) retired_make(q);
+            for (gp_tbuf **pb = &q->threads; *pb;) {
+                gp_tbuf *b = *pb;
+                if ((uint64_t)b->tid != serial) {
+                    pb = &b->next_all;
+                    continue;
+                }
+                b->dead = q->any_dead = 1;
+                keep_return(q, b);
+                int rc = 0, rest = drain_thread(q, b, GP_MAX_CHUNKS * 4, &rc);
+                if (!retire_at(q, pb, rest)) pb = &b->next_all; /* the drain retires it later */
+            }
+            pthread_mutex_unlock(&q->mu);
+        }
+        pthread_mutex_unlock(&live_mu);
+    }
+    /* a range recorded later on this thread (another key's destructor) goes
+     * to a new buffer under a new serial, which is watched again */
+    memset(&tl, 0, sizeof tl);
+    exit_watched = 0;
+}
+
+static void exit_key_make(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, thread_exited) == 0;
+}
+
+static void thread_watch(void)
+{
+    if (exit_watched) return;
+    pthread_once(&exit_once, exit_key_make);
+    if (exit_key_ok && pthread_setspecific(exit_key, (void *)1) == 0) exit_watched = 1;
+}
+
+uint32_t gp_rec_thread_track(gp_profiler *p, gp_tbuf *b)
+{
+    if (b->has_track) return b->track;
+    if (!b->tid) { /* p->retired */
+        b->track = gp_trace_track(p->tr, p->pid, -1, 0, 0);
+        if (b->track != GP_NO_INDEX)
+            p->tr->tracks.v[b->track].name = gp_trace_str(p->tr, "exited threads", 14);
+    } else {
+        b->track = gp_trace_track(p->tr, b->os_pid, b->os_tid, 0, 0);
+        if (b->track != GP_NO_INDEX && b->tname[0])
+            p->tr->tracks.v[b->track].name = gp_trace_str(p->tr, b->tname, strlen(b->tname));
+    }
+    b->has_track = b->track != GP_NO_INDEX;
+    return b->track;
+}
+
 /* Finds (create=1: creating) the calling thread's buffer in p and caches it. */
 static gp_tbuf *tbuf_slow(gp_profiler *p, int create)
 {
@@ -611,19 +709,21 @@ static gp_tbuf *tbuf_slow(gp_profiler *p, int create)
         }
         if (b) {
             b->tid = (int64_t)serial;
-            int64_t os_tid = (int64_t)syscall(SYS_gettid);
-            b->track = gp_trace_track(p->tr, getpid(), os_tid, 0, 0);
-            if (b->track != GP_NO_INDEX) {
-                char nm[32] = "";
-                pthread_getname_np(pthread_self(), nm, sizeof nm);
-                if (nm[0]) p->tr->tracks.v[b->track].name = gp_trace_str(p->tr, nm, strlen(nm));
-            }
+            b->os_pid = getpid();
+            b->os_tid = (int64_t)syscall(SYS_gettid);
+            b->track = GP_NO_INDEX;
+            pthread_getname_np(pthread_self(), b->tname, sizeof b->tname);
+            /* KEEP: its cap (no pool); AUTO: grants from the pool; else none */
+            atomic_init(&b->keep_lim, p->keep_max == 0 ? UINT64_MAX
+                                      : p->keep_total  ? 0
+                                                       : p->keep_max);
             b->next_all = p->threads;
             p->threads = b;
             gp_rec_drain_start(p);
         }
     }
     pthread_mutex_unlock(&p->mu);
+    if (b) thread_watch();
     tl.p = p;
     tl.id = p->id;
     tl.b = b;
@@ -822,6 +922,77 @@ __attribute__((noinline)) static uint32_t agg_flush(gp_agg *e)
     return 0;
 }
 
+/* Adds e's statistics to r, an entry of the same key (caller holds p->mu;
+ * r belongs to p->retired, which no thread records into). */
+static void agg_fold(gp_agg *r, const gp_agg *e)
+{
+#define LD(x)    atomic_load_explicit(&(x), memory_order_relaxed)
+#define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+    uint64_t c = LD(e->count), rc = LD(r->count);
+    if (!c) return;
+    if (!rc || LD(e->first_t) < LD(r->first_t)) ST(r->first_t, LD(e->first_t));
+    if (!rc || LD(e->last_t) > LD(r->last_t)) ST(r->last_t, LD(e->last_t));
+    ST(r->count, rc + c);
+    ST(r->total_ns, LD(r->total_ns) + LD(e->total_ns));
+    ST(r->self_ns, LD(r->self_ns) + LD(e->self_ns));
+    if (LD(e->min_ns) < LD(r->min_ns)) ST(r->min_ns, LD(e->min_ns));
+    if (LD(e->max_ns) > LD(r->max_ns)) ST(r->max_ns, LD(e->max_ns));
+    unsigned __int128 sq = ((unsigned __int128)LD(r->sq_hi) << 64 | LD(r->sq_lo)) +
+                           ((unsigned __int128)LD(e->sq_hi) << 64 | LD(e->sq_lo));
+    ST(r->sq_lo, (uint64_t)sq);
+    ST(r->sq_hi, (uint64_t)(sq >> 64));
+    if (LD(e->bytes) >= 0) ST(r->bytes, (LD(r->bytes) < 0 ? 0 : LD(r->bytes)) + LD(e->bytes));
+    for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++)
+        if (LD(e->bk[k])) ST(r->bk[k], LD(r->bk[k]) + LD(e->bk[k]));
+    uint32_t np = LD(e->npend);
+    for (uint32_t k = 0; k < np && k < GP_AGG_PEND; k++) {
+        unsigned ix = gp_sketch_index(LD(e->pend[k]));
+        ST(r->bk[ix], LD(r->bk[ix]) + 1);
+    }
+#undef LD
+#undef ST
+}
+
+/* Makes p->retired, first in p->threads (caller holds p->mu, outside any
+ * walk of the list). 0 or GP_ENOMEM. */
+static int retired_make(gp_profiler *p)
+{
+    if (p->retired) return 0;
+    gp_tbuf *r = calloc(1, sizeof *r);
+    if (!r) return GP_ENOMEM;
+    r->track = GP_NO_INDEX;
+    atomic_init(&r->keep_lim, UINT64_MAX);
+    r->next_all = p->threads;
+    p->threads = r;
+    p->retired = r;
+    return 0;
+}
+
+/* Folds the exited thread b (its events all drained) into p->retired: its
+ * inline aggregates by (name, device, kind), its counts, its inline metric
+ * entries, and its unused keep grant back to the pool (caller holds p->mu).
+ * 0, or GP_ENOMEM with nothing changed but empty entries in p->retired. */
+static int retire_thread(gp_profiler *p, gp_tbuf *b)
+{
+    gp_tbuf *r = p->retired;
+    if (!r) return GP_ENOMEM;
+    uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
+    for (int fold = 0; fold < 2; fold++)
+        for (uint32_t i = 0; i < na; i++) {
+            const gp_agg *e = &b->agg_blk[i / GP_AGG_BLOCK][i % GP_AGG_BLOCK];
+            if (!atomic_load_explicit(&e->count, memory_order_relaxed)) continue;
+            gp_agg *d = agg_find(r, e->key, e->dev, e->type);
+            if (!d) return GP_ENOMEM; /* only in the first pass: the second finds them */
+            if (fold) agg_fold(d, e);
+        }
+    bump(&r->rolled, atomic_load_explicit(&b->rolled, memory_order_relaxed));
+    bump(&r->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed));
+    keep_return(p, b); /* a forked child's other threads (the exit key did the rest) */
+    gp_rec_entry_retire(p, b, r);
+    p->retired_threads++;
+    return 0;
+}
+
 /* Adds one range of duration dur (self: self) to b's inline aggregate. */
 static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t self, uint64_t t)
 {
@@ -864,6 +1035,33 @@ static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t s
 
 /* ---- begin / end ----------------------------------------------------------- */
 
+/* b has recorded keep_lim ranges as events: raises keep_lim by a grant from
+ * p's pool (GP_SINK_AUTO) up to the per-thread cap. 0 when none is left
+ * (keep_dry then spares later begins the call, until a reset). */
+__attribute__((noinline)) static int keep_more(gp_profiler *p, gp_tbuf *b)
+{
+    uint64_t lim = atomic_load_explicit(&b->keep_lim, memory_order_relaxed);
+    if (!p->keep_total || lim >= p->keep_max) {
+        atomic_store_explicit(&b->keep_dry, 1, memory_order_relaxed);
+        return 0;
+    }
+    int64_t want = (int64_t)(p->keep_max - lim < GP_KEEP_GRANT ? p->keep_max - lim : GP_KEEP_GRANT);
+    int64_t left = atomic_load_explicit(&p->keep_pool, memory_order_relaxed), got;
+    do {
+        got = left < want ? left : want;
+        if (got <= 0) {
+            atomic_store_explicit(&b->keep_dry, 1, memory_order_relaxed);
+            return 0;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&p->keep_pool, &left, left - got,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    /* emitted may be below lim after a reset: the grant counts from it */
+    uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
+    atomic_store_explicit(&b->keep_lim, (em > lim ? em : lim) + (uint64_t)got,
+                          memory_order_relaxed);
+    return 1;
+}
+
 /* Records a begin on the calling thread; returns 1 when a level was opened
  * (recorded as an event, aggregated inline, or counted when out of memory so
  * that nesting holds). */
@@ -883,7 +1081,9 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
     gp_rev *e = NULL;
     /* over: a begin records again once chunks are back (it then fills the
      * extra chunk, and the next chunk_next gives the extra one back) */
-    if (p->sink != GP_SINK_AGGREGATE && (p->keep_max == 0 || em < p->keep_max) &&
+    if (p->sink != GP_SINK_AGGREGATE &&
+        (em < atomic_load_explicit(&b->keep_lim, memory_order_relaxed) ||
+         (!atomic_load_explicit(&b->keep_dry, memory_order_relaxed) && keep_more(p, b))) &&
         (!b->over || atomic_load_explicit(&b->freed, memory_order_relaxed)))
         e = rec_slot(p, b, p->sink == GP_SINK_KEEP); /* keep: the buffer grows */
     uint64_t t = gp_rec_now(p);
@@ -1263,14 +1463,16 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
         for (size_t i = o.attr_first; i < b->pattrs.n; i++)
             if (GP_VEC_PUSH(p->attrs, b->pattrs.v[i])) return GP_ENOMEM;
         b->pattrs.n = o.attr_first;
-        long si = gp_rec_add_slice(p, b->track, p->cat_range, o.name, o.ts, dur, &x);
+        uint32_t trk = gp_rec_thread_track(p, b);
+        if (trk == GP_NO_INDEX) return GP_ENOMEM;
+        long si = gp_rec_add_slice(p, trk, p->cat_range, o.name, o.ts, dur, &x);
         if (si < 0) return GP_ENOMEM;
         if (inl > 0) {
             gp_inline_child ic = {(uint32_t)si, inl};
             if (GP_VEC_PUSH(p->tr->inline_children, ic)) return GP_ENOMEM;
         }
         if (o.last_child != UINT32_MAX)
-            si = (long)order_identical(p, b->track, o.last_child, (size_t)si);
+            si = (long)order_identical(p, trk, o.last_child, (size_t)si);
         if (b->stack.n) {
             b->stack.v[b->stack.n - 1].child_ns += dur;
             b->stack.v[b->stack.n - 1].last_child = (uint32_t)si;
@@ -1310,33 +1512,57 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
  * otherwise keep one pass going, and its slices in memory, forever).
  * Returns 1 when some thread had more, 0 when all were drained, or
  * GP_ENOMEM. */
+/* Drains b's events, at most max_chunks full chunks. Returns 1 when b has
+ * more, else 0; *rc = GP_ENOMEM when an event could not be stored. */
+static int drain_thread(gp_profiler *p, gp_tbuf *b, int max_chunks, int *rc)
+{
+    for (int k = 0; b->head; k++) {
+        gp_chunk *c = b->head;
+        uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+        for (uint32_t i = b->head_pos; i < n; i++)
+            if (drain_event(p, b, &c->ev[i])) *rc = GP_ENOMEM;
+        p->drained += n - b->head_pos;
+        b->head_pos = n;
+        if (n < GP_CHUNK_EVENTS) break;
+        gp_chunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
+        if (!nx) break;
+        b->head = nx;
+        b->head_pos = 0;
+        /* recycle: the owner takes it back in chunk_next */
+        gp_chunk *top = atomic_load_explicit(&b->freed, memory_order_relaxed);
+        do {
+            c->free_next = top;
+        } while (!atomic_compare_exchange_weak_explicit(&b->freed, &top, c, memory_order_release,
+                                                        memory_order_relaxed));
+        if (k + 1 >= max_chunks) return 1;
+    }
+    return 0;
+}
+
+/* Retires *pb (an exited thread) when its events are all drained: unlinks
+ * and frees it. 1 when done. */
+static int retire_at(gp_profiler *p, gp_tbuf **pb, int rest)
+{
+    gp_tbuf *b = *pb;
+    if (!b->dead || rest || retire_thread(p, b)) return 0;
+    *pb = b->next_all;
+    tbuf_free(b);
+    return 1;
+}
+
+/* One pass over the thread buffers, at most max_chunks full chunks per
+ * thread (a thread that recycles chunks as fast as they are drained would
+ * otherwise keep one pass going, and its slices in memory, forever).
+ * Exited threads whose events are all read are retired. Returns 1 when
+ * some thread had more, 0 when all were drained, or GP_ENOMEM. */
 static int drain_pass(gp_profiler *p, int max_chunks)
 {
     int rc = 0, more = 0;
-    for (gp_tbuf *b = p->threads; b; b = b->next_all) {
-        for (int k = 0;; k++) {
-            gp_chunk *c = b->head;
-            uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
-            for (uint32_t i = b->head_pos; i < n; i++)
-                if (drain_event(p, b, &c->ev[i])) rc = GP_ENOMEM;
-            p->drained += n - b->head_pos;
-            b->head_pos = n;
-            if (n < GP_CHUNK_EVENTS) break;
-            gp_chunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
-            if (!nx) break;
-            b->head = nx;
-            b->head_pos = 0;
-            /* recycle: the owner takes it back in chunk_next */
-            gp_chunk *top = atomic_load_explicit(&b->freed, memory_order_relaxed);
-            do {
-                c->free_next = top;
-            } while (!atomic_compare_exchange_weak_explicit(
-                &b->freed, &top, c, memory_order_release, memory_order_relaxed));
-            if (k + 1 >= max_chunks) {
-                more = 1;
-                break;
-            }
-        }
+    if (p->any_dead && !p->retired) retired_make(p); /* else retire_thread waits */
+    for (gp_tbuf **pb = &p->threads; *pb;) {
+        int rest = drain_thread(p, *pb, max_chunks, &rc);
+        more |= rest;
+        if (!retire_at(p, pb, rest)) pb = &(*pb)->next_all;
     }
     if (p->stream && gp_stream_flush_(p) && !rc) rc = GP_EIO;
     return rc ? rc : more;
@@ -1368,7 +1594,8 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
             gp_agg_row r = {0};
             r.name = e->type == GP_EV_FUNC ? func_id(p, e->key) : str_id(p, e->key);
             r.cat = p->cat_range;
-            r.track = b->track;
+            r.track = gp_rec_thread_track(p, b);
+            if (r.track == GP_NO_INDEX) return GP_ENOMEM;
             r.device = (uint8_t)(e->dev & 0xff);
             r.backend = (uint8_t)(e->dev >> 8 & 0xff);
             r.count = c;
@@ -1451,7 +1678,14 @@ int gp_profiler_reset(gp_profiler *p)
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
         b->stack.n = b->pattrs.n = 0;
         gp_rec_aggs_zero(b);
+        /* the keep budget starts again (owner fields: a thread recording
+         * meanwhile may keep up to one grant more) */
+        if (p->keep_total && b->tid) {
+            atomic_store_explicit(&b->keep_lim, 0, memory_order_relaxed);
+            atomic_store_explicit(&b->keep_dry, 0, memory_order_relaxed);
+        }
     }
+    atomic_store_explicit(&p->keep_pool, (int64_t)p->keep_total, memory_order_relaxed);
     gp_trace_aggs_clear(p->tr);
     p->tr->slices.n = 0;
     p->tr->inline_children.n = 0;

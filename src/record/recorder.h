@@ -121,6 +121,11 @@ typedef struct gp_tbuf {
      * look at `freed` themselves (they call no chunk_next while the extra
      * chunk has room) */
     uint32_t over;
+    /* the default sink's keep budget (keep_more): this thread records events
+     * while emitted < keep_lim; keep_dry once neither its own cap nor the
+     * profiler's pool gives more (reset clears both) */
+    _Atomic uint32_t keep_dry;
+    _Atomic uint64_t keep_lim;
     _Atomic uint64_t emitted; /* ranges recorded as events (reset clears it) */
     _Atomic uint64_t dropped; /* events lost (keep cap, no memory, full backlog) */
     _Atomic uint64_t rolled;  /* ranges aggregated inline */
@@ -137,10 +142,17 @@ typedef struct gp_tbuf {
     char pad2_[64 - sizeof(void *)];
     /* reader side */
     struct gp_tbuf *next_all;
-    gp_chunk *head;
+    gp_chunk *head; /* NULL only in p->retired */
     uint32_t head_pos;
+    /* the thread's track in p->tr, made when first needed (gp_rec_thread_track:
+     * a thread whose ranges were all aggregated and that exited before any
+     * results call never has one) */
     uint32_t track;
-    int64_t tid; /* thread serial (unique per thread of the process) */
+    int has_track;
+    int dead;    /* the thread exited (its key destructor ran); under p->mu */
+    int64_t tid; /* thread serial (unique per thread of the process; 0: p->retired) */
+    int64_t os_pid, os_tid;
+    char tname[16]; /* pthread_getname_np at the buffer's creation */
     GP_VEC(gp_open) stack;
     GP_VEC(gp_attr) pattrs; /* attrs of open ranges, by gp_open.attr_first */
 } gp_tbuf;
@@ -221,12 +233,22 @@ struct gp_profiler {
      * a line the drain just wrote cost ~100 ns per recorded range) */
     int sink;
     uint64_t keep_max;
+    /* GP_SINK_AUTO: ranges kept as events in all threads together (0: no
+     * total); threads take it from keep_pool in grants (keep_more) */
+    uint64_t keep_total;
     gp_options opts;
     char name[64];
 
     pthread_mutex_t mu; /* everything below */
     int off_sticky;     /* turned off without membarrier: stay GP_STATE_OFF_OPEN_ */
     gp_tbuf *threads;
+    /* the folded inline aggregates and counts of exited threads (retired by
+     * the drain once it has read their events): a buffer with no chunk and no
+     * owner, on the "exited threads" track, last in `threads` once made */
+    gp_tbuf *retired;
+    uint64_t retired_threads;  /* threads retired so far */
+    int any_dead;              /* some buffer was marked dead (p->retired is then made) */
+    _Atomic int64_t keep_pool; /* GP_SINK_AUTO: ranges of keep_total not yet granted */
     gp_trace *tr;
     GP_VEC(gp_slice_ext) ext;
     GP_VEC(gp_attr) attrs;
@@ -300,8 +322,11 @@ static inline int64_t gp_rec_ns(const gp_profiler *p, uint64_t t)
 int64_t gp_rec_host_ns(const gp_profiler *p);
 
 /* Ranges kept as events per thread by default (GP_SINK_AUTO); beyond it
- * they are aggregated inline. */
-#define GP_KEEP_DEFAULT 131072
+ * they are aggregated inline. In all threads together GP_SINK_AUTO keeps at
+ * most GP_KEEP_TOTAL_MUL x keep_max, handed out GP_KEEP_GRANT at a time. */
+#define GP_KEEP_DEFAULT   131072
+#define GP_KEEP_TOTAL_MUL 2
+#define GP_KEEP_GRANT     4096
 
 /* Drains every thread buffer into p->tr (caller holds p->mu); with a stream
  * sink the new slices are written out and dropped. 0 or GP_ENOMEM. */
@@ -313,6 +338,9 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed);
 /* Appends the statistics of the ranges already streamed to p->tr->aggs
  * (caller holds p->mu). 0 or GP_ENOMEM. */
 int gp_stream_stats_(gp_profiler *p);
+/* The track of b's thread in p->tr, made on first use (caller holds p->mu);
+ * GP_NO_INDEX when out of memory. */
+uint32_t gp_rec_thread_track(gp_profiler *p, gp_tbuf *b);
 /* Sum over threads of ranges dropped (which = 0) or aggregated inline
  * (which = 1) (caller holds p->mu). */
 uint64_t gp_rec_count(gp_profiler *p, int which);
@@ -393,6 +421,9 @@ gp_entry_sum gp_rec_entry_inline_of(gp_profiler *p, const struct gp_tbuf *b, con
 /* Rebuilds p->tr->entry_metrics from the kernel timings and tracker calls
  * made inside the kept ranges (caller holds p->mu). 0 or GP_ENOMEM. */
 int gp_rec_entry_metrics(gp_profiler *p);
+/* Moves the inline metric entries of the exited thread b to r (p->retired,
+ * caller holds p->mu). */
+void gp_rec_entry_retire(gp_profiler *p, const struct gp_tbuf *b, const struct gp_tbuf *r);
 /* Clears the per-entry records (reset) / frees them (destroy). */
 void gp_rec_entry_reset(gp_profiler *p);
 void gp_rec_entry_free(gp_profiler *p);
