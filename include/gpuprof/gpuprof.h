@@ -21,9 +21,10 @@ typedef struct gp_profiler gp_profiler; /* opaque */
  * Per-thread buffers are drained by a background thread and their chunks
  * recycled, so a recording thread keeps writing into warm memory. */
 typedef enum gp_sink {
-    /* default: the first keep_max ranges of each thread are kept as events
-     * (full trace: timeline, attributes); later ranges roll over into the
-     * per-name statistics of the aggregate sink (counted, never lost) */
+    /* default: the first keep_max ranges of each thread, and at most
+     * 2 x keep_max in all threads, are kept as events (full trace:
+     * timeline, attributes); later ranges roll over into the per-name
+     * statistics of the aggregate sink (counted, never lost) */
     GP_SINK_AUTO = 0,
     /* every range kept in memory up to keep_max per thread (0: no cap);
      * ranges beyond the cap are dropped and counted */
@@ -45,7 +46,8 @@ typedef struct gp_options {
     const char *name;        /* process/profiler name used in exports (NULL: "gpuprof") */
     int sink;                /* gp_sink (0: GP_SINK_AUTO) */
     int64_t keep_max;        /* ranges kept as events per thread: 0 = the sink's default
-                                (AUTO: 131072; KEEP: no cap), < 0 = no cap */
+                                (AUTO: 131072, and 2 x keep_max in all threads; KEEP: no
+                                cap), < 0 = no cap */
     const char *stream_path; /* GP_SINK_STREAM: the trace file to write (copied) */
 } gp_options;
 

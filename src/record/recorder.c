@@ -476,6 +476,9 @@ static void fork_child(void)
 {
     for (gp_profiler *q = live_head; q; q = q->next_live) {
         atomic_store_explicit(&q->drain_state, 0, memory_order_relaxed);
+        /* the parent's drain thread may have been waiting on it: the child's
+         * copy would make pthread_cond_destroy wait for it forever */
+        pthread_cond_init(&q->drain_cv, NULL);
         /* the child's full backlog must reach chunk_next, which starts its drain */
         for (gp_tbuf *t = q->threads; t; t = t->next_all) {
             t->woke = 0;
