@@ -900,29 +900,43 @@ __attribute__((noinline)) static gp_agg *agg_create(gp_tbuf *b, const void *key,
     return e;
 }
 
+/* The existing entry of (key, dev, type) in b's index, or NULL (no call:
+ * gp_range_end_slow_'s fast path uses it). */
+static inline gp_agg *agg_probe(gp_tbuf *b, const void *key, uint32_t dev, uint8_t type)
+{
+    if (!b->agg_cap) return NULL;
+    uint64_t h = agg_hash(key, dev, type) & (b->agg_cap - 1);
+    for (uint32_t ix; (ix = b->agg_idx[h]) != 0; h = (h + 1) & (b->agg_cap - 1)) {
+        gp_agg *e = &b->agg_blk[(ix - 1) / GP_AGG_BLOCK][(ix - 1) % GP_AGG_BLOCK];
+        if (e->key == key && e->dev == dev && e->type == type) return e;
+    }
+    return NULL;
+}
+
+/* b's cache slot for key. */
+static inline gp_agg **agg_slot(gp_tbuf *b, const void *key)
+{
+    return &b->agg_cache[(uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull >> 61 &
+                         (GP_AGG_CACHE - 1)];
+}
+
 static inline gp_agg *agg_find(gp_tbuf *b, const void *key, uint32_t dev, uint8_t type)
 {
-    gp_agg *e = b->agg_last;
+    gp_agg **slot = agg_slot(b, key), *e = *slot;
     if (__builtin_expect(e && e->key == key && e->dev == dev && e->type == type, 1)) return e;
-    if (b->agg_cap) {
-        uint64_t h = agg_hash(key, dev, type) & (b->agg_cap - 1);
-        for (uint32_t ix; (ix = b->agg_idx[h]) != 0; h = (h + 1) & (b->agg_cap - 1)) {
-            e = &b->agg_blk[(ix - 1) / GP_AGG_BLOCK][(ix - 1) % GP_AGG_BLOCK];
-            if (e->key == key && e->dev == dev && e->type == type) return b->agg_last = e;
-        }
-    }
-    e = agg_create(b, key, dev, type);
-    if (e) b->agg_last = e;
+    e = agg_probe(b, key, dev, type);
+    if (!e) e = agg_create(b, key, dev, type);
+    if (e) *slot = e;
     return e;
 }
 
-/* Counts e's pending durations in its sketch; returns 0 (the new npend). */
-__attribute__((noinline)) static uint32_t agg_flush(gp_agg *e)
+/* Counts e's GP_AGG_PEND pending durations in its sketch. */
+__attribute__((noinline)) static void agg_flush(gp_agg *e)
 {
     _Atomic uint64_t *bk = e->bk;
     for (unsigned i = 0; i < GP_AGG_PEND; i++)
         bump(&bk[gp_sketch_index(atomic_load_explicit(&e->pend[i], memory_order_relaxed))], 1);
-    return 0;
+    atomic_store_explicit(&e->npend, 0, memory_order_relaxed);
 }
 
 /* Adds e's statistics to r, an entry of the same key (caller holds p->mu;
@@ -996,14 +1010,11 @@ static int retire_thread(gp_profiler *p, gp_tbuf *b)
     return 0;
 }
 
-/* Adds one range of duration dur (self: self) to b's inline aggregate. */
-static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t self, uint64_t t)
+/* Adds one range of duration dur (self: self, raw end time t) to e. Returns
+ * 1 when e's pending durations are full (the caller then calls agg_flush;
+ * npend is stored as GP_AGG_PEND until it does). */
+static inline int agg_update(gp_agg *e, const gp_frame *f, int64_t dur, int64_t self, uint64_t t)
 {
-    gp_agg *e = agg_find(b, f->name, f->dev, f->type);
-    if (__builtin_expect(!e, 0)) {
-        bump(&b->dropped, 1);
-        return;
-    }
     if (__builtin_expect(atomic_load_explicit(&e->count, memory_order_relaxed) == 0, 0))
         atomic_store_explicit(&e->first_t, f->t0, memory_order_relaxed);
     atomic_store_explicit(&e->last_t, t, memory_order_relaxed);
@@ -1031,9 +1042,20 @@ static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t s
     }
     uint32_t k = atomic_load_explicit(&e->npend, memory_order_relaxed);
     atomic_store_explicit(&e->pend[k], dur, memory_order_relaxed);
-    if (__builtin_expect(++k == GP_AGG_PEND, 0)) k = agg_flush(e);
-    atomic_store_explicit(&e->npend, k, memory_order_relaxed);
+    atomic_store_explicit(&e->npend, k + 1, memory_order_relaxed);
+    return k + 1 == GP_AGG_PEND;
+}
+
+/* Adds one range of duration dur (self: self) to b's inline aggregate. */
+static inline void agg_add(gp_tbuf *b, const gp_frame *f, int64_t dur, int64_t self, uint64_t t)
+{
+    gp_agg *e = agg_find(b, f->name, f->dev, f->type);
+    if (__builtin_expect(!e, 0)) {
+        bump(&b->dropped, 1);
+        return;
+    }
     bump(&b->rolled, 1);
+    if (__builtin_expect(agg_update(e, f, dur, self, t), 0)) agg_flush(e);
 }
 
 /* ---- begin / end ----------------------------------------------------------- */
@@ -1134,14 +1156,89 @@ static inline int begin_any(gp_profiler *p, uint32_t type, const void *name, uin
     return st == GP_STATE_OFF_OPEN_ ? count_begin(p) : 0;
 }
 
-void gp_range_begin_slow_(gp_profiler *p, const char *name)
+/* The TSC, for the fast paths below, which run only when p->use_tsc (never
+ * set where there is no TSC): read directly, so that no clock_gettime call
+ * path is compiled into them. */
+static inline uint64_t tsc_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0;
+#endif
+}
+
+__attribute__((noinline)) static void begin_full(gp_profiler *p, const char *name)
 {
     begin_any(p, GP_EV_BEGIN, name, 0, 0);
 }
 
+/* gp_range_begin's common cases, with no call but tail calls (so that this
+ * path saves and restores no registers): recording on, the TSC clock, the
+ * thread's buffer cached, and the level either aggregated inline (aggregate
+ * sink, or the default sink past its keep budget) or recorded as an event
+ * into room the current chunk has. Anything else is begin_full, which is
+ * rec_begin from the start (nothing here has been published). */
+void gp_range_begin_slow_(gp_profiler *p, const char *name)
+{
+    gp_tbuf *b = tl.b;
+    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ ||
+                             tl.p != p || tl.id != p->id || !b || !p->use_tsc,
+                         0))
+        return begin_full(p, name);
+    int d = depth_of(b);
+    if (__builtin_expect((uint32_t)d >= b->fcap, 0)) return begin_full(p, name);
+    gp_frame *f = &b->fr[d];
+    uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
+    uint64_t lim = atomic_load_explicit(&b->keep_lim, memory_order_relaxed);
+    /* inline as rec_begin decides it: the aggregate sink; the default sink
+     * past its keep budget; or (not KEEP) a backlog that is full, with the
+     * drain already woken and no chunk back yet (rec_slot's NULL) */
+    int inl = p->sink == GP_SINK_AGGREGATE;
+    if (!inl && p->sink != GP_SINK_KEEP) {
+        if (em >= lim)
+            inl = atomic_load_explicit(&b->keep_dry, memory_order_relaxed) != 0;
+        else if (__builtin_expect(b->over || b->pos == GP_CHUNK_EVENTS, 0))
+            inl = !b->spare && !atomic_load_explicit(&b->freed, memory_order_relaxed) &&
+                  (b->over || b->woke);
+    }
+    if (inl) {
+        f->name = name;
+        f->child_ns = 0;
+        f->dev = 0;
+        f->type = GP_EV_BEGIN;
+        f->bytes = -1;
+        f->mode = GP_FR_INLINE;
+        f->t0 = tsc_now();
+    } else if (em < lim && !b->over && b->pos != GP_CHUNK_EVENTS) {
+        __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
+        gp_rev *e = &b->cur->ev[b->pos];
+        f->name = name;
+        f->child_ns = 0;
+        f->dev = 0;
+        f->type = GP_EV_BEGIN;
+        f->bytes = -1;
+        f->mode = GP_FR_EVENT;
+        e->t = tsc_now();
+        e->p = name;
+        e->type = GP_EV_BEGIN;
+        e->a = 0;
+        e->v = 0;
+        rec_publish(b);
+        atomic_store_explicit(&b->emitted, em + 1, memory_order_relaxed);
+    } else {
+        return begin_full(p, name);
+    }
+    depth_set(b, d + 1);
+    /* re-read the state after publishing the depth (see gp_disable) */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_, 0))
+        state_raced(p);
+}
+
 void gp_range_begin(gp_profiler *p, const char *name)
 {
-    begin_any(p, GP_EV_BEGIN, name, 0, 0);
+    gp_range_begin_slow_(p, name);
 }
 
 static inline uint32_t dev_bits(gp_device_kind device, gp_backend backend)
@@ -1166,7 +1263,7 @@ gp_profiler *gp_scope_begin_(gp_profiler *p, const char *name)
     return begin_any(p, GP_EV_BEGIN, name, 0, 0) ? p : NULL;
 }
 
-void gp_range_end_slow_(gp_profiler *p)
+__attribute__((noinline)) static void end_full(gp_profiler *p)
 {
     /* off with nothing open on any thread (the header's inline check, again
      * for direct callers) */
@@ -1199,6 +1296,65 @@ void gp_range_end_slow_(gp_profiler *p)
     depth_set(b, d);
     if (d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) == GP_STATE_OFF_OPEN_)
         state_quiesce(p);
+}
+
+/* The end of what end_full found when the pending durations of e are full
+ * or the last level closed while turning off (a tail call of
+ * gp_range_end_slow_). */
+__attribute__((noinline)) static void end_tail(gp_profiler *p, gp_agg *e, int flush, int d)
+{
+    if (flush) agg_flush(e);
+    if (d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) == GP_STATE_OFF_OPEN_)
+        state_quiesce(p);
+}
+
+/* gp_range_end's common cases, with no call but tail calls (see
+ * gp_range_begin_slow_): recording on, the TSC clock, the thread's buffer
+ * cached, and the level either aggregated inline into the thread's last
+ * used entry, or an event with room in the current chunk. Anything else is
+ * end_full, from the start (nothing here has been written). */
+void gp_range_end_slow_(gp_profiler *p)
+{
+    gp_tbuf *b = tl.b;
+    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ ||
+                             tl.p != p || tl.id != p->id || !b || !p->use_tsc,
+                         0))
+        return end_full(p);
+    int d = depth_of(b);
+    if (__builtin_expect(d == 0, 0)) return end_full(p);
+    d--;
+    gp_frame *f = &b->fr[d];
+    if (f->mode == GP_FR_INLINE) {
+        gp_agg *e = *agg_slot(b, f->name);
+        if (__builtin_expect(!e || e->key != f->name || e->dev != f->dev || e->type != f->type, 0))
+            return end_full(p); /* which finds it (or makes it) and caches it */
+        uint64_t t = tsc_now();
+        int64_t dur = (int64_t)((double)(int64_t)(t - f->t0) * p->ns_per_tick);
+        if (dur < 0) dur = 0;
+        int64_t self = dur - f->child_ns;
+        bump(&b->rolled, 1);
+        int flush = agg_update(e, f, dur, self < 0 ? 0 : self, t);
+        if (d > 0) b->fr[d - 1].child_ns += dur;
+        depth_set(b, d);
+        if (__builtin_expect(flush ||
+                                 (d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) !=
+                                                GP_STATE_ON_),
+                             0))
+            return end_tail(p, e, flush, d);
+        return;
+    }
+    if (f->mode != GP_FR_EVENT || b->pos == GP_CHUNK_EVENTS) return end_full(p);
+    __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
+    gp_rev *e = &b->cur->ev[b->pos];
+    e->t = tsc_now();
+    e->type = GP_EV_END;
+    e->v = (uint64_t)f->child_ns; /* inline children, for the drain's self time */
+    rec_publish(b);
+    depth_set(b, d);
+    if (__builtin_expect(d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) ==
+                                       GP_STATE_OFF_OPEN_,
+                         0))
+        return state_quiesce(p);
 }
 
 void gp_range_end(gp_profiler *p)

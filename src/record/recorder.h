@@ -81,6 +81,7 @@ typedef struct gp_agg {
     _Atomic uint32_t npend;
     _Atomic int64_t pend[GP_AGG_PEND];
 } gp_agg;
+#define GP_AGG_CACHE  8 /* size of gp_tbuf.agg_cache (a power of two) */
 #define GP_AGG_BLOCK  64
 #define GP_AGG_BLOCKS 1024 /* at most 65,536 distinct names per thread */
 
@@ -134,7 +135,9 @@ typedef struct gp_tbuf {
     _Atomic uint32_t nagg;
     uint32_t agg_cap;  /* size of agg_idx (power of two) */
     uint32_t *agg_idx; /* open addressing: entry index + 1, 0 = empty */
-    gp_agg *agg_last;  /* last entry used */
+    /* entries last used, by a hash of the name (GP_AGG_CACHE ways): nested
+     * ranges of a few names each find theirs without the index */
+    gp_agg *agg_cache[GP_AGG_CACHE];
     char pad_[64];
     _Atomic(gp_chunk *) freed; /* consumed chunks pushed back by the drain */
     /* a line of its own: the owner reads `freed` on every begin while its
