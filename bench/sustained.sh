@@ -12,7 +12,8 @@
 # its own CPU time (default: into the in-memory trace; stream: into the file;
 # store: into the run store, the store writer thread's CPU time counted too;
 # two events per range, one store row per range).
-# Writes bench/results/sustained.txt.
+# BASELINE=older/bench_sustained adds a same-rounds comparison with another
+# build (see below). Writes bench/results/sustained.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
@@ -60,6 +61,27 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
         "$(echo "${last[$m]}" | grep -o 'kept=.*')"
     done
   done
+  # BASELINE=path/to/an/older/bench_sustained: the same program built from
+  # another commit, run in the same alternating rounds as this one (1 thread,
+  # default and aggregate sinks), so that a change is measured against what
+  # it replaced on the same machine at the same moments
+  if [ -n "${BASELINE:-}" ]; then
+    echo "-- against BASELINE=$BASELINE (1 thread, $ROUNDS alternating rounds, rec CPU ns per pair)"
+    declare -A bo bn
+    for m in default aggregate; do bo[$m]=""; bn[$m]=""; done
+    for r in $(seq "$ROUNDS"); do
+      for m in default aggregate; do
+        bo[$m]+="$("$BASELINE" "$m" 1 "$PAIRS" "$STREAM" | field cpu_ns_per_pair) "
+        bn[$m]+="$("$B" "$m" 1 "$PAIRS" "$STREAM" | field cpu_ns_per_pair) "
+      done
+    done
+    for m in default aggregate; do
+      o=$(echo "${bo[$m]}" | med)
+      n=$(echo "${bn[$m]}" | med)
+      printf "%-9s baseline %6.2f ns  this build %6.2f ns  = %.2fx the baseline's time (median of rounds)\n" \
+        "$m" "$o" "$n" "$(echo "$n / $o" | bc -l)"
+    done
+  fi
   # how much of a recording path's work this CPU hides under the two reads
   # (docs/api.md, "Sustained cost"): where it hides little, every
   # instruction of the path shows in the ratios above
