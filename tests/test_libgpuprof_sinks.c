@@ -13,6 +13,7 @@
 #include "core/sbuf.h"
 #include "core/sketch.h"
 #include "core/stats.h"
+#include "record/recorder.h"
 #include "store/store.h"
 #include "stream_helpers.h"
 #include "test.h"
@@ -251,6 +252,117 @@ TEST(auto_sink_rollover_exact)
     unlink(path);
     gp_summary_rows_free(r, nr);
     gp_profiler_destroy(p);
+}
+
+/* Nested ranges of four names, one of them also opened with
+ * gp_range_begin_ex on another device with bytes, on the TSC clock: the
+ * hot path's cases (a level aggregated inline and found in the per-name
+ * cache or not, an event, the rollover between them) keep every identity
+ * exact: a parent's total is its self time plus its children's totals.
+ * nm: A, B, C, D; A holds B { C }, B (ex) { C } and D. */
+static void nested_names_case(int sink, int64_t keep_max, const char *const nm[4])
+{
+    gp_options o = {0};
+    o.sink = sink;
+    o.keep_max = keep_max;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    long n = 50000;
+    for (long i = 0; i < n; i++) {
+        gp_range_begin(p, nm[0]);
+        gp_range_begin(p, nm[1]);
+        gp_range_begin(p, nm[2]);
+        gp_range_end(p);
+        gp_range_end(p);
+        gp_range_begin_ex(p, nm[1], GP_DEV_GPU, GP_BACKEND_OPENCL, 16);
+        gp_range_begin(p, nm[2]);
+        gp_range_end(p);
+        gp_range_end(p);
+        gp_range_begin(p, nm[3]);
+        gp_range_end(p);
+        gp_range_end(p);
+    }
+    gp_record_stats rs;
+    gp_record_stats_get(p, &rs);
+    ASSERT_EQ_INT(rs.kept + rs.aggregated, 6 * n);
+    ASSERT_EQ_INT(rs.dropped, 0);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const gp_summary_row *a = row_named(r, nr, nm[0]), *c = row_named(r, nr, nm[2]),
+                         *d = row_named(r, nr, nm[3]);
+    int64_t b_total = 0, b_self = 0, b_bytes = 0;
+    uint64_t b_count = 0;
+    for (size_t i = 0; i < nr; i++)
+        if (!strcmp(r[i].name, nm[1])) {
+            b_total += r[i].total_ns;
+            b_self += r[i].self_ns;
+            b_count += r[i].count;
+            if (r[i].bytes > 0) b_bytes += r[i].bytes;
+        }
+    ASSERT(a && c && d);
+    ASSERT_EQ_INT(a->count, n);
+    ASSERT_EQ_INT(b_count, 2 * n);
+    ASSERT_EQ_INT(c->count, 2 * n);
+    ASSERT_EQ_INT(d->count, n);
+    ASSERT_EQ_INT(b_bytes, 16 * n);
+    ASSERT_EQ_INT(a->total_ns, a->self_ns + b_total + d->total_ns);
+    ASSERT_EQ_INT(b_total, b_self + c->total_ns);
+    ASSERT_EQ_INT(c->self_ns, c->total_ns);
+    ASSERT_EQ_INT(d->self_ns, d->total_ns);
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p);
+}
+
+/* Names whose cache sets (gp_rec_agg_set, by address) are chosen: each
+ * name in a set of its own (every end found in the cache), two names
+ * sharing a set (both kept, 2 ways), and three sharing one (they evict each
+ * other: those ends take the full path). */
+static const char name_pool[64][4] = {
+    "n00", "n01", "n02", "n03", "n04", "n05", "n06", "n07", "n08", "n09", "n10", "n11", "n12",
+    "n13", "n14", "n15", "n16", "n17", "n18", "n19", "n20", "n21", "n22", "n23", "n24", "n25",
+    "n26", "n27", "n28", "n29", "n30", "n31", "n32", "n33", "n34", "n35", "n36", "n37", "n38",
+    "n39", "n40", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48", "n49", "n50", "n51",
+    "n52", "n53", "n54", "n55", "n56", "n57", "n58", "n59", "n60", "n61", "n62", "n63"};
+
+/* Fills nm with 4 pool names: same[i] == same[j] asks for names i and j in
+ * one set, different values for different sets. 0 when the pool has none. */
+static int pick_names(const int same[4], const char *nm[4])
+{
+    int used[64] = {0};
+    unsigned set_of[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        nm[i] = NULL;
+        for (int k = 0; k < 64 && !nm[i]; k++) {
+            if (used[k]) continue;
+            unsigned s = gp_rec_agg_set(name_pool[k]);
+            int ok = 1;
+            for (int j = 0; j < i; j++)
+                if ((same[j] == same[i]) != (set_of[j] == s)) ok = 0;
+            if (ok) {
+                used[k] = 1;
+                set_of[i] = s;
+                nm[i] = name_pool[k];
+            }
+        }
+        if (!nm[i]) return 0;
+    }
+    return 1;
+}
+
+TEST(nested_names_exact_identities)
+{
+    static const int layouts[3][4] = {{0, 1, 2, 3}, {0, 0, 1, 2}, {0, 0, 1, 0}};
+    for (int l = 0; l < 3; l++) {
+        const char *nm[4];
+        if (!pick_names(layouts[l], nm)) {
+            printf("# layout %d: no such names in the pool (skipped)\n", l);
+            continue;
+        }
+        nested_names_case(GP_SINK_AGGREGATE, 0, nm);
+        nested_names_case(GP_SINK_AUTO, 5000, nm); /* kept, then rolled over */
+        nested_names_case(GP_SINK_KEEP, 0, nm);
+    }
 }
 
 /* Keep with a cap: ranges beyond it are dropped and counted. */
@@ -856,4 +968,5 @@ TEST(stream_marker_first_key_only)
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
           stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
-          self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only)
+          self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only,
+          nested_names_exact_identities)

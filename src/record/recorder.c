@@ -913,20 +913,31 @@ static inline gp_agg *agg_probe(gp_tbuf *b, const void *key, uint32_t dev, uint8
     return NULL;
 }
 
-/* b's cache slot for key. */
-static inline gp_agg **agg_slot(gp_tbuf *b, const void *key)
+static inline int agg_is(const gp_agg *e, const void *key, uint32_t dev, uint8_t type)
 {
-    return &b->agg_cache[(uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull >> 61 &
-                         (GP_AGG_CACHE - 1)];
+    return e && e->key == key && e->dev == dev && e->type == type;
+}
+
+/* The cached entry of (key, dev, type) in b, or NULL (no call). */
+static inline gp_agg *agg_cached(gp_tbuf *b, const void *key, uint32_t dev, uint8_t type)
+{
+    gp_agg **w = b->agg_cache[gp_rec_agg_set(key)];
+    if (__builtin_expect(agg_is(w[0], key, dev, type), 1)) return w[0];
+    if (agg_is(w[1], key, dev, type)) return w[1];
+    return NULL;
 }
 
 static inline gp_agg *agg_find(gp_tbuf *b, const void *key, uint32_t dev, uint8_t type)
 {
-    gp_agg **slot = agg_slot(b, key), *e = *slot;
-    if (__builtin_expect(e && e->key == key && e->dev == dev && e->type == type, 1)) return e;
+    gp_agg *e = agg_cached(b, key, dev, type);
+    if (__builtin_expect(e != NULL, 1)) return e;
     e = agg_probe(b, key, dev, type);
     if (!e) e = agg_create(b, key, dev, type);
-    if (e) *slot = e;
+    if (e) { /* the set's older entry goes */
+        gp_agg **w = b->agg_cache[gp_rec_agg_set(key)];
+        w[1] = w[0];
+        w[0] = e;
+    }
     return e;
 }
 
@@ -1168,9 +1179,10 @@ static inline uint64_t tsc_now(void)
 #endif
 }
 
-__attribute__((noinline)) static void begin_full(gp_profiler *p, const char *name)
+__attribute__((noinline)) static void begin_full(gp_profiler *p, uint32_t type, const char *name,
+                                                 uint32_t a, uint64_t v)
 {
-    begin_any(p, GP_EV_BEGIN, name, 0, 0);
+    begin_any(p, type, name, a, v);
 }
 
 /* gp_range_begin's common cases, with no call but tail calls (so that this
@@ -1179,15 +1191,16 @@ __attribute__((noinline)) static void begin_full(gp_profiler *p, const char *nam
  * sink, or the default sink past its keep budget) or recorded as an event
  * into room the current chunk has. Anything else is begin_full, which is
  * rec_begin from the start (nothing here has been published). */
-void gp_range_begin_slow_(gp_profiler *p, const char *name)
+static inline void begin_fast(gp_profiler *p, uint32_t type, const char *name, uint32_t a,
+                              uint64_t v)
 {
     gp_tbuf *b = tl.b;
     if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ ||
                              tl.p != p || tl.id != p->id || !b || !p->use_tsc,
                          0))
-        return begin_full(p, name);
+        return begin_full(p, type, name, a, v);
     int d = depth_of(b);
-    if (__builtin_expect((uint32_t)d >= b->fcap, 0)) return begin_full(p, name);
+    if (__builtin_expect((uint32_t)d >= b->fcap, 0)) return begin_full(p, type, name, a, v);
     gp_frame *f = &b->fr[d];
     uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
     uint64_t lim = atomic_load_explicit(&b->keep_lim, memory_order_relaxed);
@@ -1205,9 +1218,9 @@ void gp_range_begin_slow_(gp_profiler *p, const char *name)
     if (inl) {
         f->name = name;
         f->child_ns = 0;
-        f->dev = 0;
-        f->type = GP_EV_BEGIN;
-        f->bytes = -1;
+        f->dev = a;
+        f->type = (uint8_t)type;
+        f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
         f->mode = GP_FR_INLINE;
         f->t0 = tsc_now();
     } else if (em < lim && !b->over && b->pos != GP_CHUNK_EVENTS) {
@@ -1215,25 +1228,30 @@ void gp_range_begin_slow_(gp_profiler *p, const char *name)
         gp_rev *e = &b->cur->ev[b->pos];
         f->name = name;
         f->child_ns = 0;
-        f->dev = 0;
-        f->type = GP_EV_BEGIN;
-        f->bytes = -1;
+        f->dev = a;
+        f->type = (uint8_t)type;
+        f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
         f->mode = GP_FR_EVENT;
         e->t = tsc_now();
         e->p = name;
-        e->type = GP_EV_BEGIN;
-        e->a = 0;
-        e->v = 0;
+        e->type = type;
+        e->a = a;
+        e->v = v;
         rec_publish(b);
         atomic_store_explicit(&b->emitted, em + 1, memory_order_relaxed);
     } else {
-        return begin_full(p, name);
+        return begin_full(p, type, name, a, v);
     }
     depth_set(b, d + 1);
     /* re-read the state after publishing the depth (see gp_disable) */
     atomic_signal_fence(memory_order_seq_cst);
     if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_, 0))
         state_raced(p);
+}
+
+void gp_range_begin_slow_(gp_profiler *p, const char *name)
+{
+    begin_fast(p, GP_EV_BEGIN, name, 0, 0);
 }
 
 void gp_range_begin(gp_profiler *p, const char *name)
@@ -1249,13 +1267,13 @@ static inline uint32_t dev_bits(gp_device_kind device, gp_backend backend)
 void gp_range_begin_ex_slow_(gp_profiler *p, const char *name, gp_device_kind device,
                              gp_backend backend, int64_t bytes)
 {
-    begin_any(p, GP_EV_BEGIN_EX, name, dev_bits(device, backend), (uint64_t)bytes);
+    begin_fast(p, GP_EV_BEGIN_EX, name, dev_bits(device, backend), (uint64_t)bytes);
 }
 
 void gp_range_begin_ex(gp_profiler *p, const char *name, gp_device_kind device, gp_backend backend,
                        int64_t bytes)
 {
-    begin_any(p, GP_EV_BEGIN_EX, name, dev_bits(device, backend), (uint64_t)bytes);
+    gp_range_begin_ex_slow_(p, name, device, backend, bytes);
 }
 
 gp_profiler *gp_scope_begin_(gp_profiler *p, const char *name)
@@ -1325,9 +1343,9 @@ void gp_range_end_slow_(gp_profiler *p)
     d--;
     gp_frame *f = &b->fr[d];
     if (f->mode == GP_FR_INLINE) {
-        gp_agg *e = *agg_slot(b, f->name);
-        if (__builtin_expect(!e || e->key != f->name || e->dev != f->dev || e->type != f->type, 0))
-            return end_full(p); /* which finds it (or makes it) and caches it */
+        gp_agg *e = agg_cached(b, f->name, f->dev, f->type);
+        if (__builtin_expect(!e, 0))
+            return end_full(p); /* which finds or makes it, and caches it */
         uint64_t t = tsc_now();
         int64_t dur = (int64_t)((double)(int64_t)(t - f->t0) * p->ns_per_tick);
         if (dur < 0) dur = 0;

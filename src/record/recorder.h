@@ -81,7 +81,13 @@ typedef struct gp_agg {
     _Atomic uint32_t npend;
     _Atomic int64_t pend[GP_AGG_PEND];
 } gp_agg;
-#define GP_AGG_CACHE  8 /* size of gp_tbuf.agg_cache (a power of two) */
+/* gp_tbuf.agg_cache: GP_AGG_SETS sets of 2 entries, the set chosen by a
+ * hash of the name pointer (gp_rec_agg_set) */
+#define GP_AGG_SETS 4
+static inline unsigned gp_rec_agg_set(const void *key)
+{
+    return (unsigned)((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull >> 62) & (GP_AGG_SETS - 1);
+}
 #define GP_AGG_BLOCK  64
 #define GP_AGG_BLOCKS 1024 /* at most 65,536 distinct names per thread */
 
@@ -135,9 +141,9 @@ typedef struct gp_tbuf {
     _Atomic uint32_t nagg;
     uint32_t agg_cap;  /* size of agg_idx (power of two) */
     uint32_t *agg_idx; /* open addressing: entry index + 1, 0 = empty */
-    /* entries last used, by a hash of the name (GP_AGG_CACHE ways): nested
+    /* entries last used, 2 per set of names (most recent first): nested
      * ranges of a few names each find theirs without the index */
-    gp_agg *agg_cache[GP_AGG_CACHE];
+    gp_agg *agg_cache[GP_AGG_SETS][2];
     char pad_[64];
     _Atomic(gp_chunk *) freed; /* consumed chunks pushed back by the drain */
     /* a line of its own: the owner reads `freed` on every begin while its
