@@ -66,9 +66,13 @@ TEST(eight_threads_concurrent_drain)
     ASSERT_EQ_INT(gp_summary_rows(p, &r, &n), 0);
     const gp_summary_row *outer = find_row(r, n, "outer"), *inner = find_row(r, n, "inner");
     ASSERT(outer && inner);
-    /* the disable window may have dropped a few whole pairs, never half of one */
+    /* the disable window may have dropped whole pairs, never half of one;
+     * how many depends on how long the scheduler leaves the main thread out
+     * between gp_disable and gp_enable (under a loaded CI machine, more than
+     * a tenth of the 8 threads' short run): exact counts without toggling
+     * are eight_threads_exact_counts' */
     ASSERT_CMP_INT(outer->count, <=, NTHREADS * NITER);
-    ASSERT_CMP_INT(outer->count, >=, NTHREADS * NITER * 9 / 10);
+    ASSERT_CMP_INT(outer->count, >, 0);
     ASSERT_CMP_INT(inner->count, <=, outer->count + NTHREADS);
     ASSERT_CMP_INT(inner->count + NTHREADS, >=, outer->count);
     ASSERT_EQ_INT(inner->bytes, 4 * (int64_t)inner->count);
@@ -76,7 +80,8 @@ TEST(eight_threads_concurrent_drain)
     gp_summary_rows_free(r, n);
     gp_observation o;
     ASSERT_EQ_INT(gp_observation_stats(p, "value", &o), 0);
-    ASSERT_CMP_INT(o.count, >=, NTHREADS * NITER * 9 / 10);
+    ASSERT_CMP_INT(o.count, >, 0);
+    ASSERT_CMP_INT(o.count, <=, NTHREADS * NITER);
     ASSERT(o.min >= 0 && o.max <= NTHREADS - 1);
     gp_profiler_destroy(p);
 }
