@@ -365,6 +365,47 @@ TEST(nested_names_exact_identities)
     }
 }
 
+/* A name buffer reused with other text after a results call (the names'
+ * contract: valid until the next results call) names the later ranges: the
+ * drain's cache by pointer checks the text. Also a second buffer of the
+ * same text: one row. */
+TEST(reused_name_buffer_renamed)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    ASSERT(p);
+    char buf[16], other[16];
+    strcpy(buf, "alpha");
+    for (int i = 0; i < 10; i++) {
+        gp_range_begin(p, buf);
+        gp_range_end(p);
+    }
+    gp_record_stats rs;
+    gp_record_stats_get(p, &rs);
+    strcpy(buf, "beta"); /* shorter: the old text's tail is still in the buffer */
+    strcpy(other, "alpha");
+    for (int i = 0; i < 7; i++) {
+        gp_range_begin(p, buf);
+        gp_range_end(p);
+        gp_range_begin(p, other);
+        gp_range_end(p);
+    }
+    gp_record_stats_get(p, &rs);
+    strcpy(buf, "alphabet"); /* longer, with the old text as its prefix */
+    for (int i = 0; i < 3; i++) {
+        gp_range_begin(p, buf);
+        gp_range_end(p);
+    }
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    ASSERT(row_named(r, nr, "alpha") && row_named(r, nr, "beta") && row_named(r, nr, "alphabet"));
+    ASSERT_EQ_INT(row_named(r, nr, "alpha")->count, 17);
+    ASSERT_EQ_INT(row_named(r, nr, "beta")->count, 7);
+    ASSERT_EQ_INT(row_named(r, nr, "alphabet")->count, 3);
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p);
+}
+
 /* Keep with a cap: ranges beyond it are dropped and counted. */
 TEST(keep_cap_counts_drops)
 {
@@ -969,4 +1010,4 @@ TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merg
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
           stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
           self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only,
-          nested_names_exact_identities)
+          nested_names_exact_identities, reused_name_buffer_renamed)

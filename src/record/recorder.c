@@ -1513,9 +1513,26 @@ int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v)
     return 0;
 }
 
+/* The id of name s in p's trace (caller holds p->mu). Most events name
+ * one of a few pointers: a cache by pointer spares hashing the text, and a
+ * hit is taken only when the text is still the one interned. */
 static uint32_t str_id(gp_profiler *p, const char *s)
 {
-    return s ? gp_trace_str(p->tr, s, strlen(s)) : 0;
+    if (!s) return 0;
+    size_t h = (size_t)((uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull >> 56);
+    if (p->name_cache[h].s == s) {
+        uint32_t n = p->name_cache[h].len;
+        if (memcmp(s, p->name_cache[h].text, n) == 0 && s[n] == '\0') return p->name_cache[h].id;
+    }
+    size_t n = strlen(s);
+    uint32_t id = gp_trace_str(p->tr, s, n);
+    if (id != UINT32_MAX && n < UINT32_MAX) {
+        p->name_cache[h].s = s;
+        p->name_cache[h].text = gp_strtab_get(p->tr->strings, id);
+        p->name_cache[h].id = id;
+        p->name_cache[h].len = (uint32_t)n;
+    }
+    return id;
 }
 
 static uint32_t func_id(gp_profiler *p, const void *fn)

@@ -251,6 +251,13 @@ struct gp_profiler {
     pthread_mutex_t mu; /* everything below */
     int off_sticky;     /* turned off without membarrier: stay GP_STATE_OFF_OPEN_ */
     gp_tbuf *threads;
+    /* the drain's cache of name pointer -> string id (str_id): a hit is
+     * checked against the text, so a buffer reused with other text is
+     * interned again */
+    struct {
+        const char *s, *text; /* the name's pointer; its interned copy (stable) */
+        uint32_t id, len;
+    } name_cache[256];
     /* the folded inline aggregates and counts of exited threads (retired by
      * the drain once it has read their events): a buffer with no chunk and no
      * owner, on the "exited threads" track, last in `threads` once made */
