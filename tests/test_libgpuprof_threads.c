@@ -201,7 +201,7 @@ TEST(missing_backends_unsupported)
 }
 
 /* Short threads exit while others record and the main thread asks for
- * results, exports and resets the count: exited threads are retired (their
+ * stats and rows: exited threads are retired (their
  * buffers freed, their aggregates folded) concurrently with all of it, and
  * every range is still counted once. Each sink that aggregates. */
 typedef struct short_arg {

@@ -673,7 +673,7 @@ static void thread_watch(void)
 
 uint32_t gp_rec_thread_track(gp_profiler *p, gp_tbuf *b)
 {
-    if (b->has_track) return b->track;
+    if (b->track != GP_NO_INDEX) return b->track;
     if (!b->tid) { /* p->retired */
         b->track = gp_trace_track(p->tr, p->pid, -1, 0, 0);
         if (b->track != GP_NO_INDEX)
@@ -683,7 +683,6 @@ uint32_t gp_rec_thread_track(gp_profiler *p, gp_tbuf *b)
         if (b->track != GP_NO_INDEX && b->tname[0])
             p->tr->tracks.v[b->track].name = gp_trace_str(p->tr, b->tname, strlen(b->tname));
     }
-    b->has_track = b->track != GP_NO_INDEX;
     return b->track;
 }
 
@@ -794,6 +793,15 @@ __attribute__((noinline)) static gp_chunk *chunk_next(gp_profiler *p, gp_tbuf *b
     return c;
 }
 
+/* b's current slot (the chunk has room). */
+static inline gp_rev *slot_here(gp_tbuf *b)
+{
+    /* the line a few events ahead: a recycled chunk was last read by the
+     * drain on another core, so its lines are fetched for writing early */
+    __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
+    return &b->cur->ev[b->pos];
+}
+
 /* Returns the next free event slot of b (NULL when none: out of memory, or
  * the backlog is full and force is 0). */
 static inline gp_rev *rec_slot(gp_profiler *p, gp_tbuf *b, int force)
@@ -811,15 +819,35 @@ static inline gp_rev *rec_slot(gp_profiler *p, gp_tbuf *b, int force)
         b->cur = c;
         b->pos = 0;
     }
-    /* the line a few events ahead: a recycled chunk was last read by the
-     * drain on another core, so its lines are fetched for writing early */
-    __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
-    return &b->cur->ev[b->pos];
+    return slot_here(b);
 }
 
 static inline void rec_publish(gp_tbuf *b)
 {
     atomic_store_explicit(&b->cur->n, ++b->pos, memory_order_release);
+}
+
+/* Writes a begin event into e (b's slot) and publishes it; em: b's emitted
+ * count before it. */
+static inline void event_begin(gp_tbuf *b, gp_rev *e, uint64_t em, uint64_t t, uint32_t type,
+                               const void *name, uint32_t a, uint64_t v)
+{
+    e->t = t;
+    e->p = name;
+    e->type = type;
+    e->a = a;
+    e->v = v;
+    rec_publish(b);
+    atomic_store_explicit(&b->emitted, em + 1, memory_order_relaxed);
+}
+
+/* Writes the end event of level f into e (b's slot) and publishes it. */
+static inline void event_end(gp_tbuf *b, gp_rev *e, const gp_frame *f, uint64_t t)
+{
+    e->t = t;
+    e->type = GP_EV_END;
+    e->v = (uint64_t)f->child_ns; /* inline children, for the drain's self time */
+    rec_publish(b);
 }
 
 static inline int depth_of(gp_tbuf *b)
@@ -1098,6 +1126,25 @@ __attribute__((noinline)) static int keep_more(gp_profiler *p, gp_tbuf *b)
     return 1;
 }
 
+/* Opens level f (its mode is set by the caller). */
+static inline void frame_open(gp_frame *f, uint32_t type, const void *name, uint32_t a, uint64_t v)
+{
+    f->name = name;
+    f->child_ns = 0;
+    f->dev = a;
+    f->type = (uint8_t)type;
+    f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
+}
+
+/* Duration in ns of inline level f ended at raw time t (tsc: p's clock is
+ * the TSC), at least 0. */
+static inline int64_t frame_dur(const gp_profiler *p, const gp_frame *f, uint64_t t, int tsc)
+{
+    int64_t dur =
+        tsc ? (int64_t)((double)(int64_t)(t - f->t0) * p->ns_per_tick) : (int64_t)(t - f->t0);
+    return dur < 0 ? 0 : dur;
+}
+
 /* Records a begin on the calling thread; returns 1 when a level was opened
  * (recorded as an event, aggregated inline, or counted when out of memory so
  * that nesting holds). */
@@ -1108,11 +1155,7 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
     int d = depth_of(b);
     if (__builtin_expect((uint32_t)d >= b->fcap, 0) && frame_room(b, d)) return 0;
     gp_frame *f = &b->fr[d];
-    f->name = name;
-    f->child_ns = 0;
-    f->dev = a;
-    f->type = (uint8_t)type;
-    f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
+    frame_open(f, type, name, a, v);
     uint64_t em = atomic_load_explicit(&b->emitted, memory_order_relaxed);
     gp_rev *e = NULL;
     /* over: a begin records again once chunks are back (it then fills the
@@ -1124,13 +1167,7 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
         e = rec_slot(p, b, p->sink == GP_SINK_KEEP); /* keep: the buffer grows */
     uint64_t t = gp_rec_now(p);
     if (e) {
-        e->t = t;
-        e->p = name;
-        e->type = type;
-        e->a = a;
-        e->v = v;
-        rec_publish(b);
-        atomic_store_explicit(&b->emitted, em + 1, memory_order_relaxed);
+        event_begin(b, e, em, t, type, name, a, v);
         f->mode = GP_FR_EVENT;
     } else if (p->sink == GP_SINK_KEEP && p->keep_max && em >= p->keep_max) {
         bump(&b->dropped, 1); /* keep: beyond the cap, counted */
@@ -1185,6 +1222,18 @@ __attribute__((noinline)) static void begin_full(gp_profiler *p, uint32_t type, 
     begin_any(p, type, name, a, v);
 }
 
+/* The calling thread's cached buffer in p when the fast paths below apply
+ * (recording on, the TSC clock), else NULL. */
+static inline gp_tbuf *fast_tbuf(gp_profiler *p)
+{
+    gp_tbuf *b = tl.b;
+    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ ||
+                             tl.p != p || tl.id != p->id || !p->use_tsc,
+                         0))
+        return NULL;
+    return b;
+}
+
 /* gp_range_begin's common cases, with no call but tail calls (so that this
  * path saves and restores no registers): recording on, the TSC clock, the
  * thread's buffer cached, and the level either aggregated inline (aggregate
@@ -1194,11 +1243,8 @@ __attribute__((noinline)) static void begin_full(gp_profiler *p, uint32_t type, 
 static inline void begin_fast(gp_profiler *p, uint32_t type, const char *name, uint32_t a,
                               uint64_t v)
 {
-    gp_tbuf *b = tl.b;
-    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ ||
-                             tl.p != p || tl.id != p->id || !b || !p->use_tsc,
-                         0))
-        return begin_full(p, type, name, a, v);
+    gp_tbuf *b = fast_tbuf(p);
+    if (__builtin_expect(!b, 0)) return begin_full(p, type, name, a, v);
     int d = depth_of(b);
     if (__builtin_expect((uint32_t)d >= b->fcap, 0)) return begin_full(p, type, name, a, v);
     gp_frame *f = &b->fr[d];
@@ -1216,29 +1262,14 @@ static inline void begin_fast(gp_profiler *p, uint32_t type, const char *name, u
                   (b->over || b->woke);
     }
     if (inl) {
-        f->name = name;
-        f->child_ns = 0;
-        f->dev = a;
-        f->type = (uint8_t)type;
-        f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
+        frame_open(f, type, name, a, v);
         f->mode = GP_FR_INLINE;
         f->t0 = tsc_now();
     } else if (em < lim && !b->over && b->pos != GP_CHUNK_EVENTS) {
-        __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
-        gp_rev *e = &b->cur->ev[b->pos];
-        f->name = name;
-        f->child_ns = 0;
-        f->dev = a;
-        f->type = (uint8_t)type;
-        f->bytes = type == GP_EV_BEGIN_EX && (int64_t)v >= 0 ? (int64_t)v : -1;
+        gp_rev *e = slot_here(b);
+        frame_open(f, type, name, a, v);
         f->mode = GP_FR_EVENT;
-        e->t = tsc_now();
-        e->p = name;
-        e->type = type;
-        e->a = a;
-        e->v = v;
-        rec_publish(b);
-        atomic_store_explicit(&b->emitted, em + 1, memory_order_relaxed);
+        event_begin(b, e, em, tsc_now(), type, name, a, v);
     } else {
         return begin_full(p, type, name, a, v);
     }
@@ -1294,22 +1325,16 @@ __attribute__((noinline)) static void end_full(gp_profiler *p)
     gp_frame *f = &b->fr[d];
     if (f->mode == GP_FR_INLINE) {
         uint64_t t = gp_rec_now(p);
-        int64_t dur = p->use_tsc ? (int64_t)((double)(int64_t)(t - f->t0) * p->ns_per_tick)
-                                 : (int64_t)(t - f->t0);
-        if (dur < 0) dur = 0;
+        int64_t dur = frame_dur(p, f, t, p->use_tsc);
         int64_t self = dur - f->child_ns;
         agg_add(b, f, dur, self < 0 ? 0 : self, t);
         if (d > 0) b->fr[d - 1].child_ns += dur;
     } else if (f->mode == GP_FR_EVENT) {
         gp_rev *e = rec_slot(p, b, 1); /* NULL (out of memory): the end is lost, nesting holds */
-        if (e) {
-            e->t = gp_rec_now(p);
-            e->type = GP_EV_END;
-            e->v = (uint64_t)f->child_ns; /* inline children, for the drain's self time */
-            rec_publish(b);
-        } else {
+        if (e)
+            event_end(b, e, f, gp_rec_now(p));
+        else
             bump(&b->dropped, 1);
-        }
     }
     depth_set(b, d);
     if (d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) == GP_STATE_OFF_OPEN_)
@@ -1328,16 +1353,13 @@ __attribute__((noinline)) static void end_tail(gp_profiler *p, gp_agg *e, int fl
 
 /* gp_range_end's common cases, with no call but tail calls (see
  * gp_range_begin_slow_): recording on, the TSC clock, the thread's buffer
- * cached, and the level either aggregated inline into the thread's last
- * used entry, or an event with room in the current chunk. Anything else is
+ * cached, and the level either aggregated inline into an entry the
+ * thread's cache holds, or an event with room in the current chunk. Anything else is
  * end_full, from the start (nothing here has been written). */
 void gp_range_end_slow_(gp_profiler *p)
 {
-    gp_tbuf *b = tl.b;
-    if (__builtin_expect(atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ ||
-                             tl.p != p || tl.id != p->id || !b || !p->use_tsc,
-                         0))
-        return end_full(p);
+    gp_tbuf *b = fast_tbuf(p);
+    if (__builtin_expect(!b, 0)) return end_full(p);
     int d = depth_of(b);
     if (__builtin_expect(d == 0, 0)) return end_full(p);
     d--;
@@ -1347,8 +1369,7 @@ void gp_range_end_slow_(gp_profiler *p)
         if (__builtin_expect(!e, 0))
             return end_full(p); /* which finds or makes it, and caches it */
         uint64_t t = tsc_now();
-        int64_t dur = (int64_t)((double)(int64_t)(t - f->t0) * p->ns_per_tick);
-        if (dur < 0) dur = 0;
+        int64_t dur = frame_dur(p, f, t, 1);
         int64_t self = dur - f->child_ns;
         bump(&b->rolled, 1);
         int flush = agg_update(e, f, dur, self < 0 ? 0 : self, t);
@@ -1362,12 +1383,7 @@ void gp_range_end_slow_(gp_profiler *p)
         return;
     }
     if (f->mode != GP_FR_EVENT || b->pos == GP_CHUNK_EVENTS) return end_full(p);
-    __builtin_prefetch(&b->cur->ev[(b->pos + 16) & (GP_CHUNK_EVENTS - 1)], 1, 3);
-    gp_rev *e = &b->cur->ev[b->pos];
-    e->t = tsc_now();
-    e->type = GP_EV_END;
-    e->v = (uint64_t)f->child_ns; /* inline children, for the drain's self time */
-    rec_publish(b);
+    event_end(b, slot_here(b), f, tsc_now());
     depth_set(b, d);
     if (__builtin_expect(d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) ==
                                        GP_STATE_OFF_OPEN_,

@@ -155,9 +155,8 @@ typedef struct gp_tbuf {
     uint32_t head_pos;
     /* the thread's track in p->tr, made when first needed (gp_rec_thread_track:
      * a thread whose ranges were all aggregated and that exited before any
-     * results call never has one) */
+     * results call never has one); GP_NO_INDEX until made */
     uint32_t track;
-    int has_track;
     int dead;    /* the thread exited (its key destructor ran); under p->mu */
     int64_t tid; /* thread serial (unique per thread of the process; 0: p->retired) */
     int64_t os_pid, os_tid;
