@@ -41,13 +41,6 @@ int clock_gettime(clockid_t id, struct timespec *ts)
     return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
-static int64_t real_mono_ns(void)
-{
-    struct timespec ts;
-    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 #define RANGES 50 /* outer ranges per thread (each with one inner) */
 
 /* The durations of thread i's j-th outer and inner range (ns). */
@@ -166,7 +159,7 @@ static void child(int sink, const char *path, int with_rss)
     o.keep_max = 1000;
     gp_profiler *p = gp_profiler_create(&o);
     CHECK(p != NULL);
-    int64_t t0 = real_mono_ns();
+    int64_t t0 = gp_test_real_mono_ns();
     want wo = {0}, wi = {0};
     /* the store stream: fewer threads (this program's clock gives every
      * thread the same times, so the store's time index takes the rows out of

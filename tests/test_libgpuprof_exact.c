@@ -34,13 +34,6 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
     return (int)syscall(SYS_clock_gettime, clk, ts);
 }
 
-static int64_t real_mono_ns(void)
-{
-    struct timespec ts;
-    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static int64_t sample(void)
@@ -65,7 +58,7 @@ static int64_t *record_known(gp_profiler *p, size_t n, int64_t *b_total, uint64_
     if (!d) return NULL;
     *b_total = 0;
     *b_count = 0;
-    int64_t t = real_mono_ns() + 1000000000;
+    int64_t t = gp_test_real_mono_ns() + 1000000000;
     fake_on = 1;
     for (size_t i = 0; i < n; i++) {
         d[i] = sample();

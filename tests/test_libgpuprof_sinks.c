@@ -46,13 +46,6 @@ int clock_gettime(clockid_t id, struct timespec *ts)
     return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
-static int64_t real_mono_ns(void)
-{
-    struct timespec ts;
-    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static uint64_t rng = 88172645463325252ull;
 
 static int64_t sample(void)
@@ -733,7 +726,7 @@ static gp_profiler *record_fixed(const char *stream)
     o.keep_max = 3;
     o.sink = stream ? GP_SINK_STREAM : GP_SINK_AUTO;
     o.stream_path = stream;
-    int64_t t0 = real_mono_ns();
+    int64_t t0 = gp_test_real_mono_ns();
     atomic_store(&fake_ns, t0);
     atomic_store(&fake_on, 1);
     gp_profiler *p = gp_profiler_create(&o);
