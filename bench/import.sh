@@ -70,6 +70,33 @@ r = sorted(j / g for g, j in rows)
 print("  rounds %d: gpuprof/simdjson speed ratio median %.2fx (min %.2fx, max %.2fx); "
       "gpuprof best %.3f s, simdjson best %.3f s CPU" % (len(r), statistics.median(r), r[0], r[-1],
       min(g for g, j in rows), min(j for g, j in rows)))'
+    # what two cores of this host give: the split import against two
+    # one-thread imports run at once as separate processes (no sharing at
+    # all: the most two cores give this parser) and against two simdjson
+    # counts run at once (the peer on two cores), alternating, per round
+    # MB/s of wall time (the two processes of a pair: the sum of each one's
+    # file / its own wall time)
+    echo "-- two cores: gpuprof split import vs two processes at once, $PR alternating rounds (wall MB/s)"
+    pair() { # pair CMD... : sum over two concurrent runs of CMD's MB/s
+      local a b
+      a=$(mktemp) b=$(mktemp)
+      "$@" >"$a" & "$@" >"$b"; wait
+      cat "$a" "$b"; rm -f "$a" "$b"
+    }
+    for i in $(seq "$PR"); do
+      s=$("$BUILD/bench/bench_import" "$BIG" 1 2 off | awk '$1 == "off" {print $5}')
+      g=$(pair "$BUILD/bench/bench_import" "$BIG" 1 1 off | awk '$1 == "off" {t += $5} END {print t}')
+      j=$(pair "$BUILD/bench/simdjson_count" "$BIG" 2 count | awk '/on-demand/ {t += $7} END {print t}')
+      echo "$s $g $j"
+    done | python3 -c '
+import sys, statistics
+rows = [tuple(map(float, l.split())) for l in sys.stdin if len(l.split()) == 3]
+med = lambda k: statistics.median(r[k] for r in rows)
+print("  rounds %d, medians: split import %.0f MB/s; two one-thread imports at once %.0f MB/s "
+      "(sum); two simdjson counts at once %.0f MB/s (sum)" % (len(rows), med(0), med(1), med(2)))
+print("  split import / two imports at once: median %.2fx; split import / two simdjson counts at "
+      "once: median %.2fx" % (statistics.median(r[0] / r[1] for r in rows),
+                              statistics.median(r[0] / r[2] for r in rows)))'
   else
     echo "-- peer: simdjson not installed (Debian libsimdjson-dev): skipped"
   fi
