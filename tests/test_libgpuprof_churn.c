@@ -359,5 +359,76 @@ TEST(fork_retires_other_threads)
     fork_case(GP_SINK_AGGREGATE);
 }
 
+/* Turned off while a thread had a range open, which that thread then never
+ * closes (it exits): once it has exited, no live thread has a level open,
+ * so the profiler is fully off again (GP_STATE_OFF_: the disabled calls
+ * return inline) instead of staying "off with levels open" until the next
+ * gp_enable (every disabled begin and end a call). */
+static void *open_and_exit(void *arg)
+{
+    gp_profiler *p = arg;
+    gp_range_begin(p, "closed");
+    gp_range_end(p);
+    gp_range_begin(p, "left open");
+    pthread_mutex_lock(&fk_mu);
+    fk_ready = 1;
+    pthread_cond_broadcast(&fk_cv);
+    while (!fk_go) pthread_cond_wait(&fk_cv, &fk_mu);
+    pthread_mutex_unlock(&fk_mu);
+    return NULL; /* exits with "left open" open */
+}
+
+TEST(off_after_thread_exits_inside_a_range)
+{
+    /* the precondition: gp_disable can tell that no level is open (it needs
+     * membarrier; without it the state stays "off with levels open") */
+    gp_profiler *q = gp_profiler_create(NULL);
+    ASSERT(q);
+    gp_range_begin(q, "x");
+    gp_range_end(q);
+    gp_disable(q);
+    int fenced = gp_state_(q) == GP_STATE_OFF_;
+    gp_profiler_destroy(q);
+    if (!fenced) {
+        printf("# SKIP off_after_thread_exits_inside_a_range: membarrier not available\n");
+        return;
+    }
+    for (int sink = 0; sink < 2; sink++) {
+        gp_options o = {0};
+        o.sink = sink ? GP_SINK_AGGREGATE : GP_SINK_AUTO;
+        gp_profiler *p = gp_profiler_create(&o);
+        ASSERT(p);
+        fk_ready = fk_go = 0;
+        pthread_t th;
+        ASSERT_EQ_INT(pthread_create(&th, NULL, open_and_exit, p), 0);
+        pthread_mutex_lock(&fk_mu);
+        while (!fk_ready) pthread_cond_wait(&fk_cv, &fk_mu);
+        pthread_mutex_unlock(&fk_mu);
+        gp_disable(p);
+        ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_OPEN_); /* "left open" is open */
+        pthread_mutex_lock(&fk_mu);
+        fk_go = 1;
+        pthread_cond_broadcast(&fk_cv);
+        pthread_mutex_unlock(&fk_mu);
+        ASSERT_EQ_INT(pthread_join(th, NULL), 0);
+        ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_);
+        /* on again: recording works and the counts are exact (the range left
+         * open is lost, as documented) */
+        gp_enable(p);
+        for (int i = 0; i < 10; i++) {
+            gp_range_begin(p, "closed");
+            gp_range_end(p);
+        }
+        gp_summary_row *r;
+        size_t nr;
+        ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+        ASSERT(row_named(r, nr, "closed"));
+        ASSERT_EQ_INT((int)row_named(r, nr, "closed")->count, 11);
+        ASSERT(!row_named(r, nr, "left open"));
+        gp_summary_rows_free(r, nr);
+        gp_profiler_destroy(p);
+    }
+}
+
 TEST_MAIN(churn_default_sink, churn_aggregate_sink, churn_file_stream, churn_store_stream,
-          fork_retires_other_threads)
+          fork_retires_other_threads, off_after_thread_exits_inside_a_range)

@@ -371,11 +371,12 @@ void gp_enable(gp_profiler *p)
     atomic_store_explicit(&p->state, GP_STATE_ON_, memory_order_relaxed);
 }
 
-/* 1 when some thread of p has an open level (caller holds p->mu). */
+/* 1 when some live thread of p has an open level (caller holds p->mu; an
+ * exited thread's levels never close). */
 static int any_open(gp_profiler *p)
 {
     for (gp_tbuf *b = p->threads; b; b = b->next_all)
-        if (atomic_load_explicit(&b->depth, memory_order_relaxed) > 0) return 1;
+        if (!b->dead && atomic_load_explicit(&b->depth, memory_order_relaxed) > 0) return 1;
     return 0;
 }
 
@@ -649,6 +650,12 @@ static void thread_exited(void *v)
                 int rc = 0, rest = drain_thread(q, b, GP_MAX_CHUNKS * 4, &rc);
                 if (!retire_at(q, pb, rest)) pb = &b->next_all; /* the drain retires it later */
             }
+            /* turned off while this thread had a level open, which it never
+             * closes: the last open level may have gone with it */
+            int expect = GP_STATE_OFF_OPEN_;
+            if (atomic_load_explicit(&q->state, memory_order_relaxed) == expect && !q->off_sticky &&
+                !any_open(q))
+                atomic_compare_exchange_strong(&q->state, &expect, GP_STATE_OFF_);
             pthread_mutex_unlock(&q->mu);
         }
         pthread_mutex_unlock(&live_mu);
