@@ -430,5 +430,66 @@ TEST(off_after_thread_exits_inside_a_range)
     }
 }
 
+/* The same across fork: turned off in the parent while another thread had a
+ * range open; in the child that thread does not exist, so the child's
+ * profiler is fully off at once; on again, it records. */
+TEST(off_in_child_when_only_gone_threads_were_open)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    ASSERT(p);
+    gp_range_begin(p, "x");
+    gp_range_end(p);
+    gp_disable(p);
+    if (gp_state_(p) != GP_STATE_OFF_) {
+        printf("# SKIP off_in_child_when_only_gone_threads_were_open: membarrier not available\n");
+        gp_profiler_destroy(p);
+        return;
+    }
+    gp_enable(p);
+    fk_ready = fk_go = 0;
+    pthread_t th;
+    ASSERT_EQ_INT(pthread_create(&th, NULL, open_and_exit, p), 0);
+    pthread_mutex_lock(&fk_mu);
+    while (!fk_ready) pthread_cond_wait(&fk_cv, &fk_mu);
+    pthread_mutex_unlock(&fk_mu);
+    gp_disable(p);
+    ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_OPEN_);
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        alarm(30);
+        int ok = gp_state_(p) == GP_STATE_OFF_;
+        gp_enable(p);
+        for (int i = 0; i < 5; i++) {
+            gp_range_begin(p, "in child");
+            gp_range_end(p);
+        }
+        gp_summary_row *r;
+        size_t nr;
+        ok = ok && gp_summary_rows(p, &r, &nr) == 0;
+        if (ok) {
+            const gp_summary_row *c = row_named(r, nr, "in child");
+            ok = c && c->count == 5 && row_named(r, nr, "closed") &&
+                 row_named(r, nr, "closed")->count == 1;
+            gp_summary_rows_free(r, nr);
+        }
+        gp_profiler_destroy(p);
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    pthread_mutex_lock(&fk_mu);
+    fk_go = 1;
+    pthread_cond_broadcast(&fk_cv);
+    pthread_mutex_unlock(&fk_mu);
+    ASSERT_EQ_INT(pthread_join(th, NULL), 0);
+    ASSERT(WIFEXITED(st));
+    ASSERT_EQ_INT(WEXITSTATUS(st), 0);
+    ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_); /* and in the parent once the thread exited */
+    gp_profiler_destroy(p);
+}
+
 TEST_MAIN(churn_default_sink, churn_aggregate_sink, churn_file_stream, churn_store_stream,
-          fork_retires_other_threads, off_after_thread_exits_inside_a_range)
+          fork_retires_other_threads, off_after_thread_exits_inside_a_range,
+          off_in_child_when_only_gone_threads_were_open)

@@ -488,6 +488,11 @@ static void fork_child(void)
             if (t->tid && (uint64_t)t->tid != tl.serial) t->dead = q->any_dead = 1;
         }
         q->pid = getpid();
+        /* off with levels open only on the threads gone: off */
+        int expect = GP_STATE_OFF_OPEN_;
+        if (atomic_load_explicit(&q->state, memory_order_relaxed) == expect && !q->off_sticky &&
+            !any_open(q))
+            atomic_compare_exchange_strong(&q->state, &expect, GP_STATE_OFF_);
         gp_stream_fork_(q, 2);
         pthread_mutex_unlock(&q->mu);
     }
