@@ -1491,23 +1491,39 @@ void gp_observe(gp_profiler *p, const char *name, double value)
 
 /* ---- drain ------------------------------------------------------------- */
 
+static long add_slice_grow(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
+                           int64_t dur, const gp_slice_ext *ext);
+
+/* Appends a slice and its ext record. The common case (room in both
+ * arrays) makes no call, so that it saves no registers (the drain adds
+ * one per kept range); growing is add_slice_grow, a tail call. */
 long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
                       int64_t dur, const gp_slice_ext *ext)
 {
+    gp_trace *t = p->tr;
+    if (__builtin_expect(t->slices.n >= t->slices.cap || p->ext.n >= p->ext.cap, 0))
+        return add_slice_grow(p, track, cat, name, ts, dur, ext);
     uint16_t fl = ext->device == GP_DEV_GPU   ? GP_SLICE_DEV_GPU
                   : ext->device == GP_DEV_CPU ? GP_SLICE_DEV_CPU
                                               : 0;
     gp_slice s = {ts, dur, GP_NONE, GP_NONE, name, track, GP_NO_INDEX, cat, fl};
-    if (GP_VEC_RESERVE(p->tr->slices, 1) || GP_VEC_RESERVE(p->ext, 1)) return -1;
-    p->tr->slices.v[p->tr->slices.n++] = s;
+    t->slices.v[t->slices.n++] = s;
     p->ext.v[p->ext.n++] = *ext;
-    if (p->tr->slices.n == 1 && p->tr->counters.n == 0) {
-        p->tr->t_begin = ts;
-        p->tr->t_end = ts + dur;
+    if (t->slices.n == 1 && t->counters.n == 0) {
+        t->t_begin = ts;
+        t->t_end = ts + dur;
     }
-    if (ts < p->tr->t_begin) p->tr->t_begin = ts;
-    if (ts + dur > p->tr->t_end) p->tr->t_end = ts + dur;
-    return (long)(p->tr->slices.n - 1);
+    if (ts < t->t_begin) t->t_begin = ts;
+    if (ts + dur > t->t_end) t->t_end = ts + dur;
+    return (long)(t->slices.n - 1);
+}
+
+__attribute__((noinline)) static long add_slice_grow(gp_profiler *p, uint32_t track, uint16_t cat,
+                                                     uint32_t name, int64_t ts, int64_t dur,
+                                                     const gp_slice_ext *ext)
+{
+    if (GP_VEC_RESERVE(p->tr->slices, 1) || GP_VEC_RESERVE(p->ext, 1)) return -1;
+    return gp_rec_add_slice(p, track, cat, name, ts, dur, ext);
 }
 
 uint32_t gp_rec_gpu_track(gp_profiler *p, uint64_t key, const char *label)
