@@ -60,6 +60,19 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
         "$a" "$(echo "$a / $fa" | bc -l)" "$d" "$mx" \
         "$(echo "${last[$m]}" | grep -o 'kept=.*')"
     done
+    # the host's speed changes between rounds (docs/api.md, "Sustained
+    # cost"): per round, each sink's recording CPU against the floor of the
+    # same round, and how many rounds are within the goal (1.3x)
+    for m in default aggregate stream store; do
+      python3 - "$nt" "$m" ${cpu[floor]} -- ${cpu[$m]} <<'PY'
+import sys
+nt, m, a = sys.argv[1], sys.argv[2], sys.argv[3:]
+i = a.index("--")
+r = [float(x) / float(f) for x, f in zip(a[i + 1:], a[:i])]
+print("threads=%s %-9s per round (rec CPU / floor): %s; within 1.3x: %d of %d rounds"
+      % (nt, m, " ".join("%.2f" % x for x in r), sum(x <= 1.3 for x in r), len(r)))
+PY
+    done
   done
   # BASELINE=path/to/an/older/bench_sustained: the same program built from
   # another commit, run in the same alternating rounds as this one (1 thread,
