@@ -286,6 +286,38 @@ static pthread_mutex_t fk_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t fk_cv = PTHREAD_COND_INITIALIZER;
 static int fk_ready, fk_go;
 
+/* In a worker: tells fk_start it is ready, then waits for fk_release. */
+static void fk_hold(void)
+{
+    pthread_mutex_lock(&fk_mu);
+    fk_ready = 1;
+    pthread_cond_broadcast(&fk_cv);
+    while (!fk_go) pthread_cond_wait(&fk_cv, &fk_mu);
+    pthread_mutex_unlock(&fk_mu);
+}
+
+/* Starts fn(p) on *th and returns once it called fk_hold (0), or the
+ * pthread_create error. */
+static int fk_start(pthread_t *th, void *(*fn)(void *), gp_profiler *p)
+{
+    fk_ready = fk_go = 0;
+    int rc = pthread_create(th, NULL, fn, p);
+    if (rc) return rc;
+    pthread_mutex_lock(&fk_mu);
+    while (!fk_ready) pthread_cond_wait(&fk_cv, &fk_mu);
+    pthread_mutex_unlock(&fk_mu);
+    return 0;
+}
+
+/* Lets the worker held in fk_hold go on. */
+static void fk_release(void)
+{
+    pthread_mutex_lock(&fk_mu);
+    fk_go = 1;
+    pthread_cond_broadcast(&fk_cv);
+    pthread_mutex_unlock(&fk_mu);
+}
+
 static void *fork_worker(void *arg)
 {
     gp_profiler *p = arg;
@@ -294,11 +326,7 @@ static void *fork_worker(void *arg)
         gp_range_end(p);
     }
     gp_range_begin(p, "open");
-    pthread_mutex_lock(&fk_mu);
-    fk_ready = 1;
-    pthread_cond_broadcast(&fk_cv);
-    while (!fk_go) pthread_cond_wait(&fk_cv, &fk_mu);
-    pthread_mutex_unlock(&fk_mu);
+    fk_hold();
     gp_range_end(p);
     return NULL;
 }
@@ -310,12 +338,8 @@ static void fork_case(int sink)
     o.keep_max = 100;
     gp_profiler *p = gp_profiler_create(&o);
     ASSERT(p);
-    fk_ready = fk_go = 0;
     pthread_t th;
-    ASSERT_EQ_INT(pthread_create(&th, NULL, fork_worker, p), 0);
-    pthread_mutex_lock(&fk_mu);
-    while (!fk_ready) pthread_cond_wait(&fk_cv, &fk_mu);
-    pthread_mutex_unlock(&fk_mu);
+    ASSERT_EQ_INT(fk_start(&th, fork_worker, p), 0);
     usleep(100000); /* the drain thread drains, then waits */
     fflush(stdout);
     pid_t pid = fork();
@@ -340,10 +364,7 @@ static void fork_case(int sink)
     }
     int st = 0;
     ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
-    pthread_mutex_lock(&fk_mu);
-    fk_go = 1;
-    pthread_cond_broadcast(&fk_cv);
-    pthread_mutex_unlock(&fk_mu);
+    fk_release();
     pthread_join(th, NULL);
     ASSERT(WIFEXITED(st));
     ASSERT_EQ_INT(WEXITSTATUS(st), 0);
@@ -370,11 +391,7 @@ static void *open_and_exit(void *arg)
     gp_range_begin(p, "closed");
     gp_range_end(p);
     gp_range_begin(p, "left open");
-    pthread_mutex_lock(&fk_mu);
-    fk_ready = 1;
-    pthread_cond_broadcast(&fk_cv);
-    while (!fk_go) pthread_cond_wait(&fk_cv, &fk_mu);
-    pthread_mutex_unlock(&fk_mu);
+    fk_hold();
     return NULL; /* exits with "left open" open */
 }
 
@@ -398,18 +415,11 @@ TEST(off_after_thread_exits_inside_a_range)
         o.sink = sink ? GP_SINK_AGGREGATE : GP_SINK_AUTO;
         gp_profiler *p = gp_profiler_create(&o);
         ASSERT(p);
-        fk_ready = fk_go = 0;
         pthread_t th;
-        ASSERT_EQ_INT(pthread_create(&th, NULL, open_and_exit, p), 0);
-        pthread_mutex_lock(&fk_mu);
-        while (!fk_ready) pthread_cond_wait(&fk_cv, &fk_mu);
-        pthread_mutex_unlock(&fk_mu);
+        ASSERT_EQ_INT(fk_start(&th, open_and_exit, p), 0);
         gp_disable(p);
         ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_OPEN_); /* "left open" is open */
-        pthread_mutex_lock(&fk_mu);
-        fk_go = 1;
-        pthread_cond_broadcast(&fk_cv);
-        pthread_mutex_unlock(&fk_mu);
+        fk_release();
         ASSERT_EQ_INT(pthread_join(th, NULL), 0);
         ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_);
         /* on again: recording works and the counts are exact (the range left
@@ -446,12 +456,8 @@ TEST(off_in_child_when_only_gone_threads_were_open)
         return;
     }
     gp_enable(p);
-    fk_ready = fk_go = 0;
     pthread_t th;
-    ASSERT_EQ_INT(pthread_create(&th, NULL, open_and_exit, p), 0);
-    pthread_mutex_lock(&fk_mu);
-    while (!fk_ready) pthread_cond_wait(&fk_cv, &fk_mu);
-    pthread_mutex_unlock(&fk_mu);
+    ASSERT_EQ_INT(fk_start(&th, open_and_exit, p), 0);
     gp_disable(p);
     ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_OPEN_);
     fflush(stdout);
@@ -479,10 +485,7 @@ TEST(off_in_child_when_only_gone_threads_were_open)
     }
     int st = 0;
     ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
-    pthread_mutex_lock(&fk_mu);
-    fk_go = 1;
-    pthread_cond_broadcast(&fk_cv);
-    pthread_mutex_unlock(&fk_mu);
+    fk_release();
     ASSERT_EQ_INT(pthread_join(th, NULL), 0);
     ASSERT(WIFEXITED(st));
     ASSERT_EQ_INT(WEXITSTATUS(st), 0);
