@@ -380,6 +380,17 @@ static int any_open(gp_profiler *p)
     return 0;
 }
 
+/* Off with levels open, and no live thread has one open any more (or never
+ * had, when turning off): fully off, so that the disabled calls return
+ * inline again. Caller holds p->mu; not while off_sticky (no membarrier). */
+static void settle_off(gp_profiler *p)
+{
+    int expect = GP_STATE_OFF_OPEN_;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) == expect && !p->off_sticky &&
+        !any_open(p))
+        atomic_compare_exchange_strong(&p->state, &expect, GP_STATE_OFF_);
+}
+
 /* Turning off. The inline wrappers skip every call while the state is
  * GP_STATE_OFF_, so that state is allowed only while no thread has an open
  * level; otherwise the state is GP_STATE_OFF_OPEN_ (begins and ends go out of
@@ -398,9 +409,7 @@ void gp_disable(gp_profiler *p)
         atomic_store_explicit(&p->state, GP_STATE_OFF_OPEN_, memory_order_seq_cst);
         int fenced = p->threads == NULL || mb_all_threads();
         p->off_sticky = !fenced;
-        int expect = GP_STATE_OFF_OPEN_;
-        if (fenced && !any_open(p))
-            atomic_compare_exchange_strong(&p->state, &expect, GP_STATE_OFF_);
+        settle_off(p);
     }
     pthread_mutex_unlock(&p->mu);
 }
@@ -420,9 +429,7 @@ __attribute__((noinline, cold)) static void state_raced(gp_profiler *p)
 __attribute__((noinline)) static void state_quiesce(gp_profiler *p)
 {
     pthread_mutex_lock(&p->mu);
-    int expect = GP_STATE_OFF_OPEN_;
-    if (!p->off_sticky && !any_open(p))
-        atomic_compare_exchange_strong(&p->state, &expect, GP_STATE_OFF_);
+    settle_off(p);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -488,11 +495,7 @@ static void fork_child(void)
             if (t->tid && (uint64_t)t->tid != tl.serial) t->dead = q->any_dead = 1;
         }
         q->pid = getpid();
-        /* off with levels open only on the threads gone: off */
-        int expect = GP_STATE_OFF_OPEN_;
-        if (atomic_load_explicit(&q->state, memory_order_relaxed) == expect && !q->off_sticky &&
-            !any_open(q))
-            atomic_compare_exchange_strong(&q->state, &expect, GP_STATE_OFF_);
+        settle_off(q); /* off with levels open only on the threads gone: off */
         gp_stream_fork_(q, 2);
         pthread_mutex_unlock(&q->mu);
     }
@@ -657,10 +660,7 @@ static void thread_exited(void *v)
             }
             /* turned off while this thread had a level open, which it never
              * closes: the last open level may have gone with it */
-            int expect = GP_STATE_OFF_OPEN_;
-            if (atomic_load_explicit(&q->state, memory_order_relaxed) == expect && !q->off_sticky &&
-                !any_open(q))
-                atomic_compare_exchange_strong(&q->state, &expect, GP_STATE_OFF_);
+            settle_off(q);
             pthread_mutex_unlock(&q->mu);
         }
         pthread_mutex_unlock(&live_mu);
