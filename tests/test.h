@@ -27,8 +27,6 @@
 #define GP_TEST_SANITIZED 0
 #endif
 
-/* Removes the SQLite store at path and its -wal/-shm files (absent ones
- * are fine). */
 /* CLOCK_MONOTONIC from the kernel: for the tests that define their own
  * clock_gettime (which the library then reads). */
 static inline int64_t gp_test_real_mono_ns(void)
@@ -38,6 +36,8 @@ static inline int64_t gp_test_real_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Removes the SQLite store at path and its -wal/-shm files (absent ones
+ * are fine). */
 static inline void gp_test_rm_db(const char *path)
 {
     char x[4200];
