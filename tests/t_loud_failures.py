@@ -42,6 +42,9 @@ con.execute("INSERT INTO tracks VALUES(?, 1, 0, 99, NULL, 'main')", (proc,))
 N = 30000
 con.executemany("INSERT INTO api_calls(proc, track, cat, name, ts, dur, corr) "
                 "VALUES(?,?,?,?,?,?,?)", [(proc, 1, 1, 2, 1000 + 10 * i, 5, None) for i in range(N)])
+# the rows are the process's through their event_rows range (docs/store.md, schema 5)
+con.execute("INSERT INTO event_rows SELECT 1, proc, min(rowid), max(rowid) FROM api_calls "
+            "WHERE proc = ?", (proc,))
 con.commit()
 con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 con.close()
@@ -60,16 +63,24 @@ def categories(text):
 calls = sum(o["count"] for c in categories(good.stdout) for o in c["ops"])
 check(calls == N, "the good store holds %d calls, summary says %r" % (N, calls))
 
-# 9. damage: overwrite a page in the middle; cut the last page
+# 9. damage: overwrite a page of the calls in the middle; cut the last page
 page = 65536
 size = os.path.getsize(db)
 check(size >= 4 * page, "store big enough for the damage tests (%d bytes)" % size)
+con = sqlite3.connect(db)
+try:  # the middle leaf page of api_calls (the rows the commands read)
+    leaves = [r[0] for r in con.execute("SELECT pageno FROM dbstat WHERE name = 'api_calls' AND "
+                                        "pagetype = 'leaf' ORDER BY pageno")]
+except sqlite3.OperationalError:
+    leaves = []
+con.close()
+mid = leaves[len(leaves) // 2] - 1 if leaves else (size // page) // 2
 for name, damage in (("page overwritten", "mid"), ("last page missing", "cut")):
     bad = os.path.join(tmp, "bad_%s.db" % damage)
     shutil.copy(db, bad)
     if damage == "mid":
         with open(bad, "r+b") as f:
-            f.seek(((size // page) // 2) * page)
+            f.seek(mid * page)
             f.write(bytes([0x5A]) * page)
     else:
         with open(bad, "r+b") as f:

@@ -1,31 +1,43 @@
 #!/usr/bin/env python3
-"""The store as an interface (schema version 4, docs/store.md):
+"""The store as an interface (schema version 5, docs/store.md):
 - tests/data/store_v1.db (written by the build before schema 2) is migrated
-  when a command opens it: schema_version 4, migrated_from_1, a table another
+  when a command opens it: schema_version 5, migrated_from_1, a table another
   tool added survives with its rows, the recorded events are untouched;
 - tests/data/store_v2.db (written by the schema-2 build: an OpenCL run and a
-  fake-CUPTI CUDA run) is migrated to 4: every table's rows and every
+  fake-CUPTI CUDA run) is migrated to 5: every table's rows and every
   schema-2 view read the same as before (read here from the file before
   any gpuprof opened it), api_calls.kind is filled from each call's process
   source and category (resolved here independently), v_api_calls resolves it
   through api_kinds, and summary reads the same before and after;
 - tests/data/store_v3.db (written by the schema-3 build: a libgpuprof store
-  stream and an OpenCL run) is migrated to 4: every table and view reads the
+  stream and an OpenCL run) is migrated to 5: every table and view reads the
   same, slices.inline_child_ns is added (NULL), and both runs read;
+- tests/data/store_v4.db (written by the schema-4 build: an OpenCL run whose
+  program forked three children recording at once, so their rows interleave,
+  and a libgpuprof store stream) is migrated to 5: every table and view reads
+  the same, the (proc, ts) indexes are gone, event_rows holds exactly the
+  maximal stretches of consecutive rowids of each process (computed here
+  independently), and each run's summary is the same as before;
+- in every store (migrated, new, and after VACUUM) event_rows covers every
+  row of every event table exactly once, with a range of the row's process;
 - the lookup tables hold the documented ids and names, and the v_* views
   agree with the raw tables (names resolved through strings, kinds through
   the lookups, *_ns columns equal ts/dur/ts+dur);
-- per-run queries use the indexes (EXPLAIN QUERY PLAN: no scan of an event
-  table when selecting one run);
+- per-run queries through the views go processes(run) -> event_rows ->
+  rowid range (EXPLAIN QUERY PLAN: no scan of an event table, no automatic
+  index, also for a whole view);
 - a store of a newer schema is refused with exit 2;
-- a new store is created at version 4, its API calls with their kind."""
-import os, shutil, sqlite3, subprocess, sys, tempfile
+- a new store is created at version 5, its API calls with their kind."""
+import os, re, shutil, sqlite3, subprocess, sys, tempfile
 from gp_testutil import BIN, SRC, check, failures
 
 FIXTURE = os.path.join(SRC, "tests", "data", "store_v1.db")
 FIXTURE2 = os.path.join(SRC, "tests", "data", "store_v2.db")
 FIXTURE3 = os.path.join(SRC, "tests", "data", "store_v3.db")
-VERSION = "4"
+FIXTURE4 = os.path.join(SRC, "tests", "data", "store_v4.db")
+VERSION = "5"
+EVENT_TABLES = {1: "api_calls", 2: "kernels", 3: "copies", 4: "slices", 5: "instants",
+                6: "counters", 7: "memory"}
 # api_kinds: id -> (name, source, category of its calls)
 API_KINDS = {0: ("unknown", None, None), 1: ("cuda_runtime", "cuda", "cuda_runtime"),
              2: ("cuda_driver", "cuda", "cuda_driver"), 3: ("opencl", "opencl", "runtime")}
@@ -37,6 +49,144 @@ def q(db, sql, *a):
         return con.execute(sql, a).fetchall()
     finally:
         con.close()
+
+
+def islands(db, table):
+    """The maximal stretches of consecutive rowids of one process in table:
+    {(proc, first, last)}, computed here from the rows."""
+    out, cur = set(), None
+    for rowid, proc in q(db, "SELECT rowid, proc FROM %s ORDER BY rowid" % table):
+        if cur and cur[0] == proc and cur[2] + 1 == rowid:
+            cur[2] = rowid
+        else:
+            if cur: out.add(tuple(cur))
+            cur = [proc, rowid, rowid]
+    if cur: out.add(tuple(cur))
+    return out
+
+
+def check_rows(db, what):
+    """event_rows covers every row of every event table exactly once, with a
+    range of the row's own process."""
+    for tbl, table in EVENT_TABLES.items():
+        ranges = sorted(q(db, "SELECT first_rowid, last_rowid, proc FROM event_rows WHERE tbl = ?",
+                          tbl))
+        ok = all(f <= l for f, l, _ in ranges) and all(
+            a[1] < b[0] for a, b in zip(ranges, ranges[1:]))
+        check(ok, "%s: %s ranges are ordered and do not overlap" % (what, table))
+        rows = q(db, "SELECT rowid, proc FROM %s ORDER BY rowid" % table)
+        i, bad = 0, []
+        for rowid, proc in rows:
+            while i < len(ranges) and ranges[i][1] < rowid:
+                i += 1
+            if not (i < len(ranges) and ranges[i][0] <= rowid and ranges[i][2] == proc):
+                bad.append((rowid, proc))
+        check(not bad, "%s: %s rows outside a range of their process: %s" % (what, table, bad[:5]))
+        covered = sum(l - f + 1 for f, l, _ in ranges)
+        check(covered == len(rows), "%s: %s ranges hold %d rowids for %d rows" %
+              (what, table, covered, len(rows)))
+
+
+def check_plans(db, what):
+    """A view selected for one run goes processes(run) -> event_rows ->
+    the table's rowid range; a whole view never scans an event table row
+    by row against an automatic index."""
+    for view, alias in (("v_kernels", "k"), ("v_copies", "c"), ("v_api_calls", "a"),
+                        ("v_ranges", "r"), ("v_nvtx_ranges", "r"), ("v_marks", "i"),
+                        ("v_counters", "c"), ("v_memory", "m"), ("kernel_v", "k"),
+                        ("copy_v", "c"), ("api_v", "a")):
+        for where in (" WHERE run = 1", ""):
+            plan = " | ".join(r[-1] for r in q(db, "EXPLAIN QUERY PLAN SELECT * FROM %s%s" %
+                                               (view, where)))
+            good = ("SEARCH %s USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" % alias in plan
+                    and "SEARCH er USING PRIMARY KEY (proc=? AND tbl=?)" in plan
+                    and "AUTOMATIC" not in plan and "SCAN %s " % alias not in plan + " ")
+            if where:
+                good = good and re.search(r"SEARCH p USING (COVERING )?INDEX processes_run "
+                                          r"\(run=\?\)", plan) is not None
+            check(good, "%s: %s%s plan: %s" % (what, view, where, plan))
+
+
+def check_v4(tmp):
+    """The schema 4 -> 5 migration of a store the schema-4 build wrote."""
+    db = os.path.join(tmp, "v4.db")
+    shutil.copy(FIXTURE4, db)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)],
+          "v4 fixture is schema version 4")
+    tables = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name "
+                                  "NOT IN ('meta', 'sqlite_sequence')")]
+    views = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
+    cols = lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
+    tcols = {t: cols(t) for t in tables}
+    before = {t: sorted(q(db, "SELECT rowid, %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
+              for t in tables if t in EVENT_TABLES.values()}
+    vbefore = {v: (cols(v), sorted(q(db, "SELECT * FROM %s" % v), key=repr)) for v in views}
+    want = {t: islands(db, t) for t in EVENT_TABLES.values()}
+    multi = [t for t, isl in want.items() if len(isl) > len({p for p, _, _ in isl})]
+    check("api_calls" in multi and "kernels" in multi,
+          "v4 fixture: a process's calls and kernels are interleaved with another's: %s" % multi)
+    runs = [r[0] for r in q(db, "SELECT id FROM runs ORDER BY id")]
+    check(len(runs) == 2 and len(q(db, "SELECT id FROM processes WHERE run = 1")) == 4,
+          "v4 fixture: two runs, the first with four processes")
+    outs = []
+    for run in runs:
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and len(r.stdout) > 2, "v4 store run %d reads: %s" % (run, r.stderr))
+        outs.append(r.stdout)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
+          "v4 store migrated to " + VERSION)
+    check(len(q(db, "SELECT value FROM meta WHERE key='migrated_from_4'")) == 1,
+          "migrated_from_4 recorded")
+    for t, rows in before.items():  # the same rows at the same rowids
+        after = sorted(q(db, "SELECT rowid, %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
+        check(after == rows, "v4 -> %s: table %s reads the same" % (VERSION, t))
+    check(q(db, "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%_proc_ts'")
+          == [], "the (proc, ts) indexes are dropped")
+    for tbl, t in EVENT_TABLES.items():
+        got = set(q(db, "SELECT proc, first_rowid, last_rowid FROM event_rows WHERE tbl = ?", tbl))
+        check(got == want[t], "v4 -> 5: event_rows of %s: %s vs %s" %
+              (t, sorted(got)[:4], sorted(want[t])[:4]))
+    check_rows(db, "v4 migrated")
+    for v, (vc, rows) in vbefore.items():
+        after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(vc), v)), key=repr)
+        check(after == rows, "v4 -> %s: view %s reads the same" % (VERSION, v))
+    for run, out in zip(runs, outs):
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and r.stdout == out, "v4 store run %d: summary equal again" % run)
+    # a schema-4 store gpuprof cannot write is read as it is (no event_rows:
+    # the run's rows by proc): the same summaries
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        rodir = os.path.join(tmp, "ro4")
+        os.mkdir(rodir)
+        ro = os.path.join(rodir, "v4.db")
+        shutil.copy(FIXTURE4, ro)
+        os.chmod(ro, 0o444)
+        os.chmod(tmp, 0o755)
+        for run, out in zip(runs, outs):
+            r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN,
+                                "summary", "--json", "%s:%d" % (ro, run)], capture_output=True,
+                               text=True)
+            check(r.returncode == 0 and r.stdout.replace(ro, db) == out,
+                  "read-only v4 store run %d: summary equal (%s)" % (run, r.stderr.strip()))
+        check(q(ro, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)],
+              "the read-only v4 store stays at version 4")
+    else:
+        print("note: not root or no setpriv: read-only v4 store check skipped")
+    # VACUUM keeps the rowids event_rows names (SQLite copies these tables
+    # with their rowids): the same ranges, rows and summaries after it
+    vac = os.path.join(tmp, "v4vac.db")
+    shutil.copy(db, vac)
+    con = sqlite3.connect(vac)
+    con.execute("VACUUM")
+    con.close()
+    check_rows(vac, "v4 migrated, after VACUUM")
+    for run, out in zip(runs, outs):
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (vac, run)], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and r.stdout.replace(vac, db) == out,
+              "after VACUUM: run %d summary equal" % run)
 
 
 def check_v2(tmp):
@@ -198,7 +348,6 @@ def main():
     check(not timecols, "every view time column ends in _ns: %s" % timecols)
     # docs/store.md documents every table and view of the (migrated) store,
     # column by column: each column is named near the table's first mention
-    import re
     doc = open(os.path.join(SRC, "docs", "store.md")).read()
     for name, typ in q(db, "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
                        "AND name NOT LIKE 'sqlite_%' AND name != 'other_tool'"):
@@ -216,13 +365,9 @@ def main():
             return re.search(r"\b%s\b" % c, near) or (g and (g.group(1) + "_x..z") in near)
         undoc = [c for c in cols if not named(c)]
         check(at >= 0 and not undoc, "docs/store.md: %s %s undocumented columns %s" % (typ, name, undoc))
-    # per-run queries use the indexes
-    for table in ("kernels", "copies", "api_calls", "slices", "instants", "counters", "memory"):
-        plan = " | ".join(r[-1] for r in q(
-            db, "EXPLAIN QUERY PLAN SELECT * FROM %s WHERE proc IN "
-            "(SELECT id FROM processes WHERE run = 1)" % table))
-        check("USING INDEX %s_proc_ts" % table in plan and "SCAN %s" % table not in plan,
-              "%s: per-run plan: %s" % (table, plan))
+    # per-run queries go through event_rows; every row is covered
+    check_plans(db, "v1 migrated")
+    check_rows(db, "v1 migrated")
     # a newer schema is refused
     new = os.path.join(tmp, "newer.db")
     shutil.copy(db, new)
@@ -233,7 +378,7 @@ def main():
     r = subprocess.run([BIN, "summary", new], capture_output=True, text=True)
     check(r.returncode == 2 and "99" in r.stderr, "newer store refused: %d %s" % (r.returncode,
                                                                                   r.stderr))
-    # a new store is version 2 (its writer creates the schema)
+    # a new store is at the current version (its writer creates the schema)
     prog = os.path.join(os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN)), "tests",
                         "cl_record_prog")
     if os.path.exists(prog) and subprocess.run([prog, "0"], capture_output=True).returncode != 77:
@@ -247,10 +392,13 @@ def main():
               "a new store's OpenCL calls have kind opencl: %s" %
               q(fresh, "SELECT DISTINCT kind FROM v_api_calls"))
         check(q(fresh, "SELECT count(*) FROM v_kernels")[0][0] > 0, "new store: v_kernels rows")
+        check_rows(fresh, "new store")
+        check_plans(fresh, "new store")
     else:
         print("note: no OpenCL device/program: new-store check skipped")
     check_v2(tmp)
     check_v3(tmp)
+    check_v4(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if failures else 0)
 

@@ -357,6 +357,113 @@ TEST(store_fork)
     unlink(path);
 }
 
+/* sql (no result) on the store through SQLite directly, as another tool would. */
+static int sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK) return -1;
+    sqlite3_busy_timeout(db, 5000);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* The kernels' ts of a run as the loader reads them, in order, as text. */
+static void run_kernel_ts(const char *path, int64_t run, char *out, size_t n)
+{
+    gp_trace *t = NULL;
+    gp_err err = {0};
+    out[0] = 0;
+    if (gp_store_load(path, run, &t, &err)) {
+        snprintf(out, n, "error: %s", err.msg);
+        return;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < t->slices.n && at + 24 < n; i++)
+        if (gp_slice_kind(t, &t->slices.v[i]) == GP_K_KERNEL)
+            at += (size_t)snprintf(out + at, n - at, "%lld ", (long long)t->slices.v[i].ts);
+    gp_trace_destroy(t);
+}
+
+/* Schema 5 (docs/store.md, "Which rows are a process's"): each commit
+ * records the rowid stretch it appended in event_rows; a commit that
+ * follows its process's previous one directly grows that range, one after
+ * another writer's (or another tool's) rows starts a new one; a run reads
+ * exactly its rows, in order; a table whose rows cannot be appended (a row
+ * at the largest rowid) fails the write, counted, with nothing recorded
+ * before lost. */
+TEST(store_event_rows)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "rows");
+    int64_t ra = new_run(path), rb = new_run(path);
+    ASSERT(ra > 0 && rb > ra);
+    gp_err err = {0};
+    gp_store_writer_opts o = {60000, 0, "test"}; /* commits only on flush */
+    gp_store_writer *a = gp_store_writer_start(path, ra, &o, &err);
+    gp_store_writer *b = gp_store_writer_start(path, rb, &o, &err);
+    ASSERT(a != NULL && b != NULL);
+    int64_t pa = gp_store_writer_proc(a), pb = gp_store_writer_proc(b);
+    put_kernels(a, 0, 10); /* kernels rowids 1..10 */
+    gp_store_writer_flush(a);
+    put_kernels(b, 100, 7); /* 11..17 */
+    gp_store_ev ev;
+    gp_store_ev_init(&ev, GP_ST_API);
+    ev.track = gp_store_writer_track(b, GP_STORE_TRACK_THREAD, 1, GP_NONE, NULL);
+    ev.name = gp_store_writer_str(b, "call");
+    for (int i = 0; i < 3; i++) {
+        ev.ts = 200 + i;
+        gp_store_writer_put(b, &ev, 1);
+    }
+    gp_store_writer_flush(b);
+    put_kernels(a, 10, 5); /* 18..22: a new range of a */
+    gp_store_writer_flush(a);
+    put_kernels(a, 15, 4); /* 23..26: follows directly, the range grows */
+    gp_store_writer_flush(a);
+    /* another tool's row (27), then a again: a new range */
+    ASSERT_EQ_INT(sql_exec(path, "INSERT INTO kernels(proc, name, ts, dur) VALUES(999, 0, 5, 1)"),
+                  SQLITE_OK);
+    put_kernels(a, 19, 2); /* 28..29 */
+    gp_store_writer_flush(a);
+    FILE *f = tmpfile();
+    ASSERT(f != NULL);
+    ASSERT_EQ_INT(gp_store_sql(path,
+                               "SELECT tbl, proc, first_rowid, last_rowid FROM event_rows ORDER "
+                               "BY tbl, first_rowid",
+                               0, f, &err),
+                  0);
+    char out[1024] = "";
+    rewind(f);
+    out[fread(out, 1, sizeof out - 1, f)] = 0;
+    fclose(f);
+    char want[512];
+    snprintf(want, sizeof want,
+             "1|%lld|1|3\n2|%lld|1|10\n2|%lld|11|17\n2|%lld|18|26\n2|%lld|28|29\n", (long long)pb,
+             (long long)pa, (long long)pb, (long long)pa, (long long)pa);
+    ASSERT_CONTAINS(out, want);
+    /* each run reads its own kernels, in the order they were put */
+    char ts[2048];
+    run_kernel_ts(path, ra, ts, sizeof ts);
+    ASSERT_EQ_STR(ts, "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 ");
+    run_kernel_ts(path, rb, ts, sizeof ts);
+    ASSERT_EQ_STR(ts, "100 101 102 103 104 105 106 ");
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM v_kernels WHERE proc = 999"), 0);
+    ASSERT_EQ_INT(gp_store_writer_stop(b), 0);
+    /* a row at the largest rowid: SQLite would place new rows at random
+     * rowids, which no range can describe; the write fails and is counted */
+    ASSERT_EQ_INT(sql_exec(path, "INSERT INTO kernels(rowid, proc, name, ts, dur) "
+                                 "VALUES(9223372036854775807, 999, 0, 6, 1)"),
+                  SQLITE_OK);
+    put_kernels(a, 50, 3);
+    gp_store_writer_flush(a);
+    ASSERT(gp_store_writer_dropped(a) == 3);
+    ASSERT(gp_store_writer_stop(a) != 0);
+    run_kernel_ts(path, ra, ts, sizeof ts); /* what was recorded before is all there */
+    ASSERT_EQ_STR(ts, "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 ");
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM kernels WHERE ts BETWEEN 50 AND 52"), 0);
+    unlink(path);
+}
+
 /* The environment kept with a run: only CUDA_/OPENCL_/GPUPROF_/NVTX_
  * variables, values redacted like the command line. */
 TEST(store_env)
@@ -505,4 +612,4 @@ TEST(store_api_kinds)
 }
 
 TEST_MAIN(store_write_read, store_api_kinds, store_redact, store_sigkill_prefix, store_fork,
-          store_env, store_spec)
+          store_event_rows, store_env, store_spec)

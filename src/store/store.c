@@ -64,23 +64,7 @@ static const char *const schema_sql =
     "events INTEGER);"
     /* the recorded program's environment that matters to recording (redacted) */
     "CREATE TABLE IF NOT EXISTS run_env(run INTEGER, name TEXT, value TEXT, PRIMARY KEY(run, "
-    "name)) WITHOUT ROWID;"
-    /* readable views: names resolved */
-    "CREATE VIEW IF NOT EXISTS kernel_v AS SELECT p.run AS run, k.proc AS proc, s.s AS name, "
-    "k.ts AS ts, k.dur AS dur, k.queued AS queued, k.submit AS submit, k.corr AS corr, k.device "
-    "AS device, k.stream AS stream, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, "
-    "k.block_z, k.registers, k.shared_mem FROM kernels k JOIN processes p ON p.id = k.proc "
-    "JOIN strings s ON s.proc = k.proc AND s.id = k.name;"
-    "CREATE VIEW IF NOT EXISTS copy_v AS SELECT p.run AS run, c.proc AS proc, cs.s AS cat, s.s "
-    "AS name, c.ts AS ts, c.dur AS dur, c.corr AS corr, c.device AS device, c.stream AS stream, "
-    "c.bytes AS bytes, c.copy_kind AS copy_kind FROM copies c JOIN processes p ON p.id = c.proc "
-    "JOIN strings s ON s.proc = c.proc AND s.id = c.name JOIN strings cs ON cs.proc = c.proc AND "
-    "cs.id = c.cat;"
-    "CREATE VIEW IF NOT EXISTS api_v AS SELECT p.run AS run, a.proc AS proc, cs.s AS cat, s.s AS "
-    "name, a.ts AS ts, a.dur AS dur, a.corr AS corr, t.tid AS tid FROM api_calls a JOIN "
-    "processes p ON p.id = a.proc JOIN strings s ON s.proc = a.proc AND s.id = a.name JOIN "
-    "strings cs ON cs.proc = a.proc AND cs.id = a.cat JOIN tracks t ON t.proc = a.proc AND t.id "
-    "= a.track;";
+    "name)) WITHOUT ROWID;";
 
 /* Schema version 2 (issue 17; docs/store.md): lookup tables for the
  * enumerated columns, per-run indexes and readable views with names
@@ -100,15 +84,7 @@ static const char *const schema_v2_sql =
     "(2, 'kernels', 'device kernel'), (3, 'copies', 'device copy or memset'), "
     "(4, 'slices', 'other range (NVTX range, sync, overhead)'), (5, 'instants', 'mark'), "
     "(6, 'counters', 'counter sample'), (7, 'memory', 'allocation or free');"
-    /* per-run queries go processes(run) -> events(proc, ts) */
     "CREATE INDEX IF NOT EXISTS processes_run ON processes(run);"
-    "CREATE INDEX IF NOT EXISTS api_calls_proc_ts ON api_calls(proc, ts);"
-    "CREATE INDEX IF NOT EXISTS kernels_proc_ts ON kernels(proc, ts);"
-    "CREATE INDEX IF NOT EXISTS copies_proc_ts ON copies(proc, ts);"
-    "CREATE INDEX IF NOT EXISTS slices_proc_ts ON slices(proc, ts);"
-    "CREATE INDEX IF NOT EXISTS instants_proc_ts ON instants(proc, ts);"
-    "CREATE INDEX IF NOT EXISTS counters_proc_ts ON counters(proc, ts);"
-    "CREATE INDEX IF NOT EXISTS memory_proc_ts ON memory(proc, ts);"
     "CREATE INDEX IF NOT EXISTS devices_proc ON devices(proc);"
     /* libgpuprof's stream sink: ranges known only as per-name statistics
      * (gp_store_range_stats); sketch: GP_SKETCH_BUCKETS native uint64 counts */
@@ -116,41 +92,6 @@ static const char *const schema_v2_sql =
     "INTEGER, device INTEGER, backend INTEGER, count INTEGER, total_ns INTEGER, self_ns INTEGER, "
     "min_ns INTEGER, max_ns INTEGER, bytes INTEGER, m2 REAL, first_ns INTEGER, last_ns INTEGER, "
     "sketch BLOB);"
-    /* views: names resolved, times in ns (CLOCK_MONOTONIC) */
-    "CREATE VIEW IF NOT EXISTS v_kernels AS SELECT p.run AS run, k.proc AS proc, p.pid AS pid, "
-    "s.s AS name, k.ts AS start_ns, k.dur AS dur_ns, k.ts + k.dur AS end_ns, k.queued AS "
-    "queued_ns, k.submit AS submit_ns, k.corr AS correlation, k.device AS device, k.context AS "
-    "context, k.stream AS stream, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, "
-    "k.registers AS registers_per_thread, k.shared_mem AS shared_mem_bytes FROM kernels k JOIN "
-    "processes p ON p.id = k.proc LEFT JOIN strings s ON s.proc = k.proc AND s.id = k.name;"
-    "CREATE VIEW IF NOT EXISTS v_copies AS SELECT p.run AS run, c.proc AS proc, p.pid AS pid, "
-    "cs.s AS category, s.s AS name, c.ts AS start_ns, c.dur AS dur_ns, c.ts + c.dur AS end_ns, "
-    "c.queued AS queued_ns, c.submit AS submit_ns, c.corr AS correlation, c.device AS device, "
-    "c.context AS context, c.stream AS stream, c.bytes AS bytes, ck.name AS copy_kind, sk.name "
-    "AS src_kind, dk.name AS dst_kind FROM copies c JOIN processes p ON p.id = c.proc LEFT JOIN "
-    "strings s ON s.proc = c.proc AND s.id = c.name LEFT JOIN strings cs ON cs.proc = c.proc AND "
-    "cs.id = c.cat LEFT JOIN copy_kinds ck ON ck.id = c.copy_kind LEFT JOIN memory_kinds sk ON "
-    "sk.id = c.src_kind LEFT JOIN memory_kinds dk ON dk.id = c.dst_kind;"
-    "CREATE VIEW IF NOT EXISTS v_ranges AS SELECT p.run AS run, r.proc AS proc, p.pid AS pid, "
-    "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, r.ts AS start_ns, r.dur AS "
-    "dur_ns, r.ts + r.dur AS end_ns, r.corr AS correlation FROM slices r JOIN processes p ON "
-    "p.id = r.proc LEFT JOIN strings s ON s.proc = r.proc AND s.id = r.name LEFT JOIN strings cs "
-    "ON cs.proc = r.proc AND cs.id = r.cat LEFT JOIN tracks t ON t.proc = r.proc AND t.id = "
-    "r.track;"
-    "CREATE VIEW IF NOT EXISTS v_nvtx_ranges AS SELECT * FROM v_ranges WHERE category = 'nvtx';"
-    "CREATE VIEW IF NOT EXISTS v_marks AS SELECT p.run AS run, i.proc AS proc, p.pid AS pid, "
-    "t.tid AS tid, t.name AS thread, cs.s AS category, s.s AS name, i.ts AS ts_ns FROM instants i "
-    "JOIN processes p ON p.id = i.proc LEFT JOIN strings s ON s.proc = i.proc AND s.id = i.name "
-    "LEFT JOIN strings cs ON cs.proc = i.proc AND cs.id = i.cat LEFT JOIN tracks t ON t.proc = "
-    "i.proc AND t.id = i.track;"
-    "CREATE VIEW IF NOT EXISTS v_counters AS SELECT p.run AS run, c.proc AS proc, p.pid AS pid, "
-    "t.name AS track, s.s AS name, c.ts AS ts_ns, c.value AS value FROM counters c JOIN "
-    "processes p ON p.id = c.proc LEFT JOIN strings s ON s.proc = c.proc AND s.id = c.name LEFT "
-    "JOIN tracks t ON t.proc = c.proc AND t.id = c.track;"
-    "CREATE VIEW IF NOT EXISTS v_memory AS SELECT p.run AS run, m.proc AS proc, p.pid AS pid, "
-    "t.tid AS tid, m.ts AS ts_ns, CASE WHEN m.bytes < 0 THEN 'free' ELSE 'alloc' END AS action, "
-    "m.addr AS addr, m.bytes AS bytes, m.device AS device FROM memory m JOIN processes p ON p.id "
-    "= m.proc LEFT JOIN tracks t ON t.proc = m.proc AND t.id = m.track;"
     "CREATE VIEW IF NOT EXISTS v_tracks AS SELECT p.run AS run, t.proc AS proc, t.id AS id, "
     "tt.name AS type, t.tid AS tid, t.device AS device, t.name AS name FROM tracks t JOIN "
     "processes p ON p.id = t.proc LEFT JOIN track_types tt ON tt.id = t.type;";
@@ -160,7 +101,7 @@ static const char *const schema_v2_sql =
  * once, when a store older than 3 (or a new one) is brought to 3: the
  * column is added, the calls already recorded get their kind from their
  * process's source and category string through api_kinds (the same rows the
- * writer resolves new calls with), and v_api_calls is replaced. */
+ * writer resolves new calls with); v_api_calls shows it (made by schema_v5_sql). */
 static const char *const schema_v3_sql =
     "CREATE TABLE IF NOT EXISTS api_kinds(id INTEGER PRIMARY KEY, name TEXT, source TEXT, "
     "category TEXT, what TEXT);"
@@ -171,14 +112,128 @@ static const char *const schema_v3_sql =
     "(3, 'opencl', 'opencl', 'runtime', 'OpenCL API (the gpuprof OpenCL layer)');"
     "UPDATE api_calls SET kind = coalesce((SELECT k.id FROM processes p JOIN strings s ON s.proc = "
     "api_calls.proc AND s.id = api_calls.cat JOIN api_kinds k ON k.source = p.source AND "
-    "k.category = s.s WHERE p.id = api_calls.proc), 0) WHERE kind IS NULL;"
+    "k.category = s.s WHERE p.id = api_calls.proc), 0) WHERE kind IS NULL;";
+
+/* Schema version 5 (docs/store.md, "Which rows are a process's"): the rows
+ * of the event tables are found through event_rows, the rowid ranges each
+ * process's writer appended (one row per table and contiguous stretch, in the
+ * transaction that wrote the rows), instead of a (proc, ts) index that every
+ * row had to enter. Run once, when a store older than 5 (or a new one) is
+ * brought to 5: the ranges of the rows already there are computed (each
+ * maximal stretch of consecutive rowids of one process), the per-row
+ * indexes are dropped, and every view over an event table is made again to
+ * join through event_rows (the same columns and rows as before). */
+static const char *const schema_v5_sql =
+    "CREATE TABLE IF NOT EXISTS event_rows(tbl INTEGER, proc INTEGER, first_rowid INTEGER, "
+    "last_rowid INTEGER, PRIMARY KEY(proc, tbl, first_rowid)) WITHOUT ROWID;"
+    "INSERT INTO event_rows SELECT 1, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM api_calls "
+    "WHERE proc IS NOT NULL) GROUP BY proc, island;"
+    "INSERT INTO event_rows SELECT 2, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM kernels WHERE "
+    "proc IS NOT NULL) GROUP BY proc, island;"
+    "INSERT INTO event_rows SELECT 3, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM copies WHERE "
+    "proc IS NOT NULL) GROUP BY proc, island;"
+    "INSERT INTO event_rows SELECT 4, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM slices WHERE "
+    "proc IS NOT NULL) GROUP BY proc, island;"
+    "INSERT INTO event_rows SELECT 5, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM instants "
+    "WHERE proc IS NOT NULL) GROUP BY proc, island;"
+    "INSERT INTO event_rows SELECT 6, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM counters "
+    "WHERE proc IS NOT NULL) GROUP BY proc, island;"
+    "INSERT INTO event_rows SELECT 7, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
+    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM memory WHERE "
+    "proc IS NOT NULL) GROUP BY proc, island;"
+    "DROP INDEX IF EXISTS api_calls_proc_ts;"
+    "DROP INDEX IF EXISTS kernels_proc_ts;"
+    "DROP INDEX IF EXISTS copies_proc_ts;"
+    "DROP INDEX IF EXISTS slices_proc_ts;"
+    "DROP INDEX IF EXISTS instants_proc_ts;"
+    "DROP INDEX IF EXISTS counters_proc_ts;"
+    "DROP INDEX IF EXISTS memory_proc_ts;"
+    "DROP VIEW IF EXISTS kernel_v;"
+    "DROP VIEW IF EXISTS copy_v;"
+    "DROP VIEW IF EXISTS api_v;"
+    "DROP VIEW IF EXISTS v_kernels;"
+    "DROP VIEW IF EXISTS v_copies;"
+    "DROP VIEW IF EXISTS v_ranges;"
+    "DROP VIEW IF EXISTS v_nvtx_ranges;"
+    "DROP VIEW IF EXISTS v_marks;"
+    "DROP VIEW IF EXISTS v_counters;"
+    "DROP VIEW IF EXISTS v_memory;"
     "DROP VIEW IF EXISTS v_api_calls;"
-    "CREATE VIEW v_api_calls AS SELECT p.run AS run, a.proc AS proc, p.pid AS pid, t.tid AS tid, "
-    "t.name AS thread, ak.name AS kind, cs.s AS category, s.s AS name, a.ts AS start_ns, a.dur AS "
-    "dur_ns, a.ts + a.dur AS end_ns, a.corr AS correlation FROM api_calls a JOIN processes p ON "
-    "p.id = a.proc LEFT JOIN strings s ON s.proc = a.proc AND s.id = a.name LEFT JOIN strings cs "
-    "ON cs.proc = a.proc AND cs.id = a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = "
-    "a.track LEFT JOIN api_kinds ak ON ak.id = a.kind;";
+    "CREATE VIEW kernel_v AS SELECT p.run AS run, k.proc AS proc, s.s AS name, k.ts AS ts, "
+    "k.dur AS dur, k.queued AS queued, k.submit AS submit, k.corr AS corr, k.device AS device, "
+    "k.stream AS stream, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, "
+    "k.registers, k.shared_mem FROM processes p CROSS JOIN event_rows er ON er.proc = p.id AND "
+    "er.tbl = 2 CROSS JOIN kernels k ON k.rowid BETWEEN er.first_rowid AND er.last_rowid AND "
+    "+k.proc = er.proc JOIN strings s ON s.proc = k.proc AND s.id = k.name;"
+    "CREATE VIEW copy_v AS SELECT p.run AS run, c.proc AS proc, cs.s AS cat, s.s AS name, c.ts "
+    "AS ts, c.dur AS dur, c.corr AS corr, c.device AS device, c.stream AS stream, c.bytes AS "
+    "bytes, c.copy_kind AS copy_kind FROM processes p CROSS JOIN event_rows er ON er.proc = "
+    "p.id AND er.tbl = 3 CROSS JOIN copies c ON c.rowid BETWEEN er.first_rowid AND "
+    "er.last_rowid AND +c.proc = er.proc JOIN strings s ON s.proc = c.proc AND s.id = c.name "
+    "JOIN strings cs ON cs.proc = c.proc AND cs.id = c.cat;"
+    "CREATE VIEW api_v AS SELECT p.run AS run, a.proc AS proc, cs.s AS cat, s.s AS name, a.ts "
+    "AS ts, a.dur AS dur, a.corr AS corr, t.tid AS tid FROM processes p CROSS JOIN event_rows "
+    "er ON er.proc = p.id AND er.tbl = 1 CROSS JOIN api_calls a ON a.rowid BETWEEN "
+    "er.first_rowid AND er.last_rowid AND +a.proc = er.proc JOIN strings s ON s.proc = a.proc "
+    "AND s.id = a.name JOIN strings cs ON cs.proc = a.proc AND cs.id = a.cat JOIN tracks t ON "
+    "t.proc = a.proc AND t.id = a.track;"
+    "CREATE VIEW v_kernels AS SELECT p.run AS run, k.proc AS proc, p.pid AS pid, s.s AS name, "
+    "k.ts AS start_ns, k.dur AS dur_ns, k.ts + k.dur AS end_ns, k.queued AS queued_ns, "
+    "k.submit AS submit_ns, k.corr AS correlation, k.device AS device, k.context AS context, "
+    "k.stream AS stream, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, "
+    "k.registers AS registers_per_thread, k.shared_mem AS shared_mem_bytes FROM processes p "
+    "CROSS JOIN event_rows er ON er.proc = p.id AND er.tbl = 2 CROSS JOIN kernels k ON k.rowid "
+    "BETWEEN er.first_rowid AND er.last_rowid AND +k.proc = er.proc LEFT JOIN strings s ON "
+    "s.proc = k.proc AND s.id = k.name;"
+    "CREATE VIEW v_copies AS SELECT p.run AS run, c.proc AS proc, p.pid AS pid, cs.s AS "
+    "category, s.s AS name, c.ts AS start_ns, c.dur AS dur_ns, c.ts + c.dur AS end_ns, "
+    "c.queued AS queued_ns, c.submit AS submit_ns, c.corr AS correlation, c.device AS device, "
+    "c.context AS context, c.stream AS stream, c.bytes AS bytes, ck.name AS copy_kind, sk.name "
+    "AS src_kind, dk.name AS dst_kind FROM processes p CROSS JOIN event_rows er ON er.proc = "
+    "p.id AND er.tbl = 3 CROSS JOIN copies c ON c.rowid BETWEEN er.first_rowid AND "
+    "er.last_rowid AND +c.proc = er.proc LEFT JOIN strings s ON s.proc = c.proc AND s.id = "
+    "c.name LEFT JOIN strings cs ON cs.proc = c.proc AND cs.id = c.cat LEFT JOIN copy_kinds ck "
+    "ON ck.id = c.copy_kind LEFT JOIN memory_kinds sk ON sk.id = c.src_kind LEFT JOIN "
+    "memory_kinds dk ON dk.id = c.dst_kind;"
+    "CREATE VIEW v_ranges AS SELECT p.run AS run, r.proc AS proc, p.pid AS pid, t.tid AS tid, "
+    "t.name AS thread, cs.s AS category, s.s AS name, r.ts AS start_ns, r.dur AS dur_ns, r.ts "
+    "+ r.dur AS end_ns, r.corr AS correlation FROM processes p CROSS JOIN event_rows er ON "
+    "er.proc = p.id AND er.tbl = 4 CROSS JOIN slices r ON r.rowid BETWEEN er.first_rowid AND "
+    "er.last_rowid AND +r.proc = er.proc LEFT JOIN strings s ON s.proc = r.proc AND s.id = "
+    "r.name LEFT JOIN strings cs ON cs.proc = r.proc AND cs.id = r.cat LEFT JOIN tracks t ON "
+    "t.proc = r.proc AND t.id = r.track;"
+    "CREATE VIEW v_nvtx_ranges AS SELECT * FROM v_ranges WHERE category = 'nvtx';"
+    "CREATE VIEW v_marks AS SELECT p.run AS run, i.proc AS proc, p.pid AS pid, t.tid AS tid, "
+    "t.name AS thread, cs.s AS category, s.s AS name, i.ts AS ts_ns FROM processes p CROSS "
+    "JOIN event_rows er ON er.proc = p.id AND er.tbl = 5 CROSS JOIN instants i ON i.rowid "
+    "BETWEEN er.first_rowid AND er.last_rowid AND +i.proc = er.proc LEFT JOIN strings s ON "
+    "s.proc = i.proc AND s.id = i.name LEFT JOIN strings cs ON cs.proc = i.proc AND cs.id = "
+    "i.cat LEFT JOIN tracks t ON t.proc = i.proc AND t.id = i.track;"
+    "CREATE VIEW v_counters AS SELECT p.run AS run, c.proc AS proc, p.pid AS pid, t.name AS "
+    "track, s.s AS name, c.ts AS ts_ns, c.value AS value FROM processes p CROSS JOIN "
+    "event_rows er ON er.proc = p.id AND er.tbl = 6 CROSS JOIN counters c ON c.rowid BETWEEN "
+    "er.first_rowid AND er.last_rowid AND +c.proc = er.proc LEFT JOIN strings s ON s.proc = "
+    "c.proc AND s.id = c.name LEFT JOIN tracks t ON t.proc = c.proc AND t.id = c.track;"
+    "CREATE VIEW v_memory AS SELECT p.run AS run, m.proc AS proc, p.pid AS pid, t.tid AS tid, "
+    "m.ts AS ts_ns, CASE WHEN m.bytes < 0 THEN 'free' ELSE 'alloc' END AS action, m.addr AS "
+    "addr, m.bytes AS bytes, m.device AS device FROM processes p CROSS JOIN event_rows er ON "
+    "er.proc = p.id AND er.tbl = 7 CROSS JOIN memory m ON m.rowid BETWEEN er.first_rowid AND "
+    "er.last_rowid AND +m.proc = er.proc LEFT JOIN tracks t ON t.proc = m.proc AND t.id = "
+    "m.track;"
+    "CREATE VIEW v_api_calls AS SELECT p.run AS run, a.proc AS proc, p.pid AS pid, t.tid AS "
+    "tid, t.name AS thread, ak.name AS kind, cs.s AS category, s.s AS name, a.ts AS start_ns, "
+    "a.dur AS dur_ns, a.ts + a.dur AS end_ns, a.corr AS correlation FROM processes p CROSS "
+    "JOIN event_rows er ON er.proc = p.id AND er.tbl = 1 CROSS JOIN api_calls a ON a.rowid "
+    "BETWEEN er.first_rowid AND er.last_rowid AND +a.proc = er.proc LEFT JOIN strings s ON "
+    "s.proc = a.proc AND s.id = a.name LEFT JOIN strings cs ON cs.proc = a.proc AND cs.id = "
+    "a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = a.track LEFT JOIN api_kinds ak ON "
+    "ak.id = a.kind;";
 
 int gp_store_has_column_(sqlite3 *db, const char *table, const char *col)
 {
@@ -290,6 +345,8 @@ int gp_store_ensure_schema_(sqlite3 *db, const char *path, gp_err *err)
     }
     /* version 4: slices.inline_child_ns (NULL in rows written before) */
     if (ver < 4 && add_column(db, "slices", "inline_child_ns", "INTEGER", &msg)) goto fail;
+    /* version 5: event_rows instead of the (proc, ts) indexes; views remade */
+    if (ver < 5 && sqlite3_exec(db, schema_v5_sql, NULL, NULL, &msg) != SQLITE_OK) goto fail;
     if (sqlite3_exec(db, vsql, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db,
                      "INSERT OR IGNORE INTO meta VALUES('created_by', 'gpuprof " GP_VERSION "')",
@@ -497,7 +554,7 @@ struct gp_store_writer {
     int64_t run, proc;
     int status_fd; /* GPUPROF_STATUS_FD: the pipe of `gpuprof run`, or -1 */
     int reported;  /* a failure was reported on status_fd */
-    int commit_ns;
+    int64_t commit_ns;
     size_t max_pending;
     int wait_full; /* gp_store_writer_set_bounded */
     int cache_kb;  /* page cache to set (writer thread), 0 = none */
@@ -526,6 +583,13 @@ struct gp_store_writer {
     sqlite3_stmt *st[8];    /* one-row inserts by gp_store_table */
     sqlite3_stmt *multi[8]; /* MULTI-row inserts */
     sqlite3_stmt *st_str, *st_track, *st_dev, *st_proc, *st_commit;
+    sqlite3_stmt *st_max[8];                  /* the largest rowid of each event table */
+    sqlite3_stmt *st_rows_add, *st_rows_grow; /* event_rows */
+    /* the event_rows range of this process that the newest commit left per
+     * event table (0, 0: none yet), and the one the open transaction makes */
+    struct rowrange {
+        int64_t first, last;
+    } rows[8], rows_tx[8];
     /* api_kinds rows of this writer's source (category -> id), read at
      * start, and the api_kinds.id of each string id sent (0: none) */
     GP_VEC(api_kind_row) api_kinds;
@@ -638,6 +702,46 @@ static int step_reset(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : GP_EIO;
 }
 
+/* The largest rowid of event table t now (0 when empty), or -1 on error. */
+static int64_t max_rowid(gp_store_writer *w, int t)
+{
+    sqlite3_stmt *st = w->st_max[t];
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    return v;
+}
+
+/* Records in event_rows that this transaction appended rows before+1 ..
+ * before+m to event table t (docs/store.md, "Which rows are a process's"):
+ * it grows this process's newest range of the table when the rows follow
+ * it directly (no other process wrote the table in between), and starts a
+ * new range otherwise. SQLite appends a row at the table's largest rowid
+ * + 1 while that is below 2^63 - 1; that the last row is at before + m
+ * checks that the m rows are exactly that stretch. */
+static int note_rows(gp_store_writer *w, int t, int64_t before, size_t m)
+{
+    int64_t last = sqlite3_last_insert_rowid(w->db);
+    if (before < 0 || before > INT64_MAX - (int64_t)m || last != before + (int64_t)m) return GP_EIO;
+    struct rowrange *r = &w->rows_tx[t];
+    sqlite3_stmt *st;
+    if (r->last > 0 && r->last == before) {
+        st = w->st_rows_grow; /* last_rowid = ?1 WHERE tbl, proc, first_rowid */
+        sqlite3_bind_int64(st, 1, last);
+        sqlite3_bind_int(st, 2, t);
+        sqlite3_bind_int64(st, 3, w->proc);
+        sqlite3_bind_int64(st, 4, r->first);
+    } else {
+        r->first = before + 1;
+        st = w->st_rows_add;
+        sqlite3_bind_int(st, 1, t);
+        sqlite3_bind_int64(st, 2, w->proc);
+        sqlite3_bind_int64(st, 3, r->first);
+        sqlite3_bind_int64(st, 4, last);
+    }
+    r->last = last;
+    return step_reset(st);
+}
+
 /* Inserts the batch's events table by table (each table keeps the order of
  * its events, which is the order the reader returns). */
 static int write_events(gp_store_writer *w, size_t from, size_t to)
@@ -665,6 +769,8 @@ static int write_events(gp_store_writer *w, size_t from, size_t to)
         uint32_t *tidx = idx + start[t];
         size_t m = start[t + 1] - start[t];
         size_t i = 0;
+        if (!m) continue;
+        int64_t before = max_rowid(w, t);
         for (; i + MULTI <= m && !rc; i += MULTI) {
             for (int r = 0; r < MULTI; r++) {
                 const gp_store_ev *e = &w->batch.v[tidx[i + r]];
@@ -677,6 +783,7 @@ static int write_events(gp_store_writer *w, size_t from, size_t to)
             bind_event(w->st[t], 0, w->proc, e, api_kind_of(w, e->cat));
             rc = step_reset(w->st[t]);
         }
+        if (!rc) rc = note_rows(w, t, before, m);
     }
     free(idx);
     return rc;
@@ -707,6 +814,7 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
 {
     int rc = 0;
     if (sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return GP_EIO;
+    memcpy(w->rows_tx, w->rows, sizeof w->rows);
     for (uint32_t i = 0; i < nstr && !rc; i++) {
         /* the API kind a call of this category gets (api_kinds) */
         uint32_t id = str_first + i;
@@ -752,6 +860,7 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
         return GP_EIO;
     }
+    memcpy(w->rows, w->rows_tx, sizeof w->rows);
     return 0;
 }
 
@@ -969,6 +1078,12 @@ static int prepare_all(gp_store_writer *w, gp_err *err)
                 return db_err(w->db, w->path, err, "prepare");
             }
         }
+        gp_sbuf_reset(&q);
+        gp_sbuf_printf(&q, "SELECT coalesce(max(rowid), 0) FROM %s", tables[i].table);
+        if (sqlite3_prepare_v2(w->db, gp_sbuf_cstr(&q), -1, &w->st_max[i], NULL) != SQLITE_OK) {
+            gp_sbuf_free(&q);
+            return db_err(w->db, w->path, err, "prepare");
+        }
     }
     gp_sbuf_free(&q);
     if (sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO strings VALUES(?,?,?)", -1, &w->st_str,
@@ -982,7 +1097,13 @@ static int prepare_all(gp_store_writer *w, gp_err *err)
                            "coalesce(?3, end_mono_ns) WHERE id = ?4",
                            -1, &w->st_proc, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO commits VALUES(?,?,?)", -1, &w->st_commit,
-                           NULL) != SQLITE_OK)
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(w->db, "INSERT INTO event_rows VALUES(?,?,?,?)", -1, &w->st_rows_add,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(w->db,
+                           "UPDATE event_rows SET last_rowid = ?1 WHERE tbl = ?2 AND proc = ?3 "
+                           "AND first_rowid = ?4",
+                           -1, &w->st_rows_grow, NULL) != SQLITE_OK)
         return db_err(w->db, w->path, err, "prepare");
     return 0;
 }
@@ -992,7 +1113,10 @@ static void finalize_all(gp_store_writer *w)
     for (int i = 0; i < 8; i++) {
         sqlite3_finalize(w->st[i]);
         sqlite3_finalize(w->multi[i]);
+        sqlite3_finalize(w->st_max[i]);
     }
+    sqlite3_finalize(w->st_rows_add);
+    sqlite3_finalize(w->st_rows_grow);
     sqlite3_finalize(w->st_str);
     sqlite3_finalize(w->st_track);
     sqlite3_finalize(w->st_dev);
@@ -1077,7 +1201,9 @@ static void writer_disconnect(gp_store_writer *w)
     finalize_all(w);
     memset(w->st, 0, sizeof w->st);
     memset(w->multi, 0, sizeof w->multi);
+    memset(w->st_max, 0, sizeof w->st_max);
     w->st_str = w->st_track = w->st_dev = w->st_proc = w->st_commit = NULL;
+    w->st_rows_add = w->st_rows_grow = NULL;
     sqlite3_close(w->db);
     w->db = NULL;
 }
@@ -1108,6 +1234,7 @@ static int writer_add_process(gp_store_writer *w, gp_err *err)
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return db_err(w->db, w->path, err, "cannot add the process");
     w->proc = sqlite3_last_insert_rowid(w->db);
+    memset(w->rows, 0, sizeof w->rows); /* a new process: no range of it yet */
     return 0;
 }
 
@@ -1118,7 +1245,7 @@ gp_store_writer *gp_store_writer_start(const char *path, int64_t run, const gp_s
     w->path = gp_xstrdup(path);
     w->run = run;
     w->source = gp_xstrdup(o && o->source ? o->source : "");
-    w->commit_ns = (o && o->commit_ms > 0 ? o->commit_ms : 100) * 1000000;
+    w->commit_ns = (int64_t)(o && o->commit_ms > 0 ? o->commit_ms : 100) * 1000000;
     w->max_pending = o && o->max_pending ? o->max_pending : ((size_t)8 << 20);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->wake, NULL);

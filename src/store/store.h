@@ -11,7 +11,7 @@
 /* 1: the first store; 2: lookup tables, per-run indexes, v_* views; 3:
  * api_calls.kind -> api_kinds (an older store is migrated when opened for
  * writing or read by a process that may write it). docs/store.md. */
-#define GP_STORE_SCHEMA_VERSION 4
+#define GP_STORE_SCHEMA_VERSION 5
 
 /* Which table an event goes to. */
 typedef enum gp_store_table {

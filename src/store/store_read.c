@@ -203,6 +203,7 @@ typedef struct loader {
     int64_t run;
     uint16_t cat_kernel, cat_flow;
     int oom;
+    int ranges; /* the store has event_rows (schema 5) */
 } loader;
 
 static lproc *proc_of(loader *L, int64_t id)
@@ -259,6 +260,71 @@ static int prep(loader *L, const char *sql, sqlite3_stmt **st, gp_err *err)
     }
     sqlite3_bind_int64(*st, 1, L->run);
     return 0;
+}
+
+/* The rows of one event table that belong to the run, in rowid order (the
+ * order the writers appended them). Schema 5: range by range of event_rows
+ * (docs/store.md, "Which rows are a process's"), ranges in rowid order; an
+ * older store opened read-only (not migrated): proc IN the run's processes. */
+typedef struct rowq {
+    sqlite3_stmt *st; /* the rows: the whole query, or one range's */
+    sqlite3_stmt *rg; /* the ranges (schema 5), NULL before */
+    int in_range;     /* st is bound to a range and not at its end */
+} rowq;
+
+static int rowq_open(loader *L, const char *cols, const char *table, int tbl, rowq *q, gp_err *err)
+{
+    char sql[512];
+    memset(q, 0, sizeof *q);
+    if (!L->ranges) {
+        snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE " RUN_PROCS " ORDER BY rowid", cols,
+                 table);
+        return prep(L, sql, &q->st, err);
+    }
+    snprintf(sql, sizeof sql,
+             "SELECT %s FROM %s WHERE rowid BETWEEN ?2 AND ?3 AND proc = ?1 ORDER BY rowid", cols,
+             table);
+    int rc = prep(L, sql, &q->st, err);
+    if (rc) return rc;
+    snprintf(sql, sizeof sql,
+             "SELECT r.proc, r.first_rowid, r.last_rowid FROM event_rows r JOIN processes p ON "
+             "p.id = r.proc WHERE p.run = ?1 AND r.tbl = %d ORDER BY r.first_rowid",
+             tbl);
+    if ((rc = prep(L, sql, &q->rg, err))) {
+        sqlite3_finalize(q->st);
+        q->st = NULL;
+    }
+    return rc;
+}
+
+/* SQLITE_ROW with the next row in q->st, SQLITE_DONE after the last, or
+ * the failing step's result. */
+static int rowq_step(rowq *q)
+{
+    if (!q->rg) return sqlite3_step(q->st);
+    for (;;) {
+        if (q->in_range) {
+            int r = sqlite3_step(q->st);
+            if (r != SQLITE_DONE) return r;
+            sqlite3_reset(q->st);
+            q->in_range = 0;
+        }
+        int r = sqlite3_step(q->rg);
+        if (r != SQLITE_ROW) return r;
+        sqlite3_bind_int64(q->st, 1, sqlite3_column_int64(q->rg, 0));
+        sqlite3_bind_int64(q->st, 2, sqlite3_column_int64(q->rg, 1));
+        sqlite3_bind_int64(q->st, 3, sqlite3_column_int64(q->rg, 2));
+        q->in_range = 1;
+    }
+}
+
+/* Ends a rowq loop as step_end does (the error read before the range
+ * statement is finalized, which would reset it). */
+static int rowq_end(loader *L, rowq *q, int last, gp_err *err)
+{
+    int rc = step_end(L->db, q->st, last, L->path, err);
+    sqlite3_finalize(q->rg);
+    return rc;
 }
 
 static int load_procs(loader *L, gp_err *err)
@@ -381,20 +447,19 @@ static void slice_from_row(loader *L, lproc *p, sqlite3_stmt *st, gp_slice *s)
 /* Loads the rows (proc, track, cat, name, ts, dur, corr) of `table` as
  * slices; with flow_ph set, a slice with a correlation also gets that flow
  * end. Returns 0 or a GP_E* code with err set. */
-static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err *err)
+static int load_plain_slices(loader *L, const char *table, int tbl, char flow_ph, gp_err *err)
 {
-    char sql[256];
     /* slices.inline_child_ns: schema 4 (a store opened read-only may be older) */
     int inl = !strcmp(table, "slices") && gp_store_has_column_(L->db, table, "inline_child_ns") > 0;
-    snprintf(sql, sizeof sql,
-             "SELECT proc, track, cat, name, ts, dur, corr%s FROM %s WHERE " RUN_PROCS
-             " ORDER BY rowid",
-             inl ? ", inline_child_ns" : "", table);
-    sqlite3_stmt *st;
+    rowq q;
     int sr = SQLITE_DONE;
-    int rc = prep(L, sql, &st, err);
+    int rc = rowq_open(L,
+                       inl ? "proc, track, cat, name, ts, dur, corr, inline_child_ns"
+                           : "proc, track, cat, name, ts, dur, corr",
+                       table, tbl, &q, err);
     if (rc) return rc;
-    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+    sqlite3_stmt *st = q.st;
+    while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_slice s;
@@ -408,8 +473,7 @@ static int load_plain_slices(loader *L, const char *table, char flow_ph, gp_err 
             if (GP_VEC_PUSH(L->t->inline_children, c)) L->oom = 1;
         }
     }
-    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
-    return 0;
+    return rowq_end(L, &q, sr, err);
 }
 
 /* Ranges known only as per-name statistics (libgpuprof's stream sink,
@@ -472,17 +536,18 @@ static int load_events(loader *L, gp_err *err)
 {
     gp_trace *t = L->t;
     sqlite3_stmt *st;
+    rowq q;
     int rc, sr = SQLITE_DONE;
     /* API calls: launches get the start of a flow to their device work */
-    if ((rc = load_plain_slices(L, "api_calls", 's', err))) return rc;
+    if ((rc = load_plain_slices(L, "api_calls", 1, 's', err))) return rc;
     /* kernels */
-    if ((rc = prep(L,
-                   "SELECT proc, track, name, ts, dur, corr, device, context, stream, grid_x, "
-                   "grid_y, grid_z, block_x, block_y, block_z, registers, shared_mem FROM kernels "
-                   "WHERE " RUN_PROCS " ORDER BY rowid",
-                   &st, err)))
+    if ((rc = rowq_open(L,
+                        "proc, track, name, ts, dur, corr, device, context, stream, grid_x, "
+                        "grid_y, grid_z, block_x, block_y, block_z, registers, shared_mem",
+                        "kernels", 2, &q, err)))
         return rc;
-    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+    st = q.st;
+    while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_slice s = {0};
@@ -511,14 +576,15 @@ static int load_events(loader *L, gp_err *err)
         if (push_slice(L, &s) && s.correlation != GP_NONE)
             add_flow(L, s.correlation, s.ts, s.track, 'f');
     }
-    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
+    if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* copies and memsets */
-    if ((rc = prep(L,
-                   "SELECT proc, track, cat, name, ts, dur, corr, device, context, stream, bytes, "
-                   "copy_kind, src_kind, dst_kind FROM copies WHERE " RUN_PROCS " ORDER BY rowid",
-                   &st, err)))
+    if ((rc = rowq_open(L,
+                        "proc, track, cat, name, ts, dur, corr, device, context, stream, bytes, "
+                        "copy_kind, src_kind, dst_kind",
+                        "copies", 3, &q, err)))
         return rc;
-    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+    st = q.st;
+    while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_slice s;
@@ -539,16 +605,13 @@ static int load_events(loader *L, gp_err *err)
         if (push_slice(L, &s) && s.correlation != GP_NONE)
             add_flow(L, s.correlation, s.ts, s.track, 'f');
     }
-    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
+    if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* other ranges */
-    if ((rc = load_plain_slices(L, "slices", 0, err))) return rc;
+    if ((rc = load_plain_slices(L, "slices", 4, 0, err))) return rc;
     /* marks */
-    if ((rc = prep(L,
-                   "SELECT proc, track, cat, name, ts FROM instants WHERE " RUN_PROCS
-                   " ORDER BY rowid",
-                   &st, err)))
-        return rc;
-    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+    if ((rc = rowq_open(L, "proc, track, cat, name, ts", "instants", 5, &q, err))) return rc;
+    st = q.st;
+    while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_instant in = {sqlite3_column_int64(st, 4), map_str(p, sqlite3_column_int64(st, 3)),
@@ -556,14 +619,11 @@ static int load_events(loader *L, gp_err *err)
                          map_cat(L, p, sqlite3_column_int64(st, 2)), 't'};
         if (in.track != GP_NO_INDEX && GP_VEC_PUSH(t->instants, in)) L->oom = 1;
     }
-    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
+    if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* counters: one series per (name, track) */
-    if ((rc = prep(L,
-                   "SELECT proc, track, name, ts, value FROM counters WHERE " RUN_PROCS
-                   " ORDER BY rowid",
-                   &st, err)))
-        return rc;
-    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+    if ((rc = rowq_open(L, "proc, track, name, ts, value", "counters", 6, &q, err))) return rc;
+    st = q.st;
+    while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         uint32_t track = map_track(p, sqlite3_column_int64(st, 1));
@@ -586,14 +646,12 @@ static int load_events(loader *L, gp_err *err)
         gp_counter_sample cs = {sqlite3_column_int64(st, 3), sqlite3_column_double(st, 4), series};
         if (GP_VEC_PUSH(t->counters, cs)) L->oom = 1;
     }
-    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
+    if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* memory */
-    if ((rc = prep(L,
-                   "SELECT proc, track, ts, addr, bytes, device FROM memory WHERE " RUN_PROCS
-                   " ORDER BY rowid",
-                   &st, err)))
+    if ((rc = rowq_open(L, "proc, track, ts, addr, bytes, device", "memory", 7, &q, err)))
         return rc;
-    while (!L->oom && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+    st = q.st;
+    while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
         if (!p) continue;
         gp_mem_event m = {0};
@@ -606,7 +664,7 @@ static int load_events(loader *L, gp_err *err)
         m.device_id = (int16_t)col_opt(st, 5);
         if (m.track != GP_NO_INDEX && GP_VEC_PUSH(t->mem_events, m)) L->oom = 1;
     }
-    if ((rc = step_end(L->db, st, sr, L->path, err))) return rc;
+    if ((rc = rowq_end(L, &q, sr, err))) return rc;
     return load_range_stats(L, err);
 }
 
@@ -640,6 +698,7 @@ int gp_store_load(const char *path, int64_t run, gp_trace **out, gp_err *err)
     wall = sqlite3_column_int64(st, 1);
     mono = sqlite3_column_int64(st, 2);
     sqlite3_finalize(st);
+    L.ranges = gp_store_has_column_(L.db, "event_rows", "last_rowid") > 0; /* schema 5 */
 
     L.t = gp_trace_create();
     if (!L.t) {
