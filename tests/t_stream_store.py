@@ -13,6 +13,9 @@ profiler also writes gp_export_json):
 - `gpuprof report` of the run is written and shows the counts;
 - the default profiler configured by GPUPROF_SINK=stream GPUPROF_STREAM=X.db
   finishes its run at exit;
+- three programs streaming into one store at once: every row of every event
+  table is in exactly one event_rows range of its own process, and each
+  run's summary is its own program's export;
 - a .db path holding something else is refused, not overwritten."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
@@ -143,6 +146,55 @@ for env_extra, says, then in (
         co = ops(exp6)
         check(co.get("outer", {}).get("count") == 4000,
               "%s: the default sink recorded every range" % env_extra)
+
+# ---- three programs streaming into one store at once: their commits
+# interleave, so each process's rows are several event_rows ranges; every
+# row is in exactly one range of its own process, and each run's summary
+# is its own export's (docs/store.md, "Which rows are a process's")
+shared = os.path.join(tmp, "shared.db")
+procs = []
+for i in range(3):
+    e = os.path.join(tmp, "c%d.json" % i)
+    procs.append((subprocess.Popen([PROG, shared, e, "150000"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True), e))
+for p, _ in procs:
+    _, err = p.communicate(timeout=600)
+    check(p.returncode == 0, "concurrent stream_store_prog: exit %d %s" % (p.returncode, err))
+con = sqlite3.connect(shared)
+nranges = con.execute("SELECT count(*) FROM event_rows WHERE tbl = 4").fetchone()[0]
+nprocs = con.execute("SELECT count(*) FROM processes").fetchone()[0]
+for tbl, table in ((1, "api_calls"), (2, "kernels"), (3, "copies"), (4, "slices"),
+                   (5, "instants"), (6, "counters"), (7, "memory")):
+    ranges = sorted(con.execute("SELECT first_rowid, last_rowid, proc FROM event_rows WHERE "
+                                "tbl = ?", (tbl,)).fetchall())
+    rows = con.execute("SELECT rowid, proc FROM %s ORDER BY rowid" % table).fetchall()
+    i, bad = 0, 0
+    for rowid, proc in rows:
+        while i < len(ranges) and ranges[i][1] < rowid:
+            i += 1
+        if not (i < len(ranges) and ranges[i][0] <= rowid and ranges[i][2] == proc):
+            bad += 1
+    check(bad == 0 and sum(l - f + 1 for f, l, _ in ranges) == len(rows) and
+          all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])),
+          "concurrent writers: %s: %d rows outside their process's ranges, %d ranges" %
+          (table, bad, len(ranges)))
+con.close()
+print("# concurrent writers: %d processes, %d slices ranges" % (nprocs, nranges))
+runs = json.loads(gp("runs", "--json", shared))["runs"]
+check(len(runs) == 3, "concurrent writers: three runs")
+for r in runs:  # writers wait for each other's commits: nothing dropped
+    check(r["state"] == "complete" and r["dropped"] == 0,
+          "concurrent writers: run %d %s, dropped %r" % (r["id"], r["state"], r["dropped"]))
+exports = {}
+for _, e in procs:
+    exports[e] = ops(e)
+for r in runs:  # each run is one program's: match by the export with equal ops
+    so = ops("%s:%d" % (shared, r["id"]))
+    match = [e for e, eo in exports.items() if all(
+        so.get(n, {}).get(k) == eo[n][k] for n in eo for k in ("count", "total_ns", "min_ns",
+                                                                 "max_ns")) and set(so) == set(eo)]
+    check(len(match) == 1, "concurrent writers: run %d equals exactly one program's export (%d)"
+          % (r["id"], len(match)))
 
 # ---- a .db path that is not a store: the profiler is not created, the file
 # is left as it was (not overwritten as a trace)

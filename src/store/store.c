@@ -813,7 +813,10 @@ static int write_batch(gp_store_writer *w, char **strs, uint32_t str_first, uint
                        size_t from, size_t to, int64_t taken)
 {
     int rc = 0;
-    if (sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return GP_EIO;
+    /* IMMEDIATE: the write lock first (waiting for other writers through the
+     * busy timeout); a read first (max_rowid) would start a read transaction
+     * that cannot become a write one once another writer has committed */
+    if (sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return GP_EIO;
     memcpy(w->rows_tx, w->rows, sizeof w->rows);
     for (uint32_t i = 0; i < nstr && !rc; i++) {
         /* the API kind a call of this category gets (api_kinds) */
