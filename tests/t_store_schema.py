@@ -107,16 +107,32 @@ def check_plans(db, what):
             check(good, "%s: %s%s plan: %s" % (what, view, where, plan))
 
 
-def check_v4(tmp):
-    """The schema 4 -> 5 migration of a store the schema-4 build wrote."""
-    db = os.path.join(tmp, "v4.db")
-    shutil.copy(FIXTURE4, db)
-    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)],
-          "v4 fixture is schema version 4")
+def open_fixture(tmp, fixture, version):
+    """A copy of a fixture store of the given schema version, and what it
+    holds before any gpuprof opens it: (path, tables, views, columns of)."""
+    db = os.path.join(tmp, "v%s.db" % version)
+    shutil.copy(fixture, db)
+    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(version,)],
+          "v%s fixture is schema version %s" % (version, version))
     tables = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name "
                                   "NOT IN ('meta', 'sqlite_sequence')")]
     views = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
-    cols = lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
+    return db, tables, views, lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
+
+
+def summaries(db, runs):
+    """`gpuprof summary --json` of each run of db: [(exit status, stdout, stderr)]."""
+    out = []
+    for run in runs:
+        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
+                           text=True)
+        out.append((r.returncode, r.stdout, r.stderr))
+    return out
+
+
+def check_v4(tmp):
+    """The schema 4 -> 5 migration of a store the schema-4 build wrote."""
+    db, tables, views, cols = open_fixture(tmp, FIXTURE4, "4")
     tcols = {t: cols(t) for t in tables}
     before = {t: sorted(q(db, "SELECT rowid, %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
               for t in tables if t in EVENT_TABLES.values()}
@@ -129,11 +145,9 @@ def check_v4(tmp):
     check(len(runs) == 2 and len(q(db, "SELECT id FROM processes WHERE run = 1")) == 4,
           "v4 fixture: two runs, the first with four processes")
     outs = []
-    for run in runs:
-        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
-                           text=True)
-        check(r.returncode == 0 and len(r.stdout) > 2, "v4 store run %d reads: %s" % (run, r.stderr))
-        outs.append(r.stdout)
+    for run, (rc, out, err) in zip(runs, summaries(db, runs)):
+        check(rc == 0 and len(out) > 2, "v4 store run %d reads: %s" % (run, err))
+        outs.append(out)
     check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
           "v4 store migrated to " + VERSION)
     check(len(q(db, "SELECT value FROM meta WHERE key='migrated_from_4'")) == 1,
@@ -151,10 +165,8 @@ def check_v4(tmp):
     for v, (vc, rows) in vbefore.items():
         after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(vc), v)), key=repr)
         check(after == rows, "v4 -> %s: view %s reads the same" % (VERSION, v))
-    for run, out in zip(runs, outs):
-        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
-                           text=True)
-        check(r.returncode == 0 and r.stdout == out, "v4 store run %d: summary equal again" % run)
+    for run, out, (rc, again, _) in zip(runs, outs, summaries(db, runs)):
+        check(rc == 0 and again == out, "v4 store run %d: summary equal again" % run)
     # a new run recorded into the migrated store (libgpuprof's store stream)
     # is read as its program's own export, and the ranges still cover every row
     prog = os.path.join(os.environ.get("GPUPROF_BUILD_DIR", os.path.dirname(BIN)), "tests",
@@ -173,10 +185,8 @@ def check_v4(tmp):
                                for o in c["ops"])
         check(a.returncode == 0 and b.returncode == 0 and ops(a.stdout) == ops(b.stdout),
               "the new run in the migrated store reads as its export")
-        for run, out in zip(runs, outs):  # the old runs are unchanged by it
-            r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)],
-                               capture_output=True, text=True)
-            check(r.returncode == 0 and r.stdout == out, "v4 run %d unchanged by a new run" % run)
+        for run, out, (rc, again, _) in zip(runs, outs, summaries(db, runs)):  # unchanged
+            check(rc == 0 and again == out, "v4 run %d unchanged by a new run" % run)
     else:
         print("note: stream_store_prog not built: run into the migrated store skipped")
     # a schema-4 store gpuprof cannot write is read as it is (no event_rows:
@@ -206,25 +216,15 @@ def check_v4(tmp):
     con.execute("VACUUM")
     con.close()
     check_rows(vac, "v4 migrated, after VACUUM")
-    for run, out in zip(runs, outs):
-        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (vac, run)], capture_output=True,
-                           text=True)
-        check(r.returncode == 0 and r.stdout.replace(vac, db) == out,
-              "after VACUUM: run %d summary equal" % run)
+    for run, out, (rc, again, _) in zip(runs, outs, summaries(vac, runs)):
+        check(rc == 0 and again.replace(vac, db) == out, "after VACUUM: run %d summary equal" % run)
 
 
 def check_v2(tmp):
-    """The schema 2 -> 4 migration of a store the schema-2 build wrote."""
-    db = os.path.join(tmp, "v2.db")
-    shutil.copy(FIXTURE2, db)
-    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)],
-          "v2 fixture is schema version 2")
-    tables = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name "
-                                  "NOT IN ('meta', 'sqlite_sequence')")]
-    views = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
+    """The schema 2 -> 5 migration of a store the schema-2 build wrote."""
+    db, tables, views, cols = open_fixture(tmp, FIXTURE2, "2")
     check("api_calls" in tables and "v_api_calls" in views and "api_kinds" not in tables,
           "v2 fixture has the schema-2 tables and views")
-    cols = lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
     tcols = {t: cols(t) for t in tables}
     before = {t: sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
               for t in tables}
@@ -265,15 +265,8 @@ def check_v2(tmp):
 
 
 def check_v3(tmp):
-    """The schema 3 -> 4 migration of a store the schema-3 build wrote."""
-    db = os.path.join(tmp, "v3.db")
-    shutil.copy(FIXTURE3, db)
-    check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [("3",)],
-          "v3 fixture is schema version 3")
-    tables = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name "
-                                  "NOT IN ('meta', 'sqlite_sequence')")]
-    views = [r[0] for r in q(db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
-    cols = lambda t: [c[1] for c in q(db, "PRAGMA table_info(%s)" % t)]
+    """The schema 3 -> 5 migration of a store the schema-3 build wrote."""
+    db, tables, views, cols = open_fixture(tmp, FIXTURE3, "3")
     check("inline_child_ns" not in cols("slices") and "range_stats" in tables,
           "v3 fixture has the schema-3 slices and range_stats")
     check(q(db, "SELECT count(*) FROM slices")[0][0] > 0 and
@@ -284,11 +277,9 @@ def check_v3(tmp):
     vbefore = {v: (cols(v), sorted(q(db, "SELECT * FROM %s" % v), key=repr)) for v in views}
     runs = [r[0] for r in q(db, "SELECT id FROM runs ORDER BY id")]
     outs = []
-    for run in runs:
-        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
-                           text=True)
-        check(r.returncode == 0 and len(r.stdout) > 2, "v3 store run %d reads: %s" % (run, r.stderr))
-        outs.append(r.stdout)
+    for run, (rc, out, err) in zip(runs, summaries(db, runs)):
+        check(rc == 0 and len(out) > 2, "v3 store run %d reads: %s" % (run, err))
+        outs.append(out)
     check(len(runs) == 2, "v3 fixture has two runs: %s" % runs)
     check(q(db, "SELECT value FROM meta WHERE key='schema_version'") == [(VERSION,)],
           "v3 store migrated to " + VERSION)
@@ -303,10 +294,8 @@ def check_v3(tmp):
     for v, (vc, rows) in vbefore.items():
         after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(vc), v)), key=repr)
         check(after == rows, "v3 -> %s: view %s reads the same" % (VERSION, v))
-    for run, out in zip(runs, outs):
-        r = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, run)], capture_output=True,
-                           text=True)
-        check(r.returncode == 0 and r.stdout == out, "v3 store run %d: summary equal again" % run)
+    for run, out, (rc, again, _) in zip(runs, outs, summaries(db, runs)):
+        check(rc == 0 and again == out, "v3 store run %d: summary equal again" % run)
 
 
 def main():

@@ -204,6 +204,21 @@ static int64_t sql_int(const char *path, const char *sql)
     return v;
 }
 
+/* Runs sql on the store; its text output ("a|b" lines after a header) in
+ * out. Returns gp_store_sql's result. */
+static int sql_text(const char *path, const char *sql, char *out, size_t n)
+{
+    FILE *f = tmpfile();
+    gp_err err = {0};
+    out[0] = 0;
+    if (!f) return -1;
+    int rc = gp_store_sql(path, sql, 0, f, &err);
+    rewind(f);
+    out[fread(out, 1, n - 1, f)] = 0;
+    fclose(f);
+    return rc;
+}
+
 #define KILL_CAP ((size_t)4 << 20)
 
 /* A child writes events with ts = 0, 1, 2, ... as fast as it can; it is
@@ -331,21 +346,15 @@ TEST(store_fork)
         ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
-    FILE *f = tmpfile();
-    ASSERT(f != NULL);
-    ASSERT_EQ_INT(gp_store_sql(path,
-                               "SELECT p.id, p.run, p.ppid = (SELECT pid FROM processes WHERE id "
-                               "= 1), count(k.ts), min(k.ts), max(k.ts), p.events, p.dropped, "
-                               "p.end_mono_ns > p.start_mono_ns, (SELECT count(*) FROM strings s "
-                               "WHERE s.proc = p.id AND s.s = 'k') FROM processes p LEFT JOIN "
-                               "kernels k ON k.proc = p.id GROUP BY p.id ORDER BY p.id",
-                               0, f, &err),
+    char out[1024];
+    ASSERT_EQ_INT(sql_text(path,
+                           "SELECT p.id, p.run, p.ppid = (SELECT pid FROM processes WHERE id = 1), "
+                           "count(k.ts), min(k.ts), max(k.ts), p.events, p.dropped, p.end_mono_ns "
+                           "> p.start_mono_ns, (SELECT count(*) FROM strings s WHERE s.proc = p.id "
+                           "AND s.s = 'k') FROM processes p LEFT JOIN kernels k ON k.proc = p.id "
+                           "GROUP BY p.id ORDER BY p.id",
+                           out, sizeof out),
                   0);
-    char out[1024] = "";
-    rewind(f);
-    size_t n = fread(out, 1, sizeof out - 1, f);
-    out[n] = 0;
-    fclose(f);
     char want[512];
     snprintf(want, sizeof want,
              "1|%lld|0|160|0|159|160|0|1|1\n2|%lld|1|50|1000|1049|50|0|1|1\n"
@@ -425,17 +434,12 @@ TEST(store_event_rows)
                   SQLITE_OK);
     put_kernels(a, 19, 2); /* 28..29 */
     gp_store_writer_flush(a);
-    FILE *f = tmpfile();
-    ASSERT(f != NULL);
-    ASSERT_EQ_INT(gp_store_sql(path,
-                               "SELECT tbl, proc, first_rowid, last_rowid FROM event_rows ORDER "
-                               "BY tbl, first_rowid",
-                               0, f, &err),
+    char out[1024];
+    ASSERT_EQ_INT(sql_text(path,
+                           "SELECT tbl, proc, first_rowid, last_rowid FROM event_rows ORDER BY "
+                           "tbl, first_rowid",
+                           out, sizeof out),
                   0);
-    char out[1024] = "";
-    rewind(f);
-    out[fread(out, 1, sizeof out - 1, f)] = 0;
-    fclose(f);
     char want[512];
     snprintf(want, sizeof want,
              "1|%lld|1|3\n2|%lld|1|10\n2|%lld|11|17\n2|%lld|18|26\n2|%lld|28|29\n", (long long)pb,
