@@ -5,6 +5,7 @@
 #include "core/redact.h"
 #include "test.h"
 #include "trace/load.h"
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -394,6 +395,95 @@ static void run_kernel_ts(const char *path, int64_t run, char *out, size_t n)
     gp_trace_destroy(t);
 }
 
+/* The writer binds a statement parameter only when its value changed since
+ * the statement's previous step: every column of every row reads back as
+ * written when values repeat, change, and go from NULL to a value and back,
+ * in the 64-row statements and the one-row one (the remainder), across
+ * commits, and for a counter's double (NaN, -0.0 and 0.0 included). */
+TEST(store_bind_changes)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "bind");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    gp_err err = {0};
+    gp_store_writer_opts o = {60000, 0, "test"};
+    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+    ASSERT(w != NULL);
+    uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+    uint32_t cn = gp_store_writer_str(w, "c");
+    uint32_t names[3] = {gp_store_writer_str(w, "k0"), gp_store_writer_str(w, "k1"),
+                         gp_store_writer_str(w, "k2")};
+    enum { N = 300 };
+    static const double vals[] = {1.5, 1.5, -0.0, 0.0, NAN, NAN, 2.0};
+    for (int i = 0; i < N; i++) {
+        gp_store_ev e;
+        gp_store_ev_init(&e, GP_ST_KERNEL);
+        e.track = q;
+        e.name = names[(i / 50) % 3];
+        e.ts = 1000 + i;
+        e.dur = i % 7 ? 5 : 9;
+        e.corr = i % 3 ? i : GP_NONE;
+        e.device = (i / 70) % 2 ? GP_NONE : 1;
+        e.stream = i / 64;
+        e.grid[0] = i / 64 + 1;
+        e.block[1] = i % 2;
+        e.registers = i % 5 == 0 ? GP_NONE : 32;
+        gp_store_writer_put(w, &e, 1);
+        gp_store_ev c;
+        gp_store_ev_init(&c, GP_ST_COUNTER);
+        c.track = q;
+        c.name = cn;
+        c.ts = 1000 + i;
+        c.value = vals[i % 7];
+        gp_store_writer_put(w, &c, 1);
+        if (i == 130 || i == 131) gp_store_writer_flush(w); /* commits of 131 and 1 events */
+    }
+    ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
+    sqlite3 *db;
+    ASSERT_EQ_INT(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    ASSERT_EQ_INT(sqlite3_prepare_v2(db,
+                                     "SELECT k.ts, s.s, k.dur, k.corr, k.device, k.stream, "
+                                     "k.grid_x, k.block_y, k.registers, c.value FROM kernels k "
+                                     "JOIN strings s ON s.proc = k.proc AND s.id = k.name JOIN "
+                                     "counters c ON c.proc = k.proc AND c.ts = k.ts ORDER BY k.ts",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+    int i = 0;
+    for (; sqlite3_step(st) == SQLITE_ROW; i++) {
+        char want[8];
+        snprintf(want, sizeof want, "k%d", (i / 50) % 3);
+        ASSERT_EQ_INT(sqlite3_column_int64(st, 0), 1000 + i);
+        ASSERT_EQ_STR((const char *)sqlite3_column_text(st, 1), want);
+        ASSERT_EQ_INT(sqlite3_column_int(st, 2), i % 7 ? 5 : 9);
+        if (i % 3)
+            ASSERT_EQ_INT(sqlite3_column_int64(st, 3), i);
+        else
+            ASSERT(sqlite3_column_type(st, 3) == SQLITE_NULL);
+        if ((i / 70) % 2)
+            ASSERT(sqlite3_column_type(st, 4) == SQLITE_NULL);
+        else
+            ASSERT_EQ_INT(sqlite3_column_int(st, 4), 1);
+        ASSERT_EQ_INT(sqlite3_column_int(st, 5), i / 64);
+        ASSERT_EQ_INT(sqlite3_column_int(st, 6), i / 64 + 1);
+        ASSERT_EQ_INT(sqlite3_column_int(st, 7), i % 2);
+        if (i % 5 == 0)
+            ASSERT(sqlite3_column_type(st, 8) == SQLITE_NULL);
+        else
+            ASSERT_EQ_INT(sqlite3_column_int(st, 8), 32);
+        double v = vals[i % 7];
+        if (isnan(v)) /* SQLite stores a NaN as NULL */
+            ASSERT(sqlite3_column_type(st, 9) == SQLITE_NULL);
+        else
+            ASSERT(sqlite3_column_double(st, 9) == v); /* -0.0 reads as 0.0 */
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    ASSERT_EQ_INT(i, N);
+    unlink(path);
+}
+
 /* Schema 5 (docs/store.md, "Which rows are a process's"): each commit
  * records the rowid stretch it appended in event_rows; a commit that
  * follows its process's previous one directly grows that range, one after
@@ -616,4 +706,4 @@ TEST(store_api_kinds)
 }
 
 TEST_MAIN(store_write_read, store_api_kinds, store_redact, store_sigkill_prefix, store_fork,
-          store_event_rows, store_env, store_spec)
+          store_event_rows, store_bind_changes, store_env, store_spec)

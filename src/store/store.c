@@ -579,9 +579,10 @@ struct gp_store_writer {
 
     /* writer thread only */
     evvec batch;
-    int64_t last_taken;     /* `taken` of the newest batch committed whole */
-    sqlite3_stmt *st[8];    /* one-row inserts by gp_store_table */
-    sqlite3_stmt *multi[8]; /* MULTI-row inserts */
+    int64_t last_taken;           /* `taken` of the newest batch committed whole */
+    sqlite3_stmt *st[8];          /* one-row inserts by gp_store_table */
+    sqlite3_stmt *multi[8];       /* MULTI-row inserts */
+    int64_t *sh[8], *sh_multi[8]; /* their parameters' bound values (binder) */
     sqlite3_stmt *st_str, *st_track, *st_dev, *st_proc, *st_commit;
     sqlite3_stmt *st_max[8];                  /* the largest rowid of each event table */
     sqlite3_stmt *st_rows_add, *st_rows_grow; /* event_rows */
@@ -624,73 +625,108 @@ static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
         sqlite3_bind_int64(st, i, v);
 }
 
-/* Binds e's columns to parameters b+1 .. b+ncol of st; api_kind is
- * api_calls.kind (api_kinds.id) of an API call. */
-static void bind_event(sqlite3_stmt *st, int b, int64_t proc, const gp_store_ev *e, int api_kind)
+/* A statement and the value each of its parameters was last bound to: a
+ * statement keeps its bindings across sqlite3_reset, so a parameter whose
+ * value did not change since the previous step is not bound again (most
+ * columns repeat from one event to the next: process, track, device, NULLs,
+ * launch dimensions). sh[i] is parameter i's value (GP_NONE: NULL; a
+ * double's bits); SH_UNSET, never taken as equal, after a prepare. */
+#define SH_UNSET INT64_MIN
+typedef struct binder {
+    sqlite3_stmt *st;
+    int64_t *sh;
+} binder;
+
+static void bind_v(binder *d, int i, int64_t v)
 {
-    sqlite3_bind_int64(st, b + 1, proc);
-    sqlite3_bind_int64(st, b + 2, e->track);
+    if (d->sh[i] == v && v != SH_UNSET) return;
+    d->sh[i] = v;
+    sqlite3_bind_int64(d->st, i, v);
+}
+
+static void bind_o(binder *d, int i, int64_t v) /* GP_NONE: NULL */
+{
+    if (d->sh[i] == v && v != SH_UNSET) return;
+    d->sh[i] = v;
+    bind_opt(d->st, i, v);
+}
+
+static void bind_d(binder *d, int i, double x)
+{
+    int64_t v;
+    memcpy(&v, &x, sizeof v);
+    if (d->sh[i] == v && v != SH_UNSET) return;
+    d->sh[i] = v;
+    sqlite3_bind_double(d->st, i, x);
+}
+
+/* Binds e's columns to parameters b+1 .. b+ncol of d's statement; api_kind
+ * is api_calls.kind (api_kinds.id) of an API call. */
+static void bind_event(binder *d, int b, int64_t proc, const gp_store_ev *e, int api_kind)
+{
+    bind_v(d, b + 1, proc);
+    bind_v(d, b + 2, e->track);
     switch (e->table) {
     case GP_ST_API:
     case GP_ST_SLICE:
-        sqlite3_bind_int64(st, b + 3, e->cat);
-        sqlite3_bind_int64(st, b + 4, e->name);
-        sqlite3_bind_int64(st, b + 5, e->ts);
-        sqlite3_bind_int64(st, b + 6, e->dur);
-        bind_opt(st, b + 7, e->corr);
+        bind_v(d, b + 3, e->cat);
+        bind_v(d, b + 4, e->name);
+        bind_v(d, b + 5, e->ts);
+        bind_v(d, b + 6, e->dur);
+        bind_o(d, b + 7, e->corr);
         if (e->table == GP_ST_API)
-            sqlite3_bind_int(st, b + 8, api_kind);
+            bind_v(d, b + 8, api_kind);
         else /* slices.inline_child_ns */
-            bind_opt(st, b + 8, e->inline_child_ns > 0 ? e->inline_child_ns : GP_NONE);
+            bind_o(d, b + 8, e->inline_child_ns > 0 ? e->inline_child_ns : GP_NONE);
         break;
     case GP_ST_KERNEL:
-        sqlite3_bind_int64(st, b + 3, e->name);
-        sqlite3_bind_int64(st, b + 4, e->ts);
-        sqlite3_bind_int64(st, b + 5, e->dur);
-        bind_opt(st, b + 6, e->queued);
-        bind_opt(st, b + 7, e->submit);
-        bind_opt(st, b + 8, e->corr);
-        bind_opt(st, b + 9, e->device);
-        bind_opt(st, b + 10, e->context);
-        bind_opt(st, b + 11, e->stream);
+        bind_v(d, b + 3, e->name);
+        bind_v(d, b + 4, e->ts);
+        bind_v(d, b + 5, e->dur);
+        bind_o(d, b + 6, e->queued);
+        bind_o(d, b + 7, e->submit);
+        bind_o(d, b + 8, e->corr);
+        bind_o(d, b + 9, e->device);
+        bind_o(d, b + 10, e->context);
+        bind_o(d, b + 11, e->stream);
         for (int k = 0; k < 3; k++) {
-            sqlite3_bind_int(st, b + 12 + k, e->grid[k]);
-            sqlite3_bind_int(st, b + 15 + k, e->block[k]);
+            bind_v(d, b + 12 + k, e->grid[k]);
+            bind_v(d, b + 15 + k, e->block[k]);
         }
-        bind_opt(st, b + 18, e->registers);
-        bind_opt(st, b + 19, e->shared_mem);
+        bind_o(d, b + 18, e->registers);
+        bind_o(d, b + 19, e->shared_mem);
         break;
     case GP_ST_COPY:
-        sqlite3_bind_int64(st, b + 3, e->cat);
-        sqlite3_bind_int64(st, b + 4, e->name);
-        sqlite3_bind_int64(st, b + 5, e->ts);
-        sqlite3_bind_int64(st, b + 6, e->dur);
-        bind_opt(st, b + 7, e->queued);
-        bind_opt(st, b + 8, e->submit);
-        bind_opt(st, b + 9, e->corr);
-        bind_opt(st, b + 10, e->device);
-        bind_opt(st, b + 11, e->context);
-        bind_opt(st, b + 12, e->stream);
-        bind_opt(st, b + 13, e->bytes);
-        sqlite3_bind_int(st, b + 14, e->copy_kind);
-        sqlite3_bind_int(st, b + 15, e->src_kind);
-        sqlite3_bind_int(st, b + 16, e->dst_kind);
+        bind_v(d, b + 3, e->cat);
+        bind_v(d, b + 4, e->name);
+        bind_v(d, b + 5, e->ts);
+        bind_v(d, b + 6, e->dur);
+        bind_o(d, b + 7, e->queued);
+        bind_o(d, b + 8, e->submit);
+        bind_o(d, b + 9, e->corr);
+        bind_o(d, b + 10, e->device);
+        bind_o(d, b + 11, e->context);
+        bind_o(d, b + 12, e->stream);
+        bind_o(d, b + 13, e->bytes);
+        bind_v(d, b + 14, e->copy_kind);
+        bind_v(d, b + 15, e->src_kind);
+        bind_v(d, b + 16, e->dst_kind);
         break;
     case GP_ST_INSTANT:
-        sqlite3_bind_int64(st, b + 3, e->cat);
-        sqlite3_bind_int64(st, b + 4, e->name);
-        sqlite3_bind_int64(st, b + 5, e->ts);
+        bind_v(d, b + 3, e->cat);
+        bind_v(d, b + 4, e->name);
+        bind_v(d, b + 5, e->ts);
         break;
     case GP_ST_COUNTER:
-        sqlite3_bind_int64(st, b + 3, e->name);
-        sqlite3_bind_int64(st, b + 4, e->ts);
-        sqlite3_bind_double(st, b + 5, e->value);
+        bind_v(d, b + 3, e->name);
+        bind_v(d, b + 4, e->ts);
+        bind_d(d, b + 5, e->value);
         break;
     case GP_ST_MEM:
-        sqlite3_bind_int64(st, b + 3, e->ts);
-        sqlite3_bind_int64(st, b + 4, e->addr);
-        sqlite3_bind_int64(st, b + 5, e->bytes);
-        bind_opt(st, b + 6, e->device);
+        bind_v(d, b + 3, e->ts);
+        bind_v(d, b + 4, e->addr);
+        bind_v(d, b + 5, e->bytes);
+        bind_o(d, b + 6, e->device);
         break;
     }
 }
@@ -771,16 +807,17 @@ static int write_events(gp_store_writer *w, size_t from, size_t to)
         size_t i = 0;
         if (!m) continue;
         int64_t before = max_rowid(w, t);
+        binder dm = {w->multi[t], w->sh_multi[t]}, d1 = {w->st[t], w->sh[t]};
         for (; i + MULTI <= m && !rc; i += MULTI) {
             for (int r = 0; r < MULTI; r++) {
                 const gp_store_ev *e = &w->batch.v[tidx[i + r]];
-                bind_event(w->multi[t], r * tables[t].ncol, w->proc, e, api_kind_of(w, e->cat));
+                bind_event(&dm, r * tables[t].ncol, w->proc, e, api_kind_of(w, e->cat));
             }
             rc = step_reset(w->multi[t]);
         }
         for (; i < m && !rc; i++) {
             const gp_store_ev *e = &w->batch.v[tidx[i]];
-            bind_event(w->st[t], 0, w->proc, e, api_kind_of(w, e->cat));
+            bind_event(&d1, 0, w->proc, e, api_kind_of(w, e->cat));
             rc = step_reset(w->st[t]);
         }
         if (!rc) rc = note_rows(w, t, before, m);
@@ -1080,6 +1117,12 @@ static int prepare_all(gp_store_writer *w, gp_err *err)
                 gp_sbuf_free(&q);
                 return db_err(w->db, w->path, err, "prepare");
             }
+            /* parameters 1 .. rows * ncol, none bound yet */
+            int64_t **sh = rows == 1 ? &w->sh[i] : &w->sh_multi[i];
+            size_t np = (size_t)rows * (size_t)tables[i].ncol + 1;
+            free(*sh);
+            *sh = gp_xmalloc(np * sizeof **sh);
+            for (size_t k = 0; k < np; k++) (*sh)[k] = SH_UNSET;
         }
         gp_sbuf_reset(&q);
         gp_sbuf_printf(&q, "SELECT coalesce(max(rowid), 0) FROM %s", tables[i].table);
@@ -1117,6 +1160,9 @@ static void finalize_all(gp_store_writer *w)
         sqlite3_finalize(w->st[i]);
         sqlite3_finalize(w->multi[i]);
         sqlite3_finalize(w->st_max[i]);
+        free(w->sh[i]);
+        free(w->sh_multi[i]);
+        w->sh[i] = w->sh_multi[i] = NULL;
     }
     sqlite3_finalize(w->st_rows_add);
     sqlite3_finalize(w->st_rows_grow);
