@@ -74,31 +74,6 @@ static int mb_all_threads(void)
 #endif
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-/* A (CLOCK_MONOTONIC, TSC) pair: the clock read between two TSC reads, the
- * tightest of 8 tries, the TSC at their middle. A thread preempted between
- * the reads (a busy machine) gives a wide bracket, which is not taken: one
- * 20 us preemption in a bare pair was a 0.1 % error of the rate. */
-static void tsc_pair(int64_t *m, uint64_t *t)
-{
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 8; i++) {
-        uint64_t x = __builtin_ia32_rdtsc();
-        int64_t mm = gp_clock_mono_ns();
-        uint64_t y = __builtin_ia32_rdtsc();
-        if (y >= x && y - x < best) {
-            best = y - x;
-            *m = mm;
-            *t = x + (y - x) / 2;
-        }
-    }
-    if (best == UINT64_MAX) { /* the TSC went backwards 8 times: take the last read */
-        *m = gp_clock_mono_ns();
-        *t = __builtin_ia32_rdtsc();
-    }
-}
-#endif
-
 static void tsc_calibrate(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -107,8 +82,8 @@ static void tsc_calibrate(void)
     if (!__get_cpuid(0x80000007u, &a, &b, &c, &d) || !(d & (1u << 8))) return;
     int64_t m0, m1;
     uint64_t t0, t1;
-    tsc_pair(&m0, &t0);
-    do tsc_pair(&m1, &t1);
+    gp_clock_tsc_pair(&m0, &t0);
+    do gp_clock_tsc_pair(&m1, &t1);
     while (m1 - m0 < 20000000);
     if (t1 <= t0) return;
     tsc_ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
@@ -171,7 +146,7 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
     p->mono0 = gp_clock_mono_ns();
 #if defined(__x86_64__) || defined(__i386__)
     p->tsc0 = __builtin_ia32_rdtsc();
-    if (p->use_tsc) tsc_pair(&p->mono0, &p->tsc0); /* model time 0 on both clocks */
+    if (p->use_tsc) gp_clock_tsc_pair(&p->mono0, &p->tsc0); /* model time 0 on both clocks */
 #endif
     p->wall0 = gp_clock_wall_ns();
     p->tr->meta.has_base_time = 1;

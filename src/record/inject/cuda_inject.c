@@ -346,19 +346,17 @@ static inline uint64_t n_now(void)
     return (uint64_t)gp_clock_mono_ns();
 }
 
-/* Takes a (raw, mono) anchor: the TSC read on both sides of the clock read. */
+/* Takes a (raw, mono) anchor: the tightest of 8 TSC brackets around a
+ * clock read (gp_clock_tsc_pair); a single bracket taken while the thread
+ * was preempted put the ranges converted near it microseconds off. */
 static nanchor n_anchor_now(void)
 {
     nanchor a;
-    if (!N.use_tsc) {
-        a.mono = gp_clock_mono_ns();
-        a.raw = (uint64_t)a.mono;
-        return a;
-    }
-    uint64_t r0 = n_now();
     a.mono = gp_clock_mono_ns();
-    uint64_t r1 = n_now();
-    a.raw = r0 + (r1 - r0) / 2;
+    a.raw = (uint64_t)a.mono;
+#if defined(__x86_64__) || defined(__i386__)
+    if (N.use_tsc) gp_clock_tsc_pair(&a.mono, &a.raw);
+#endif
     return a;
 }
 
