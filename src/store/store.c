@@ -119,34 +119,13 @@ static const char *const schema_v3_sql =
  * process's writer appended (one row per table and contiguous stretch, in the
  * transaction that wrote the rows), instead of a (proc, ts) index that every
  * row had to enter. Run once, when a store older than 5 (or a new one) is
- * brought to 5: the ranges of the rows already there are computed (each
- * maximal stretch of consecutive rowids of one process), the per-row
- * indexes are dropped, and every view over an event table is made again to
- * join through event_rows (the same columns and rows as before). */
+ * brought to 5, followed by fill_event_rows for the rows already there:
+ * the per-row indexes are dropped, and every view over an event table is
+ * made again to join through event_rows (the same columns and rows as
+ * before). */
 static const char *const schema_v5_sql =
     "CREATE TABLE IF NOT EXISTS event_rows(tbl INTEGER, proc INTEGER, first_rowid INTEGER, "
     "last_rowid INTEGER, PRIMARY KEY(proc, tbl, first_rowid)) WITHOUT ROWID;"
-    "INSERT INTO event_rows SELECT 1, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM api_calls "
-    "WHERE proc IS NOT NULL) GROUP BY proc, island;"
-    "INSERT INTO event_rows SELECT 2, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM kernels WHERE "
-    "proc IS NOT NULL) GROUP BY proc, island;"
-    "INSERT INTO event_rows SELECT 3, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM copies WHERE "
-    "proc IS NOT NULL) GROUP BY proc, island;"
-    "INSERT INTO event_rows SELECT 4, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM slices WHERE "
-    "proc IS NOT NULL) GROUP BY proc, island;"
-    "INSERT INTO event_rows SELECT 5, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM instants "
-    "WHERE proc IS NOT NULL) GROUP BY proc, island;"
-    "INSERT INTO event_rows SELECT 6, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM counters "
-    "WHERE proc IS NOT NULL) GROUP BY proc, island;"
-    "INSERT INTO event_rows SELECT 7, proc, min(rowid), max(rowid) FROM (SELECT rowid, proc, "
-    "rowid - row_number() OVER (PARTITION BY proc ORDER BY rowid) AS island FROM memory WHERE "
-    "proc IS NOT NULL) GROUP BY proc, island;"
     "DROP INDEX IF EXISTS api_calls_proc_ts;"
     "DROP INDEX IF EXISTS kernels_proc_ts;"
     "DROP INDEX IF EXISTS copies_proc_ts;"
@@ -234,6 +213,57 @@ static const char *const schema_v5_sql =
     "s.proc = a.proc AND s.id = a.name LEFT JOIN strings cs ON cs.proc = a.proc AND cs.id = "
     "a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = a.track LEFT JOIN api_kinds ak ON "
     "ak.id = a.kind;";
+
+/* Migration to schema 5: the event_rows ranges of the rows already in the
+ * event tables, each maximal stretch of consecutive rowids of one process,
+ * in one pass over each table in rowid order (no sort: a window function
+ * over (proc, rowid) took 8x as long). Returns 0 or an SQLite code. */
+static int fill_event_rows(sqlite3 *db)
+{
+    static const char *const names[] = {NULL,     "api_calls", "kernels",  "copies",
+                                        "slices", "instants",  "counters", "memory"};
+    sqlite3_stmt *ins = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO event_rows VALUES(?,?,?,?)", -1, &ins, NULL);
+    for (int t = 1; t <= 7 && rc == SQLITE_OK; t++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT rowid, proc FROM %s ORDER BY rowid", names[t]);
+        sqlite3_stmt *st = NULL;
+        if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK) break;
+        int64_t proc = 0, first = 0, last = 0;
+        int have = 0, r;
+        for (;;) {
+            r = sqlite3_step(st);
+            int row = r == SQLITE_ROW;
+            int64_t id = row ? sqlite3_column_int64(st, 0) : 0;
+            int null = row && sqlite3_column_type(st, 1) == SQLITE_NULL;
+            int64_t p = row ? sqlite3_column_int64(st, 1) : 0;
+            if (row && !null && have && p == proc && id == last + 1) {
+                last = id;
+                continue;
+            }
+            if (have) { /* the stretch ends: this row is another's, after a gap, or none */
+                sqlite3_bind_int(ins, 1, t);
+                sqlite3_bind_int64(ins, 2, proc);
+                sqlite3_bind_int64(ins, 3, first);
+                sqlite3_bind_int64(ins, 4, last);
+                int ri = sqlite3_step(ins);
+                sqlite3_reset(ins);
+                if (ri != SQLITE_DONE) {
+                    r = ri;
+                    break;
+                }
+            }
+            if (!row) break;
+            have = !null;
+            proc = p;
+            first = last = id;
+        }
+        rc = r == SQLITE_DONE ? SQLITE_OK : r;
+        sqlite3_finalize(st);
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
 
 int gp_store_has_column_(sqlite3 *db, const char *table, const char *col)
 {
@@ -346,7 +376,9 @@ int gp_store_ensure_schema_(sqlite3 *db, const char *path, gp_err *err)
     /* version 4: slices.inline_child_ns (NULL in rows written before) */
     if (ver < 4 && add_column(db, "slices", "inline_child_ns", "INTEGER", &msg)) goto fail;
     /* version 5: event_rows instead of the (proc, ts) indexes; views remade */
-    if (ver < 5 && sqlite3_exec(db, schema_v5_sql, NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    if (ver < 5 && (sqlite3_exec(db, schema_v5_sql, NULL, NULL, &msg) != SQLITE_OK ||
+                    fill_event_rows(db) != SQLITE_OK))
+        goto fail;
     if (sqlite3_exec(db, vsql, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db,
                      "INSERT OR IGNORE INTO meta VALUES('created_by', 'gpuprof " GP_VERSION "')",
