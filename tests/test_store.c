@@ -488,9 +488,9 @@ TEST(store_bind_changes)
  * records the rowid stretch it appended in event_rows; a commit that
  * follows its process's previous one directly grows that range, one after
  * another writer's (or another tool's) rows starts a new one; a run reads
- * exactly its rows, in order; a table whose rows cannot be appended (a row
- * at the largest rowid) fails the write, counted, with nothing recorded
- * before lost. */
+ * exactly its rows, in order; a commit whose rows are not one stretch (a
+ * trigger adding a row after each) or cannot be appended (a row at the
+ * largest rowid) fails, counted, with nothing recorded before lost. */
 TEST(store_event_rows)
 {
     char path[256];
@@ -543,6 +543,21 @@ TEST(store_event_rows)
     ASSERT_EQ_STR(ts, "100 101 102 103 104 105 106 ");
     ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM v_kernels WHERE proc = 999"), 0);
     ASSERT_EQ_INT(gp_store_writer_stop(b), 0);
+    /* another tool's trigger adding a row after each of ours: the commit's
+     * rows are not one stretch; it fails, counted, and writes no range */
+    gp_store_writer *c = gp_store_writer_start(path, rb, &o, &err);
+    ASSERT(c != NULL);
+    ASSERT_EQ_INT(sql_exec(path, "CREATE TRIGGER other AFTER INSERT ON kernels WHEN new.proc != "
+                                 "999 BEGIN INSERT INTO kernels(proc, name, ts, dur) "
+                                 "VALUES(999, 0, 7, 1); END"),
+                  SQLITE_OK);
+    put_kernels(c, 300, 4);
+    gp_store_writer_flush(c);
+    ASSERT(gp_store_writer_dropped(c) == 4);
+    ASSERT(gp_store_writer_stop(c) != 0);
+    ASSERT_EQ_INT(sql_exec(path, "DROP TRIGGER other"), SQLITE_OK);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM kernels WHERE ts BETWEEN 300 AND 303"), 0);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM event_rows"), 5);
     /* a row at the largest rowid: SQLite would place new rows at random
      * rowids, which no range can describe; the write fails and is counted */
     ASSERT_EQ_INT(sql_exec(path, "INSERT INTO kernels(rowid, proc, name, ts, dur) "
