@@ -214,19 +214,26 @@ static const char *const schema_v5_sql =
     "a.cat LEFT JOIN tracks t ON t.proc = a.proc AND t.id = a.track LEFT JOIN api_kinds ak ON "
     "ak.id = a.kind;";
 
+/* Event tables by gp_store_table (= event_types.id): name and column count. */
+static const struct {
+    const char *table;
+    int ncol;
+} tables[8] = {
+    {NULL, 0},     {"api_calls", 8}, {"kernels", 19}, {"copies", 16},
+    {"slices", 8}, {"instants", 5},  {"counters", 5}, {"memory", 6},
+};
+
 /* Migration to schema 5: the event_rows ranges of the rows already in the
  * event tables, each maximal stretch of consecutive rowids of one process,
  * in one pass over each table in rowid order (no sort: a window function
  * over (proc, rowid) took 8x as long). Returns 0 or an SQLite code. */
 static int fill_event_rows(sqlite3 *db)
 {
-    static const char *const names[] = {NULL,     "api_calls", "kernels",  "copies",
-                                        "slices", "instants",  "counters", "memory"};
     sqlite3_stmt *ins = NULL;
     int rc = sqlite3_prepare_v2(db, "INSERT INTO event_rows VALUES(?,?,?,?)", -1, &ins, NULL);
     for (int t = 1; t <= 7 && rc == SQLITE_OK; t++) {
         char sql[96];
-        snprintf(sql, sizeof sql, "SELECT rowid, proc FROM %s ORDER BY rowid", names[t]);
+        snprintf(sql, sizeof sql, "SELECT rowid, proc FROM %s ORDER BY rowid", tables[t].table);
         sqlite3_stmt *st = NULL;
         if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK) break;
         int64_t proc = 0, first = 0, last = 0;
@@ -635,19 +642,12 @@ static int api_kind_of(const gp_store_writer *w, uint32_t cat)
     return cat < w->kind_of_str.n ? w->kind_of_str.v[cat] : 0;
 }
 
-/* Event tables: name and column count. Rows go in with multi-row INSERTs
- * of MULTI rows (one statement step per MULTI events) plus a one-row
- * statement for the rest: several times faster than one step per row. */
+/* Rows go in with multi-row INSERTs of MULTI rows (one statement step per
+ * MULTI events) plus a one-row statement for the rest: several times faster
+ * than one step per row. */
 #define MULTI 64
 /* Events per transaction: ~100 ms of writing at the measured ~2 M events/s. */
 #define CHUNK 200000
-static const struct {
-    const char *table;
-    int ncol;
-} tables[8] = {
-    {NULL, 0},     {"api_calls", 8}, {"kernels", 19}, {"copies", 16},
-    {"slices", 8}, {"instants", 5},  {"counters", 5}, {"memory", 6},
-};
 
 static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
 {
@@ -669,27 +669,30 @@ typedef struct binder {
     int64_t *sh;
 } binder;
 
+/* 1 when parameter i of d's statement holds v already; else records v
+ * (the caller binds it). */
+static int bound(binder *d, int i, int64_t v)
+{
+    if (d->sh[i] == v && v != SH_UNSET) return 1;
+    d->sh[i] = v;
+    return 0;
+}
+
 static void bind_v(binder *d, int i, int64_t v)
 {
-    if (d->sh[i] == v && v != SH_UNSET) return;
-    d->sh[i] = v;
-    sqlite3_bind_int64(d->st, i, v);
+    if (!bound(d, i, v)) sqlite3_bind_int64(d->st, i, v);
 }
 
 static void bind_o(binder *d, int i, int64_t v) /* GP_NONE: NULL */
 {
-    if (d->sh[i] == v && v != SH_UNSET) return;
-    d->sh[i] = v;
-    bind_opt(d->st, i, v);
+    if (!bound(d, i, v)) bind_opt(d->st, i, v);
 }
 
 static void bind_d(binder *d, int i, double x)
 {
     int64_t v;
     memcpy(&v, &x, sizeof v);
-    if (d->sh[i] == v && v != SH_UNSET) return;
-    d->sh[i] = v;
-    sqlite3_bind_double(d->st, i, x);
+    if (!bound(d, i, v)) sqlite3_bind_double(d->st, i, x);
 }
 
 /* Binds e's columns to parameters b+1 .. b+ncol of d's statement; api_kind
