@@ -231,7 +231,7 @@ static int fill_event_rows(sqlite3 *db)
 {
     sqlite3_stmt *ins = NULL;
     int rc = sqlite3_prepare_v2(db, "INSERT INTO event_rows VALUES(?,?,?,?)", -1, &ins, NULL);
-    for (int t = 1; t <= 7 && rc == SQLITE_OK; t++) {
+    for (int t = GP_ST_API; t <= GP_ST_MEM && rc == SQLITE_OK; t++) {
         char sql[96];
         snprintf(sql, sizeof sql, "SELECT rowid, proc FROM %s ORDER BY rowid", tables[t].table);
         sqlite3_stmt *st = NULL;

@@ -272,6 +272,7 @@ typedef struct rowq {
     int in_range;     /* st is bound to a range and not at its end */
 } rowq;
 
+/* tbl: the table's gp_store_table (= event_types.id, event_rows.tbl). */
 static int rowq_open(loader *L, const char *cols, const char *table, int tbl, rowq *q, gp_err *err)
 {
     char sql[512];
@@ -539,12 +540,12 @@ static int load_events(loader *L, gp_err *err)
     rowq q;
     int rc, sr = SQLITE_DONE;
     /* API calls: launches get the start of a flow to their device work */
-    if ((rc = load_plain_slices(L, "api_calls", 1, 's', err))) return rc;
+    if ((rc = load_plain_slices(L, "api_calls", GP_ST_API, 's', err))) return rc;
     /* kernels */
     if ((rc = rowq_open(L,
                         "proc, track, name, ts, dur, corr, device, context, stream, grid_x, "
                         "grid_y, grid_z, block_x, block_y, block_z, registers, shared_mem",
-                        "kernels", 2, &q, err)))
+                        "kernels", GP_ST_KERNEL, &q, err)))
         return rc;
     st = q.st;
     while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
@@ -581,7 +582,7 @@ static int load_events(loader *L, gp_err *err)
     if ((rc = rowq_open(L,
                         "proc, track, cat, name, ts, dur, corr, device, context, stream, bytes, "
                         "copy_kind, src_kind, dst_kind",
-                        "copies", 3, &q, err)))
+                        "copies", GP_ST_COPY, &q, err)))
         return rc;
     st = q.st;
     while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
@@ -607,9 +608,10 @@ static int load_events(loader *L, gp_err *err)
     }
     if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* other ranges */
-    if ((rc = load_plain_slices(L, "slices", 4, 0, err))) return rc;
+    if ((rc = load_plain_slices(L, "slices", GP_ST_SLICE, 0, err))) return rc;
     /* marks */
-    if ((rc = rowq_open(L, "proc, track, cat, name, ts", "instants", 5, &q, err))) return rc;
+    if ((rc = rowq_open(L, "proc, track, cat, name, ts", "instants", GP_ST_INSTANT, &q, err)))
+        return rc;
     st = q.st;
     while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
@@ -621,7 +623,8 @@ static int load_events(loader *L, gp_err *err)
     }
     if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* counters: one series per (name, track) */
-    if ((rc = rowq_open(L, "proc, track, name, ts, value", "counters", 6, &q, err))) return rc;
+    if ((rc = rowq_open(L, "proc, track, name, ts, value", "counters", GP_ST_COUNTER, &q, err)))
+        return rc;
     st = q.st;
     while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
         lproc *p = proc_of(L, sqlite3_column_int64(st, 0));
@@ -648,7 +651,7 @@ static int load_events(loader *L, gp_err *err)
     }
     if ((rc = rowq_end(L, &q, sr, err))) return rc;
     /* memory */
-    if ((rc = rowq_open(L, "proc, track, ts, addr, bytes, device", "memory", 7, &q, err)))
+    if ((rc = rowq_open(L, "proc, track, ts, addr, bytes, device", "memory", GP_ST_MEM, &q, err)))
         return rc;
     st = q.st;
     while (!L->oom && (sr = rowq_step(&q)) == SQLITE_ROW) {
