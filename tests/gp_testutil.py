@@ -7,6 +7,7 @@ repository root after `make build`. Real data is found in ../shared beside the
 checkout (traces also through $GPUPROF_TRACES); a test that needs it prints
 why it skips (exit 77, CTest's SKIP_RETURN_CODE)."""
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -66,3 +67,36 @@ def finish():
     """The exit status of the test: prints the count of checks and failures."""
     print("%d check(s), %d failure(s)" % (checked(), len(failures)))
     return 1 if failures else 0
+
+
+# event_types.id -> event table of the run store (docs/store.md)
+EVENT_TABLES = {1: "api_calls", 2: "kernels", 3: "copies", 4: "slices", 5: "instants",
+                6: "counters", 7: "memory"}
+
+
+def check_event_rows(db, what):
+    """The store at path db: event_rows covers every row of every event
+    table exactly once, with a range of the row's own process (schema 5,
+    docs/store.md "Which rows are a process's")."""
+    con = sqlite3.connect(db)
+    try:
+        for tbl, table in EVENT_TABLES.items():
+            ranges = sorted(con.execute("SELECT first_rowid, last_rowid, proc FROM event_rows "
+                                        "WHERE tbl = ?", (tbl,)).fetchall())
+            ok = all(f <= l for f, l, _ in ranges) and all(
+                a[1] < b[0] for a, b in zip(ranges, ranges[1:]))
+            check(ok, "%s: %s ranges are ordered and do not overlap" % (what, table))
+            rows = con.execute("SELECT rowid, proc FROM %s ORDER BY rowid" % table).fetchall()
+            i, bad = 0, []
+            for rowid, proc in rows:
+                while i < len(ranges) and ranges[i][1] < rowid:
+                    i += 1
+                if not (i < len(ranges) and ranges[i][0] <= rowid and ranges[i][2] == proc):
+                    bad.append((rowid, proc))
+            check(not bad, "%s: %s rows outside a range of their process: %s" %
+                  (what, table, bad[:5]))
+            covered = sum(l - f + 1 for f, l, _ in ranges)
+            check(covered == len(rows), "%s: %s ranges hold %d rowids for %d rows" %
+                  (what, table, covered, len(rows)))
+    finally:
+        con.close()

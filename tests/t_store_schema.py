@@ -29,15 +29,13 @@
 - a store of a newer schema is refused with exit 2;
 - a new store is created at version 5, its API calls with their kind."""
 import json, os, re, shutil, sqlite3, subprocess, sys, tempfile
-from gp_testutil import BIN, SRC, check, failures
+from gp_testutil import BIN, EVENT_TABLES, SRC, check, check_event_rows, failures
 
 FIXTURE = os.path.join(SRC, "tests", "data", "store_v1.db")
 FIXTURE2 = os.path.join(SRC, "tests", "data", "store_v2.db")
 FIXTURE3 = os.path.join(SRC, "tests", "data", "store_v3.db")
 FIXTURE4 = os.path.join(SRC, "tests", "data", "store_v4.db")
 VERSION = "5"
-EVENT_TABLES = {1: "api_calls", 2: "kernels", 3: "copies", 4: "slices", 5: "instants",
-                6: "counters", 7: "memory"}
 # api_kinds: id -> (name, source, category of its calls)
 API_KINDS = {0: ("unknown", None, None), 1: ("cuda_runtime", "cuda", "cuda_runtime"),
              2: ("cuda_driver", "cuda", "cuda_driver"), 3: ("opencl", "opencl", "runtime")}
@@ -63,28 +61,6 @@ def islands(db, table):
             cur = [proc, rowid, rowid]
     if cur: out.add(tuple(cur))
     return out
-
-
-def check_rows(db, what):
-    """event_rows covers every row of every event table exactly once, with a
-    range of the row's own process."""
-    for tbl, table in EVENT_TABLES.items():
-        ranges = sorted(q(db, "SELECT first_rowid, last_rowid, proc FROM event_rows WHERE tbl = ?",
-                          tbl))
-        ok = all(f <= l for f, l, _ in ranges) and all(
-            a[1] < b[0] for a, b in zip(ranges, ranges[1:]))
-        check(ok, "%s: %s ranges are ordered and do not overlap" % (what, table))
-        rows = q(db, "SELECT rowid, proc FROM %s ORDER BY rowid" % table)
-        i, bad = 0, []
-        for rowid, proc in rows:
-            while i < len(ranges) and ranges[i][1] < rowid:
-                i += 1
-            if not (i < len(ranges) and ranges[i][0] <= rowid and ranges[i][2] == proc):
-                bad.append((rowid, proc))
-        check(not bad, "%s: %s rows outside a range of their process: %s" % (what, table, bad[:5]))
-        covered = sum(l - f + 1 for f, l, _ in ranges)
-        check(covered == len(rows), "%s: %s ranges hold %d rowids for %d rows" %
-              (what, table, covered, len(rows)))
 
 
 def check_plans(db, what):
@@ -161,7 +137,7 @@ def check_v4(tmp):
         got = set(q(db, "SELECT proc, first_rowid, last_rowid FROM event_rows WHERE tbl = ?", tbl))
         check(got == want[t], "v4 -> 5: event_rows of %s: %s vs %s" %
               (t, sorted(got)[:4], sorted(want[t])[:4]))
-    check_rows(db, "v4 migrated")
+    check_event_rows(db, "v4 migrated")
     for v, (vc, rows) in vbefore.items():
         after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(vc), v)), key=repr)
         check(after == rows, "v4 -> %s: view %s reads the same" % (VERSION, v))
@@ -175,7 +151,7 @@ def check_v4(tmp):
         exp = os.path.join(tmp, "v4new.json")
         r = subprocess.run([prog, db, exp, "20000"], capture_output=True, text=True)
         check(r.returncode == 0, "a run into the migrated v4 store: %s" % r.stderr)
-        check_rows(db, "v4 migrated, then a run recorded")
+        check_event_rows(db, "v4 migrated, then a run recorded")
         new_run = q(db, "SELECT max(id) FROM runs")[0][0]
         a = subprocess.run([BIN, "summary", "--json", "%s:%d" % (db, new_run)],
                            capture_output=True, text=True)
@@ -215,7 +191,7 @@ def check_v4(tmp):
     con = sqlite3.connect(vac)
     con.execute("VACUUM")
     con.close()
-    check_rows(vac, "v4 migrated, after VACUUM")
+    check_event_rows(vac, "v4 migrated, after VACUUM")
     for run, out, (rc, again, _) in zip(runs, outs, summaries(vac, runs)):
         check(rc == 0 and again.replace(vac, db) == out, "after VACUUM: run %d summary equal" % run)
 
@@ -380,7 +356,7 @@ def main():
         check(at >= 0 and not undoc, "docs/store.md: %s %s undocumented columns %s" % (typ, name, undoc))
     # per-run queries go through event_rows; every row is covered
     check_plans(db, "v1 migrated")
-    check_rows(db, "v1 migrated")
+    check_event_rows(db, "v1 migrated")
     # a newer schema is refused
     new = os.path.join(tmp, "newer.db")
     shutil.copy(db, new)
@@ -405,7 +381,7 @@ def main():
               "a new store's OpenCL calls have kind opencl: %s" %
               q(fresh, "SELECT DISTINCT kind FROM v_api_calls"))
         check(q(fresh, "SELECT count(*) FROM v_kernels")[0][0] > 0, "new store: v_kernels rows")
-        check_rows(fresh, "new store")
+        check_event_rows(fresh, "new store")
         check_plans(fresh, "new store")
     else:
         print("note: no OpenCL device/program: new-store check skipped")

@@ -19,7 +19,7 @@ profiler also writes gp_export_json):
 - a .db path holding something else is refused, not overwritten."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
-from gp_testutil import BIN, BUILD, check, finish, gp_ok, set_verbose
+from gp_testutil import BIN, BUILD, check, check_event_rows, finish, gp_ok, set_verbose
 
 set_verbose()
 PROG = os.path.join(BUILD, "tests", "stream_store_prog")
@@ -163,23 +163,9 @@ for p, _ in procs:
 con = sqlite3.connect(shared)
 nranges = con.execute("SELECT count(*) FROM event_rows WHERE tbl = 4").fetchone()[0]
 nprocs = con.execute("SELECT count(*) FROM processes").fetchone()[0]
-for tbl, table in ((1, "api_calls"), (2, "kernels"), (3, "copies"), (4, "slices"),
-                   (5, "instants"), (6, "counters"), (7, "memory")):
-    ranges = sorted(con.execute("SELECT first_rowid, last_rowid, proc FROM event_rows WHERE "
-                                "tbl = ?", (tbl,)).fetchall())
-    rows = con.execute("SELECT rowid, proc FROM %s ORDER BY rowid" % table).fetchall()
-    i, bad = 0, 0
-    for rowid, proc in rows:
-        while i < len(ranges) and ranges[i][1] < rowid:
-            i += 1
-        if not (i < len(ranges) and ranges[i][0] <= rowid and ranges[i][2] == proc):
-            bad += 1
-    check(bad == 0 and sum(l - f + 1 for f, l, _ in ranges) == len(rows) and
-          all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])),
-          "concurrent writers: %s: %d rows outside their process's ranges, %d ranges" %
-          (table, bad, len(ranges)))
 con.close()
 print("# concurrent writers: %d processes, %d slices ranges" % (nprocs, nranges))
+check_event_rows(shared, "concurrent writers")
 runs = json.loads(gp("runs", "--json", shared))["runs"]
 check(len(runs) == 3, "concurrent writers: three runs")
 for r in runs:  # writers wait for each other's commits: nothing dropped
