@@ -16,6 +16,8 @@ profiler also writes gp_export_json):
 - three programs streaming into one store at once: every row of every event
   table is in exactly one event_rows range of its own process, and each
   run's summary is its own program's export;
+- three `gpuprof run` starting at once on one new store (20 times): every run
+  starts, ends complete and says nothing;
 - a .db path holding something else is refused, not overwritten."""
 import json, os, sqlite3, subprocess, sys, tempfile
 
@@ -181,6 +183,25 @@ for r in runs:  # each run is one program's: match by the export with equal ops
                                                                  "max_ns")) and set(so) == set(eo)]
     check(len(match) == 1, "concurrent writers: run %d equals exactly one program's export (%d)"
           % (r["id"], len(match)))
+
+# ---- a new store opened by three processes at once, 20 times: the first
+# open's switch to WAL answered BUSY at once (a run failed: "database is
+# locked"), and a reader's probe fell through to an immutable open without
+# the WAL ("no such table: meta"); every run now starts and ends complete
+bad = []
+for k in range(20):
+    fresh = os.path.join(tmp, "new%d.db" % k)
+    ps = [subprocess.Popen([BIN, "run", "-q", "--no-summary", "-o", fresh, "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+          for _ in range(3)]
+    for p in ps:
+        _, err = p.communicate(timeout=120)
+        if p.returncode != 0 or err.strip():
+            bad.append((k, p.returncode, err.strip()))
+    runs = json.loads(gp("runs", "--json", fresh))["runs"]
+    if len(runs) != 3 or any(r["state"] != "complete" for r in runs):
+        bad.append((k, [r["state"] for r in runs]))
+check(not bad, "three runs starting on one new store, 20 times: %s" % bad[:3])
 
 # ---- a .db path that is not a store: the profiler is not created, the file
 # is left as it was (not overwritten as a trace)

@@ -4,6 +4,7 @@
 #include "store/store.h"
 #include "store/access.h"
 #include "core/redact.h"
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/sbuf.h"
 #include "core/sketch.h"
@@ -330,9 +331,23 @@ static int open_db(const char *path, int create, sqlite3 **out, gp_err *err)
     }
     sqlite3_busy_timeout(db, 10000);
     char *msg = NULL;
-    if (sqlite3_exec(db,
-                     "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                     NULL, NULL, &msg) != SQLITE_OK) {
+    /* Switching a new file to WAL takes an exclusive lock, and SQLite answers
+     * BUSY at once rather than through the busy timeout when another process
+     * does the same (two runs starting on one new store): retried for as
+     * long as that timeout. */
+    int rc;
+    for (int64_t t0 = gp_clock_mono_ns();;) {
+        rc = sqlite3_exec(db,
+                          "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; "
+                          "PRAGMA synchronous=NORMAL;",
+                          NULL, NULL, &msg);
+        if ((rc & 0xff) != SQLITE_BUSY || gp_clock_mono_ns() - t0 > 10000000000LL) break;
+        sqlite3_free(msg);
+        msg = NULL;
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    if (rc != SQLITE_OK) {
         gp_err_set(err, GP_EIO, "%s: not a gpuprof store (%s)", path, msg ? msg : "?");
         sqlite3_free(msg);
         sqlite3_close(db);

@@ -104,17 +104,24 @@ static sqlite3 *open_any(const char *path, int strict)
     sqlite3 *db = NULL;
     int foreign = gp_access_foreign(path);
     if (foreign) strict = 1;
+    /* each probe waits for writers (busy timeout): a store another process
+     * is writing answers BUSY at once otherwise, and falling through to the
+     * immutable open below would read the file without its WAL (a new
+     * store: no tables at all) */
     if (!strict && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
         sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
         return db;
     sqlite3_close(db);
     db = NULL;
     if (!(foreign && !wal_present(path))) {
         if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
             sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL) == SQLITE_OK)
             return db;
         int ec = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
-        if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB) return db; /* reported by the caller */
+        /* damaged, or still locked after the timeout: reported by the caller */
+        if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB || (ec & 0xff) == SQLITE_BUSY) return db;
         sqlite3_close(db);
         db = NULL;
     }
