@@ -726,14 +726,13 @@ static gp_profiler *record_fixed(const char *stream)
     o.keep_max = 3;
     o.sink = stream ? GP_SINK_STREAM : GP_SINK_AUTO;
     o.stream_path = stream;
+    /* created on the kernel's clock (see self_time_event_child_of_inline);
+     * the profiler's start is before t0, as every time recorded */
+    gp_profiler *p = gp_profiler_create(&o);
+    if (!p) return NULL;
     int64_t t0 = gp_test_real_mono_ns();
     atomic_store(&fake_ns, t0);
     atomic_store(&fake_on, 1);
-    gp_profiler *p = gp_profiler_create(&o);
-    if (!p) {
-        atomic_store(&fake_on, 0);
-        return NULL;
-    }
     static const int64_t at[] = {1000, 1000, 5000, 5000, 6000, 7000, 9000, 10000};
     static const int begin[] = {1, 1, 0, 0, 1, 1, 0, 0};
     static const char *const name[] = {"outer", "inner", 0, 0, "outer", "inner", 0, 0};
@@ -838,6 +837,87 @@ TEST(self_time_fixed_clock)
     check_fixed_summary(t, "store stream");
     gp_trace_destroy(t);
     gp_test_rm_db(path);
+}
+
+/* A parent aggregated inline (its begin found the stream's backlog full)
+ * whose child finds a chunk back and is recorded as events: the parent's
+ * self time excludes that child as it does an inline child (the child's
+ * time was counted as the parent's self time before). On the test's clock:
+ * each "outer" lasts 14 ns with four 2 ns "inner" children, so outer's
+ * self time is exactly 6 ns per range, in the library's rows and in the
+ * stream read back, however the ranges were split between events and
+ * inline aggregation (both happen: the loop outruns the stream's drain). */
+TEST(self_time_event_child_of_inline)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_evchild_%ld.json", (long)getpid());
+    gp_options o = {0};
+    o.clock = 1;
+    o.sink = GP_SINK_STREAM;
+    o.stream_path = path;
+    /* created on the kernel's clock: the first profiler calibrates the
+     * TSC against CLOCK_MONOTONIC, which must advance */
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    int64_t t = gp_test_real_mono_ns();
+    atomic_store(&fake_ns, t);
+    atomic_store(&fake_on, 1);
+    const long n = 1500000;
+    for (long i = 0; i < n; i++) {
+        atomic_store(&fake_ns, t);
+        gp_range_begin(p, "outer");
+        for (int k = 0; k < 4; k++) {
+            atomic_store(&fake_ns, t + 1 + 3 * k);
+            gp_range_begin(p, "inner");
+            atomic_store(&fake_ns, t + 3 + 3 * k);
+            gp_range_end(p);
+        }
+        atomic_store(&fake_ns, t + 14);
+        gp_range_end(p);
+        t += 20;
+    }
+    atomic_store(&fake_on, 0);
+    gp_record_stats rs;
+    ASSERT_EQ_INT(gp_record_stats_get(p, &rs), 0);
+    ASSERT_EQ_INT(rs.dropped, 0);
+    ASSERT_EQ_INT(rs.kept + rs.aggregated, (uint64_t)(5 * n));
+    ASSERT_CMP_INT(rs.kept, >, 0);
+    ASSERT_CMP_INT(rs.aggregated, >, 0);
+    gp_summary_row *r;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &r, &nr), 0);
+    const gp_summary_row *outer = row_named(r, nr, "outer"), *inner = row_named(r, nr, "inner");
+    ASSERT(outer && inner);
+    ASSERT_EQ_INT(outer->count, (uint64_t)n);
+    ASSERT_EQ_INT(outer->total_ns, 14 * n);
+    ASSERT_EQ_INT(outer->self_ns, 6 * n);
+    ASSERT_EQ_INT(inner->count, (uint64_t)(4 * n));
+    ASSERT_EQ_INT(inner->total_ns, 8 * n);
+    ASSERT_EQ_INT(inner->self_ns, 8 * n);
+    gp_summary_rows_free(r, nr);
+    gp_profiler_destroy(p);
+    gp_trace *tr;
+    gp_err err;
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &tr, &err), 0);
+    gp_summary sm;
+    ASSERT_EQ_INT(gp_summary_compute(tr, &sm), 0);
+    int seen = 0;
+    for (size_t i = 0; i < sm.n; i++) {
+        const char *nm = gp_trace_s(tr, sm.rows[i].name);
+        if (!strcmp(nm, "outer")) {
+            ASSERT_EQ_INT(sm.rows[i].st.sum, 14 * n);
+            ASSERT_EQ_INT(sm.rows[i].self_ns, 6 * n);
+            seen++;
+        } else if (!strcmp(nm, "inner")) {
+            ASSERT_EQ_INT(sm.rows[i].st.sum, 8 * n);
+            ASSERT_EQ_INT(sm.rows[i].self_ns, 8 * n);
+            seen++;
+        }
+    }
+    ASSERT_EQ_INT(seen, 2);
+    gp_summary_free(&sm);
+    gp_trace_destroy(tr);
+    unlink(path);
 }
 
 /* complete "step" events in text[0..n): lines that hold one and end
@@ -1003,4 +1083,5 @@ TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merg
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
           stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
           self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only,
-          nested_names_exact_identities, reused_name_buffer_renamed)
+          nested_names_exact_identities, reused_name_buffer_renamed,
+          self_time_event_child_of_inline)

@@ -1132,6 +1132,17 @@ static inline int64_t frame_dur(const gp_profiler *p, const gp_frame *f, uint64_
     return dur < 0 ? 0 : dur;
 }
 
+/* Level d (recorded as events) ended at raw time t inside level d - 1,
+ * which is aggregated inline (a begin that found the backlog full, whose
+ * child found a chunk back): the parent's self time excludes the child's
+ * duration as it would an inline child's. */
+__attribute__((noinline)) static void event_child_end(gp_profiler *p, gp_tbuf *b, int d, uint64_t t)
+{
+    /* the duration the drain gives the child's slice (ns of each end) */
+    int64_t dur = gp_rec_ns(p, t) - gp_rec_ns(p, b->fr[d].t0);
+    b->fr[d - 1].child_ns += dur < 0 ? 0 : dur;
+}
+
 /* Records a begin on the calling thread; returns 1 when a level was opened
  * (recorded as an event, aggregated inline, or counted when out of memory so
  * that nesting holds). */
@@ -1155,6 +1166,7 @@ static inline int rec_begin(gp_profiler *p, uint32_t type, const void *name, uin
     uint64_t t = gp_rec_now(p);
     if (e) {
         event_begin(b, e, em, t, type, name, a, v);
+        f->t0 = t; /* for an inline parent's child time (event_child_end) */
         f->mode = GP_FR_EVENT;
     } else if (p->sink == GP_SINK_KEEP && p->keep_max && em >= p->keep_max) {
         bump(&b->dropped, 1); /* keep: beyond the cap, counted */
@@ -1256,7 +1268,9 @@ static inline void begin_fast(gp_profiler *p, uint32_t type, const char *name, u
         gp_rev *e = slot_here(b);
         frame_open(f, type, name, a, v);
         f->mode = GP_FR_EVENT;
-        event_begin(b, e, em, tsc_now(), type, name, a, v);
+        uint64_t t = tsc_now();
+        f->t0 = t;
+        event_begin(b, e, em, t, type, name, a, v);
     } else {
         return begin_full(p, type, name, a, v);
     }
@@ -1318,10 +1332,12 @@ __attribute__((noinline)) static void end_full(gp_profiler *p)
         if (d > 0) b->fr[d - 1].child_ns += dur;
     } else if (f->mode == GP_FR_EVENT) {
         gp_rev *e = rec_slot(p, b, 1); /* NULL (out of memory): the end is lost, nesting holds */
+        uint64_t t = gp_rec_now(p);
         if (e)
-            event_end(b, e, f, gp_rec_now(p));
+            event_end(b, e, f, t);
         else
             bump(&b->dropped, 1);
+        if (d > 0 && b->fr[d - 1].mode == GP_FR_INLINE) event_child_end(p, b, d, t);
     }
     depth_set(b, d);
     if (d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) == GP_STATE_OFF_OPEN_)
@@ -1370,7 +1386,10 @@ void gp_range_end_slow_(gp_profiler *p)
         return;
     }
     if (f->mode != GP_FR_EVENT || b->pos == GP_CHUNK_EVENTS) return end_full(p);
-    event_end(b, slot_here(b), f, tsc_now());
+    uint64_t t = tsc_now();
+    event_end(b, slot_here(b), f, t);
+    if (__builtin_expect(d > 0 && b->fr[d - 1].mode == GP_FR_INLINE, 0))
+        event_child_end(p, b, d, t);
     depth_set(b, d);
     if (__builtin_expect(d == 0 && atomic_load_explicit(&p->state, memory_order_relaxed) ==
                                        GP_STATE_OFF_OPEN_,
