@@ -206,6 +206,43 @@ check(sorted(x[4] for x in rows if x[0] == "across fork") == [p[0] for p in proc
       "fork: the range open across fork ends once in each process")
 c.close()
 
+
+def run_mode(mode):
+    """runs nvtx_prog MODE; returns (stdout, connection)"""
+    dbm = os.path.join(tmp, "%s.db" % mode)
+    r = subprocess.run([BIN, "run", "-o", dbm, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                        "--no-summary", "--", PROG, mode], capture_output=True, text=True)
+    check(r.returncode == 0, "%s run: %d %s" % (mode, r.returncode, r.stderr))
+    return r.stdout, sqlite3.connect(dbm), dbm
+
+
+def by_name(c):
+    out = {}
+    for x in c.execute(NAMES).fetchall():
+        out.setdefault(x[0], []).append(x)
+    return out
+
+
+def ends(x):
+    return x[1] + x[2]
+
+
+def one(n):
+    """the only range named n in g (a placeholder when there is not one)"""
+    return g[n][0] if len(g.get(n, [])) == 1 else (n, 0, 0, None, None)
+
+
+# domain names are kept whole, however long
+out, c, _ = run_mode("longdom")
+g = by_name(c)
+want = ["dom::" + "x" * 1000 + k for k in "AB"]
+check(sorted(g) == want, "longdom: two whole names: %r" % [(n[:8], len(n)) for n in sorted(g)])
+m = c.execute("SELECT s.s FROM instants i JOIN strings s ON s.proc = i.proc AND "
+              "s.id = i.name").fetchall()
+check(m == [(want[1],)], "longdom: a long registered string whole")
+c.close()
+
+
 if failures:
     sys.exit(1)
 print("ok")

@@ -9,7 +9,9 @@
  *          prints the CLOCK_MONOTONIC ns before and after them
  *        nvtx_prog fork: a range open across fork, ranges in the child
  *        nvtx_prog clock N: N ranges "clock probe" 5 ms apart, each printed
- *          as "probe BEFORE AFTER" (CLOCK_MONOTONIC ns read around it) */
+ *          as "probe BEFORE AFTER" (CLOCK_MONOTONIC ns read around it)
+ *        nvtx_prog longdom: domain range names longer than 512 bytes that
+ *          differ only at their end */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -121,8 +123,38 @@ static int clock_probes(int n)
     return 0;
 }
 
+static nvtxEventAttributes_t attr_ascii(const char *m)
+{
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = m;
+    return a;
+}
+
+static int longdom(void)
+{
+    static char m[2000];
+    nvtxDomainHandle_t d = nvtxDomainCreateA("dom");
+    nvtxEventAttributes_t a = attr_ascii(m);
+    for (int i = 0; i < 2; i++) { /* 1,000 'x' then A, then B */
+        memset(m, 'x', 1000);
+        m[1000] = (char)('A' + i);
+        m[1001] = 0;
+        nvtxDomainRangePushEx(d, &a);
+        nvtxDomainRangePop(d);
+    }
+    nvtxEventAttributes_t r = attr_ascii(NULL);
+    r.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    r.message.registered = nvtxDomainRegisterStringA(d, m);
+    nvtxDomainMarkEx(d, &r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "longdom")) return longdom();
     if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probes(argc > 2 ? atoi(argv[2]) : 100);
     if (argc > 1 && !strcmp(argv[1], "stress"))
         return stress(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 3000);

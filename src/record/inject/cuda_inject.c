@@ -492,9 +492,20 @@ static uint32_t n_intern(const ndomain *d, const char *m)
 {
     if (!m) m = "";
     if (!d || !d->name) return gp_store_writer_str(S.w, m);
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s::%s", d->name, m);
-    return gp_store_writer_str(S.w, buf);
+    /* whole, however long (a cache miss only: not on the hot path) */
+    size_t ld = strlen(d->name), lm = strlen(m);
+    char sbuf[512], *buf = sbuf;
+    if (ld + 2 + lm + 1 > sizeof sbuf && !(buf = malloc(ld + 2 + lm + 1))) {
+        buf = sbuf; /* no memory: the name is cut to 511 bytes */
+        snprintf(buf, sizeof sbuf, "%s::%s", d->name, m);
+    } else {
+        memcpy(buf, d->name, ld);
+        memcpy(buf + ld, "::", 2);
+        memcpy(buf + ld + 2, m, lm + 1);
+    }
+    uint32_t id = gp_store_writer_str(S.w, buf);
+    if (buf != sbuf) free(buf);
+    return id;
 }
 
 typedef struct ro_probe {
