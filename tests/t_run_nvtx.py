@@ -232,6 +232,23 @@ def one(n):
     return g[n][0] if len(g.get(n, [])) == 1 else (n, 0, 0, None, None)
 
 
+# one push/pop stack per thread per domain (NVTX: "nesting is maintained per
+# thread per domain"): a pop ends the newest range of its own domain, and the
+# levels returned are those of the domain's stack
+out, c, _ = run_mode("domains")
+lv = [l for l in out.splitlines() if l.startswith("levels ")]
+check(lv == ["levels 0 0 1 1 0 0 1 1 0 0 1 0 1 0 0 0"], "domains: levels returned: %r" % lv)
+g = by_name(c)
+A, B, A2 = one("A"), one("D::B"), one("A2")
+check(A[1] < B[1] < ends(A) < ends(B), "domains: A and D::B overlap, A ends first: %r %r" % (A, B))
+check(A[1] < A2[1] and ends(A2) <= ends(A), "domains: A2 inside A")
+O, X, I = one("D::outer"), one("E::x"), one("D::inner")
+check(O[1] < X[1] < I[1] < ends(X) < ends(I) <= ends(O),
+      "domains: E::x ends inside D::inner, both inside D::outer: %r %r %r" % (O, X, I))
+check("nulldom" in g, "domains: the NULL domain is the default one (no prefix): %r" % sorted(g))
+check(len({x[3] for v in g.values() for x in v}) == 1, "domains: all on the thread's track")
+c.close()
+
 # domain names are kept whole, however long
 out, c, _ = run_mode("longdom")
 g = by_name(c)

@@ -10,6 +10,8 @@
  *        nvtx_prog fork: a range open across fork, ranges in the child
  *        nvtx_prog clock N: N ranges "clock probe" 5 ms apart, each printed
  *          as "probe BEFORE AFTER" (CLOCK_MONOTONIC ns read around it)
+ *        nvtx_prog domains: push/pop ranges of several domains interleaved
+ *          on one thread (one stack per domain); prints the levels returned
  *        nvtx_prog longdom: domain range names longer than 512 bytes that
  *          differ only at their end */
 #include <nvtx3/nvToolsExt.h>
@@ -133,6 +135,48 @@ static nvtxEventAttributes_t attr_ascii(const char *m)
     return a;
 }
 
+static int domains(void)
+{
+    nvtxDomainHandle_t d = nvtxDomainCreateA("D"), e = nvtxDomainCreateA("E");
+    nvtxEventAttributes_t a = attr_ascii("B");
+    int l[16], n = 0;
+    /* A and D::B overlap: A ends first (each pop ends its own domain's range) */
+    l[n++] = nvtxRangePushA("A"); /* 0 */
+    spin_us(100);
+    l[n++] = nvtxDomainRangePushEx(d, &a); /* 0: D's first level */
+    spin_us(100);
+    l[n++] = nvtxRangePushA("A2"); /* 1 */
+    spin_us(100);
+    l[n++] = nvtxRangePop(); /* 1: ends A2 */
+    l[n++] = nvtxRangePop(); /* 0: ends A */
+    spin_us(100);
+    l[n++] = nvtxDomainRangePop(d);     /* 0: ends D::B */
+    l[n++] = nvtxDomainRangePop(d) < 0; /* D's stack is empty */
+    l[n++] = nvtxRangePop() < 0;        /* the default one too */
+    /* D::outer holds E::x and D::inner, which overlap */
+    a.message.ascii = "outer";
+    l[n++] = nvtxDomainRangePushEx(d, &a); /* 0 */
+    spin_us(100);
+    a.message.ascii = "x";
+    l[n++] = nvtxDomainRangePushEx(e, &a); /* 0: E's first level */
+    spin_us(100);
+    a.message.ascii = "inner";
+    l[n++] = nvtxDomainRangePushEx(d, &a); /* 1 */
+    spin_us(100);
+    l[n++] = nvtxDomainRangePop(e); /* 0: ends E::x */
+    spin_us(100);
+    l[n++] = nvtxDomainRangePop(d); /* 1: ends D::inner */
+    l[n++] = nvtxDomainRangePop(d); /* 0: ends D::outer */
+    /* the NULL domain is the default one */
+    a.message.ascii = "nulldom";
+    l[n++] = nvtxDomainRangePushEx(NULL, &a); /* 0 */
+    l[n++] = nvtxRangePop();                  /* 0: ends nulldom */
+    printf("levels");
+    for (int i = 0; i < n; i++) printf(" %d", l[i]);
+    printf("\n");
+    return 0;
+}
+
 static int longdom(void)
 {
     static char m[2000];
@@ -154,6 +198,7 @@ static int longdom(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "domains")) return domains();
     if (argc > 1 && !strcmp(argv[1], "longdom")) return longdom();
     if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probes(argc > 2 ? atoi(argv[2]) : 100);
     if (argc > 1 && !strcmp(argv[1], "stress"))

@@ -296,14 +296,21 @@ typedef struct ncache {
 #define NPAGES 64 /* per-thread verdicts "this page is read-only" */
 
 #define NVTX_DEPTH 128
+typedef struct ndstk { /* the push/pop stack of one named domain on one thread */
+    int depth;
+    nrange stack[NVTX_DEPTH];
+} ndstk;
+
 typedef struct nthr {
     /* owner side */
     nchunk *cur;
     uint32_t pos;
-    int depth;
+    int depth; /* the default domain's stack (depth, stack) */
     uint32_t track;
     uint64_t gen; /* N.unload_gen the cache was filled under */
     nrange stack[NVTX_DEPTH];
+    ndstk **dstk; /* named domains' stacks by ndomain.idx (allocated on first push) */
+    uint32_t ndstk;
     ncache cache[NCACHE];
     uintptr_t page[NPAGES]; /* page number + 1 (0 = empty) */
     uint8_t page_ro[NPAGES];
@@ -477,7 +484,9 @@ static inline void n_emit(nthr *t, uint64_t t0, uint64_t t1, uint32_t name, uint
 
 typedef struct ndomain {
     char *name;
+    uint32_t idx; /* 0, 1, ... in creation order: the index of its per-thread stacks */
 } ndomain;
+static _Atomic uint32_t n_domains; /* domains created */
 
 #define NREG_MAGIC 0x6e726567u
 typedef struct nreg { /* an nvtxStringHandle_t */
@@ -597,27 +606,60 @@ static uint32_t n_attr_name(nthr *t, const ndomain *d, const nvtxEventAttributes
     return n_name(t, d, "<unsupported message type>");
 }
 
-static inline int n_push(nthr *t, uint32_t name)
+/* Push and pop on one stack (depth, stack): the default domain's or a named
+ * domain's. Push returns the new range's level in that stack, pop the level
+ * it ended or -1 when the stack is empty. */
+static inline int n_push_on(nthr *t, int *depth, nrange *stack, uint32_t name)
 {
-    int k = t->depth;
+    int k = *depth;
     if (__builtin_expect(k < NVTX_DEPTH, 1)) {
-        t->stack[k].name = name;
-        t->stack[k].t = n_now();
+        stack[k].name = name;
+        stack[k].t = n_now();
     } else {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
     }
-    t->depth = k + 1;
+    *depth = k + 1;
     return k;
+}
+
+static inline int n_pop_on(nthr *t, int *depth, nrange *stack)
+{
+    if (*depth <= 0) return -1;
+    uint64_t t1 = n_now();
+    int k = --*depth;
+    if (__builtin_expect(k < NVTX_DEPTH, 1)) n_emit(t, stack[k].t, t1, stack[k].name, n_track(t));
+    return k;
+}
+
+static inline int n_push(nthr *t, uint32_t name)
+{
+    return n_push_on(t, &t->depth, t->stack, name);
 }
 
 static inline int n_pop(nthr *t)
 {
-    if (t->depth <= 0) return -1;
-    uint64_t t1 = n_now();
-    int k = --t->depth;
-    if (__builtin_expect(k < NVTX_DEPTH, 1))
-        n_emit(t, t->stack[k].t, t1, t->stack[k].name, n_track(t));
-    return k;
+    return n_pop_on(t, &t->depth, t->stack);
+}
+
+/* The calling thread's stack of domain d (NULL: the default domain's is
+ * used by the callers); make: allocate it when missing. NULL when missing
+ * (a pop: nothing open) or on no memory (a push: counted as dropped). */
+static ndstk *n_dstack(nthr *t, const ndomain *d, int make)
+{
+    uint32_t i = d->idx;
+    if (__builtin_expect(i < t->ndstk && t->dstk[i], 1)) return t->dstk[i];
+    if (!make) return NULL;
+    if (i >= t->ndstk) {
+        size_t n = (size_t)i + 1 > 2 * (size_t)t->ndstk ? (size_t)i + 1 : 2 * (size_t)t->ndstk;
+        ndstk **v = realloc(t->dstk, n * sizeof *v);
+        if (!v) return NULL;
+        memset(v + t->ndstk, 0, (n - t->ndstk) * sizeof *v);
+        t->dstk = v;
+        t->ndstk = (uint32_t)n;
+    }
+    t->dstk[i] = malloc(sizeof **t->dstk);
+    if (t->dstk[i]) t->dstk[i]->depth = 0;
+    return t->dstk[i];
 }
 
 typedef struct nstart { /* start/end ranges may end on another thread */
@@ -732,6 +774,8 @@ static void n_free_thread(nthr *t)
         c = nx;
     }
     for (int i = 0; i < NCACHE; i++) free(t->cache[i].copy);
+    for (uint32_t i = 0; i < t->ndstk; i++) free(t->dstk[i]);
+    free(t->dstk);
     free(t);
 }
 
@@ -973,22 +1017,36 @@ static void NVTX_API n_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
     N_SELF_OR();
     end_range(t, id);
 }
+/* Each domain has its own push/pop stack per thread (NVTX: "nesting is
+ * maintained per thread per domain"); a NULL handle is the default domain. */
 static int NVTX_API n_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
     N_SELF_OR(-1);
-    return n_push(t, n_attr_name(t, (const ndomain *)d, a, NULL));
+    const ndomain *dom = (const ndomain *)d;
+    uint32_t name = n_attr_name(t, dom, a, NULL);
+    if (!dom) return n_push(t, name);
+    ndstk *k = n_dstack(t, dom, 1);
+    if (!k) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    return n_push_on(t, &k->depth, k->stack, name);
 }
 static int NVTX_API n_DomainRangePop(nvtxDomainHandle_t d)
 {
-    (void)d;
     N_SELF_OR(-1);
-    return n_pop(t);
+    const ndomain *dom = (const ndomain *)d;
+    if (!dom) return n_pop(t);
+    ndstk *k = n_dstack(t, dom, 0);
+    return k ? n_pop_on(t, &k->depth, k->stack) : -1;
 }
 static nvtxDomainHandle_t NVTX_API n_DomainCreateA(const char *name)
 {
     /* domains live until exit (NVTX handles must stay valid) */
     ndomain *d = calloc(1, sizeof *d);
-    if (d && name) d->name = strdup(name);
+    if (!d) return NULL;
+    if (name) d->name = strdup(name);
+    d->idx = atomic_fetch_add_explicit(&n_domains, 1, memory_order_relaxed);
     return (nvtxDomainHandle_t)d;
 }
 static void NVTX_API n_DomainDestroy(nvtxDomainHandle_t d)
