@@ -249,6 +249,25 @@ check("nulldom" in g, "domains: the NULL domain is the default one (no prefix): 
 check(len({x[3] for v in g.values() for x in v}) == 1, "domains: all on the thread's track")
 c.close()
 
+# the wide-character variants, as UTF-8; a W push is a push
+out, c, _ = run_mode("wide")
+check("wide level 1" in out, "wide: nvtxRangePushW returns its level: %r" % out)
+g = by_name(c)
+W = "wide \u00e9\u4e2d\U0001F600"
+for outer, inner in (("outer A", W), ("outer B", "wideEx")):
+    o, i = one(outer), one(inner)
+    check(o[1] < i[1] and ends(i) < ends(o) and ends(o) - ends(i) >= 100_000,
+          "wide: %r ends before %r, by the spin between the pops: %r %r" % (inner, outer, o, i))
+for n in ("startW", "wbuf 0", "wbuf 1", "wbuf 2", "wdom\u00fc::wmsg"):
+    check(len(g.get(n, [])) == 1, "wide: range %r: %r" % (n, sorted(g)))
+marks = sorted(x[0] for x in c.execute(
+    "SELECT s.s FROM instants i JOIN strings s ON s.proc = i.proc AND s.id = i.name"))
+check(marks == sorted(["markW", "b\ufffd\ufffd\ufffd!", "wdom\u00fc::wreg"]),
+      "wide: marks (invalid code points as U+FFFD): %r" % marks)
+tn = c.execute("SELECT name FROM tracks").fetchall()
+check(tn == [("wide thread \u00e9",)], "wide: nvtxNameOsThreadW: %r" % tn)
+c.close()
+
 # domain names are kept whole, however long
 out, c, _ = run_mode("longdom")
 g = by_name(c)

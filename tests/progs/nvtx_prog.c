@@ -12,6 +12,8 @@
  *          as "probe BEFORE AFTER" (CLOCK_MONOTONIC ns read around it)
  *        nvtx_prog domains: push/pop ranges of several domains interleaved
  *          on one thread (one stack per domain); prints the levels returned
+ *        nvtx_prog wide: the wide-character (W, NVTX_MESSAGE_TYPE_UNICODE)
+ *          variants, nested in ASCII ranges
  *        nvtx_prog longdom: domain range names longer than 512 bytes that
  *          differ only at their end */
 #include <nvtx3/nvToolsExt.h>
@@ -23,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 static void spin_us(long us)
 {
@@ -177,6 +180,48 @@ static int domains(void)
     return 0;
 }
 
+static int wide(void)
+{
+    nvtxNameOsThreadW((uint32_t)syscall(SYS_gettid), L"wide thread \u00e9");
+    nvtxRangePushA("outer A");
+    spin_us(100);
+    int lw = nvtxRangePushW(L"wide \u00e9\u4e2d\U0001F600");
+    spin_us(100);
+    nvtxRangePop(); /* ends the wide range */
+    spin_us(100);
+    nvtxRangePop(); /* ends outer A */
+    nvtxEventAttributes_t a = attr_ascii(NULL);
+    a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+    a.message.unicode = L"wideEx";
+    nvtxRangePushA("outer B");
+    spin_us(100);
+    nvtxRangePushEx(&a);
+    spin_us(100);
+    nvtxRangePop();
+    spin_us(100);
+    nvtxRangePop();
+    nvtxRangeEnd(nvtxRangeStartW(L"startW"));
+    nvtxMarkW(L"markW");
+    static const wchar_t bad[] = {L'b', 0xd800, 0x110000, (wchar_t)-1, L'!', 0};
+    nvtxMarkW(bad); /* no scalar values: U+FFFD */
+    wchar_t buf[16];
+    for (int i = 0; i < 3; i++) { /* same buffer, new text */
+        swprintf(buf, 16, L"wbuf %d", i);
+        nvtxRangePushW(buf);
+        nvtxRangePop();
+    }
+    nvtxDomainHandle_t d = nvtxDomainCreateW(L"wdom\u00fc");
+    nvtxEventAttributes_t r = attr_ascii(NULL);
+    r.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    r.message.registered = nvtxDomainRegisterStringW(d, L"wreg");
+    nvtxDomainMarkEx(d, &r);
+    a.message.unicode = L"wmsg";
+    nvtxDomainRangePushEx(d, &a);
+    nvtxDomainRangePop(d);
+    printf("wide level %d\n", lw);
+    return 0;
+}
+
 static int longdom(void)
 {
     static char m[2000];
@@ -199,6 +244,7 @@ static int longdom(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "domains")) return domains();
+    if (argc > 1 && !strcmp(argv[1], "wide")) return wide();
     if (argc > 1 && !strcmp(argv[1], "longdom")) return longdom();
     if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probes(argc > 2 ? atoi(argv[2]) : 100);
     if (argc > 1 && !strcmp(argv[1], "stress"))

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <wchar.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -539,9 +540,10 @@ static int ro_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* 1 when s lies in a read-only segment of a loaded object (a literal); the
- * verdict is kept per page (forgotten when a library is unloaded). */
-static int n_readonly(nthr *t, const char *s)
+/* 1 when s (a string, of wchar_t when wide) lies in a read-only segment of
+ * a loaded object (a literal); the verdict is kept per page (forgotten when
+ * a library is unloaded). */
+static int n_readonly(nthr *t, const void *s, int wide)
 {
     uintptr_t pg = ((uintptr_t)s >> 12) + 1;
     unsigned slot = (unsigned)(pg ^ (pg >> 6)) & (NPAGES - 1);
@@ -552,7 +554,8 @@ static int n_readonly(nthr *t, const char *s)
      * when both are read-only: check the end too */
     int ro = p.found && p.ro;
     if (ro) {
-        ro_probe q = {(uintptr_t)s + strlen(s), 0, 0};
+        size_t end = wide ? wcslen(s) * sizeof(wchar_t) + sizeof(wchar_t) - 1 : strlen(s);
+        ro_probe q = {(uintptr_t)s + end, 0, 0};
         dl_iterate_phdr(ro_cb, &q);
         ro = q.found && q.ro;
         if (!ro) return 0; /* not cached: the verdict is for this string only */
@@ -582,12 +585,83 @@ static uint32_t n_name(nthr *t, const ndomain *d, const char *m)
     free(c->copy);
     c->copy = NULL;
     c->key = NULL;
-    if (writable || !n_readonly(t, m)) {
+    if (writable || !n_readonly(t, m, 0)) {
         c->copy = strdup(m);
         if (!c->copy) return id;
     }
     c->key = m;
     c->dom = d;
+    c->id = id;
+    return id;
+}
+
+/* wchar_t text (UTF-32 on Linux) as UTF-8, malloc'ed; a value that is no
+ * Unicode scalar value (a surrogate, above U+10FFFF, negative) becomes
+ * U+FFFD. NULL on no memory. */
+_Static_assert(sizeof(wchar_t) == 4, "wchar_t is UTF-32");
+static char *n_utf8(const wchar_t *w)
+{
+    if (!w) w = L"";
+    size_t n = wcslen(w);
+    char *o = n < (SIZE_MAX - 1) / 4 ? malloc(4 * n + 1) : NULL, *p = o;
+    if (!o) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)w[i];
+        if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) c = 0xfffd;
+        if (c < 0x80) {
+            *p++ = (char)c;
+        } else if (c < 0x800) {
+            *p++ = (char)(0xc0 | c >> 6);
+            *p++ = (char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            *p++ = (char)(0xe0 | c >> 12);
+            *p++ = (char)(0x80 | ((c >> 6) & 0x3f));
+            *p++ = (char)(0x80 | (c & 0x3f));
+        } else {
+            *p++ = (char)(0xf0 | c >> 18);
+            *p++ = (char)(0x80 | ((c >> 12) & 0x3f));
+            *p++ = (char)(0x80 | ((c >> 6) & 0x3f));
+            *p++ = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    *p = 0;
+    return o;
+}
+
+/* Name id of a wide message m of domain d (the W variants, Ex with
+ * NVTX_MESSAGE_TYPE_UNICODE), interned as UTF-8, through the thread's cache
+ * like n_name. Its entries are keyed by the domain's address + 1 (a domain
+ * is a malloc'ed block, so that is never a domain's address): a narrow
+ * lookup of the same pointer never meets them; the copy of a writable
+ * buffer is its wchar_t text. */
+static uint32_t n_wname(nthr *t, const ndomain *d, const wchar_t *m)
+{
+    if (!m) return n_name(t, d, "");
+    uint64_t gen = atomic_load_explicit(&N.unload_gen, memory_order_relaxed);
+    if (gen != t->gen) { /* a library went away: forget literals */
+        for (int i = 0; i < NCACHE; i++)
+            if (!t->cache[i].copy) t->cache[i].key = NULL;
+        memset(t->page, 0, sizeof t->page);
+        t->gen = gen;
+    }
+    const void *dk = (const void *)((uintptr_t)d + 1);
+    ncache *c = &t->cache[(((uintptr_t)m >> 3) ^ ((uintptr_t)d >> 4) ^ ((uintptr_t)m >> 11)) &
+                          (NCACHE - 1)];
+    if (c->key == m && c->dom == dk && (!c->copy || !wcscmp((const wchar_t *)c->copy, m)))
+        return c->id;
+    char *u = n_utf8(m);
+    uint32_t id = n_intern(d, u ? u : "<out of memory>");
+    free(u);
+    int writable = c->key == m && c->copy; /* same buffer, new text: known writable */
+    free(c->copy);
+    c->copy = NULL;
+    c->key = NULL;
+    if (writable || !n_readonly(t, m, 1)) {
+        c->copy = (char *)wcsdup(m);
+        if (!c->copy) return id;
+    }
+    c->key = m;
+    c->dom = dk;
     c->id = id;
     return id;
 }
@@ -598,11 +672,13 @@ static uint32_t n_attr_name(nthr *t, const ndomain *d, const nvtxEventAttributes
 {
     if (!a) return n_name(t, d, plain);
     if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return n_name(t, d, a->message.ascii);
+    if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE) return n_wname(t, d, a->message.unicode);
     if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
         const nreg *r = (const nreg *)a->message.registered;
         if (!r || r->magic != NREG_MAGIC) return n_name(t, d, "<invalid registered string>");
         return r->dom == d ? r->id : n_name(t, d, r->s);
     }
+    if (a->messageType == NVTX_MESSAGE_UNKNOWN) return n_name(t, d, ""); /* no message */
     return n_name(t, d, "<unsupported message type>");
 }
 
@@ -965,6 +1041,12 @@ static void NVTX_API n_MarkA(const char *m)
     uint32_t name = n_name(t, NULL, m);
     n_emit(t, n_now(), NEV_MARK, name, n_track(t));
 }
+static void NVTX_API n_MarkW(const wchar_t *m)
+{
+    N_SELF_OR();
+    uint32_t name = n_wname(t, NULL, m);
+    n_emit(t, n_now(), NEV_MARK, name, n_track(t));
+}
 static nvtxRangeId_t NVTX_API n_RangeStartEx(const nvtxEventAttributes_t *a)
 {
     N_SELF_OR(0);
@@ -974,6 +1056,11 @@ static nvtxRangeId_t NVTX_API n_RangeStartA(const char *m)
 {
     N_SELF_OR(0);
     return start_range(t, n_name(t, NULL, m));
+}
+static nvtxRangeId_t NVTX_API n_RangeStartW(const wchar_t *m)
+{
+    N_SELF_OR(0);
+    return start_range(t, n_wname(t, NULL, m));
 }
 static void NVTX_API n_RangeEnd(nvtxRangeId_t id)
 {
@@ -990,6 +1077,11 @@ static int NVTX_API n_RangePushA(const char *m)
     N_SELF_OR(-1);
     return n_push(t, n_name(t, NULL, m));
 }
+static int NVTX_API n_RangePushW(const wchar_t *m)
+{
+    N_SELF_OR(-1);
+    return n_push(t, n_wname(t, NULL, m));
+}
 static int NVTX_API n_RangePop(void)
 {
     N_SELF_OR(-1);
@@ -998,6 +1090,13 @@ static int NVTX_API n_RangePop(void)
 static void NVTX_API n_NameOsThreadA(uint32_t tid, const char *name)
 {
     if (S.w && name) gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, tid, GP_NONE, name);
+}
+static void NVTX_API n_NameOsThreadW(uint32_t tid, const wchar_t *name)
+{
+    if (!S.w || !name) return;
+    char *u = n_utf8(name);
+    if (u) gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, tid, GP_NONE, u);
+    free(u);
 }
 static void NVTX_API n_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
@@ -1049,24 +1148,40 @@ static nvtxDomainHandle_t NVTX_API n_DomainCreateA(const char *name)
     d->idx = atomic_fetch_add_explicit(&n_domains, 1, memory_order_relaxed);
     return (nvtxDomainHandle_t)d;
 }
+static nvtxDomainHandle_t NVTX_API n_DomainCreateW(const wchar_t *name)
+{
+    ndomain *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    if (name) d->name = n_utf8(name);
+    d->idx = atomic_fetch_add_explicit(&n_domains, 1, memory_order_relaxed);
+    return (nvtxDomainHandle_t)d;
+}
 static void NVTX_API n_DomainDestroy(nvtxDomainHandle_t d)
 {
     (void)d; /* kept: events still in flight may name it */
 }
-static nvtxStringHandle_t NVTX_API n_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+/* Registers s (owned by the handle from now on; NULL: no memory). */
+static nvtxStringHandle_t n_register(nvtxDomainHandle_t d, char *s)
 {
     /* the handle carries the string's id: no lookup when it is used */
     nreg *r = S.w && s ? calloc(1, sizeof *r) : NULL;
-    if (!r) return NULL;
-    r->s = strdup(s);
-    if (!r->s) {
-        free(r);
+    if (!r) {
+        free(s);
         return NULL;
     }
+    r->s = s;
     r->magic = NREG_MAGIC;
     r->dom = (const ndomain *)d;
     r->id = n_intern(r->dom, s);
     return (nvtxStringHandle_t)r;
+}
+static nvtxStringHandle_t NVTX_API n_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+{
+    return s ? n_register(d, strdup(s)) : NULL;
+}
+static nvtxStringHandle_t NVTX_API n_DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
+{
+    return s ? n_register(d, n_utf8(s)) : NULL;
 }
 
 static void set(NvtxFunctionTable t, unsigned n, unsigned id, NvtxFunctionPointer f)
@@ -1091,13 +1206,17 @@ INJ_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
     if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n)) {
         set(t, n, NVTX_CBID_CORE_MarkEx, (NvtxFunctionPointer)n_MarkEx);
         set(t, n, NVTX_CBID_CORE_MarkA, (NvtxFunctionPointer)n_MarkA);
+        set(t, n, NVTX_CBID_CORE_MarkW, (NvtxFunctionPointer)n_MarkW);
         set(t, n, NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer)n_RangeStartEx);
         set(t, n, NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer)n_RangeStartA);
+        set(t, n, NVTX_CBID_CORE_RangeStartW, (NvtxFunctionPointer)n_RangeStartW);
         set(t, n, NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer)n_RangeEnd);
         set(t, n, NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer)n_RangePushEx);
         set(t, n, NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)n_RangePushA);
+        set(t, n, NVTX_CBID_CORE_RangePushW, (NvtxFunctionPointer)n_RangePushW);
         set(t, n, NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer)n_RangePop);
         set(t, n, NVTX_CBID_CORE_NameOsThreadA, (NvtxFunctionPointer)n_NameOsThreadA);
+        set(t, n, NVTX_CBID_CORE_NameOsThreadW, (NvtxFunctionPointer)n_NameOsThreadW);
     }
     t = NULL;
     n = 0;
@@ -1108,9 +1227,12 @@ INJ_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
         set(t, n, NVTX_CBID_CORE2_DomainRangePushEx, (NvtxFunctionPointer)n_DomainRangePushEx);
         set(t, n, NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)n_DomainRangePop);
         set(t, n, NVTX_CBID_CORE2_DomainCreateA, (NvtxFunctionPointer)n_DomainCreateA);
+        set(t, n, NVTX_CBID_CORE2_DomainCreateW, (NvtxFunctionPointer)n_DomainCreateW);
         set(t, n, NVTX_CBID_CORE2_DomainDestroy, (NvtxFunctionPointer)n_DomainDestroy);
         set(t, n, NVTX_CBID_CORE2_DomainRegisterStringA,
             (NvtxFunctionPointer)n_DomainRegisterStringA);
+        set(t, n, NVTX_CBID_CORE2_DomainRegisterStringW,
+            (NvtxFunctionPointer)n_DomainRegisterStringW);
     }
     return 1;
 }
