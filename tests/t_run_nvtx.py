@@ -278,6 +278,36 @@ m = c.execute("SELECT s.s FROM instants i JOIN strings s ON s.proc = i.proc AND 
 check(m == [(want[1],)], "longdom: a long registered string whole")
 c.close()
 
+# start/end ranges open at a fork and ended in the child: on a track of the
+# child's (the forking thread's new one when it started the range, else the
+# ending thread's), so summary and export keep them
+out, c, dbm = run_mode("forkstart")
+procs = [p for (p,) in c.execute("SELECT id FROM processes ORDER BY id")]
+rows = c.execute(NAMES).fetchall()
+orphans = c.execute("SELECT count(*) FROM slices x LEFT JOIN tracks t ON t.proc = x.proc AND "
+                    "t.id = x.track WHERE t.id IS NULL").fetchone()[0]
+check(len(procs) == 2 and orphans == 0, "forkstart: every slice on a track of its process: %d "
+      "not (%r)" % (orphans, rows))
+if len(procs) == 2:
+    ch = {x[0]: x for x in rows if x[4] == procs[1]}
+    check(sorted(ch) == ["child ender", "child main", "started by a thread", "started by main"],
+          "forkstart: the child's slices: %r" % sorted(ch))
+    if len(ch) == 4:
+        check(ch["started by main"][3] == ch["child main"][3],
+              "forkstart: a range the forking thread started on its track in the child")
+        check(ch["started by a thread"][3] == ch["child ender"][3],
+              "forkstart: a range another thread started on the ending thread's track")
+    for n in ("started by main", "started by a thread"):
+        check(sorted(x[4] for x in rows if x[0] == n) == procs, "forkstart: %r ends in both" % n)
+r = subprocess.run([BIN, "summary", "--json", dbm], capture_output=True, text=True)
+check(r.returncode == 0 and json.loads(r.stdout)["traces"][0]["slices"] == len(rows) == 8,
+      "forkstart: summary reads all %d slices: %s" % (len(rows), r.stdout[:200]))
+ej = os.path.join(tmp, "forkstart.json")
+r = subprocess.run([BIN, "export", "-o", ej, dbm], capture_output=True, text=True)
+check(r.returncode == 0 and sum(1 for e in json.load(open(ej))["traceEvents"]
+                                if e.get("ph") == "X") == len(rows),
+      "forkstart: export keeps all %d slices" % len(rows))
+c.close()
 
 if failures:
     sys.exit(1)

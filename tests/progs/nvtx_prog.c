@@ -15,7 +15,10 @@
  *        nvtx_prog wide: the wide-character (W, NVTX_MESSAGE_TYPE_UNICODE)
  *          variants, nested in ASCII ranges
  *        nvtx_prog longdom: domain range names longer than 512 bytes that
- *          differ only at their end */
+ *          differ only at their end
+ *        nvtx_prog forkstart: start/end ranges started before a fork (by
+ *          the forking thread and by an exited thread) and ended in the child
+ *          by another thread and in the parent */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -241,11 +244,57 @@ static int longdom(void)
     return 0;
 }
 
+static nvtxRangeId_t by_thread, by_main;
+
+static void *fs_starter(void *arg)
+{
+    (void)arg;
+    by_thread = nvtxRangeStartA("started by a thread");
+    nvtxRangePushA("starter");
+    nvtxRangePop();
+    return NULL;
+}
+
+static void *fs_ender(void *arg)
+{
+    (void)arg;
+    nvtxRangePushA("child ender");
+    nvtxRangeEnd(by_thread);
+    nvtxRangeEnd(by_main);
+    nvtxRangePop();
+    return NULL;
+}
+
+static int forkstart(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, fs_starter, NULL);
+    pthread_join(th, NULL);
+    nvtxRangePushA("main");
+    nvtxRangePop();
+    by_main = nvtxRangeStartA("started by main");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        nvtxRangePushA("child main");
+        pthread_create(&th, NULL, fs_ender, NULL);
+        pthread_join(th, NULL);
+        nvtxRangePop();
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    nvtxRangeEnd(by_thread);
+    nvtxRangeEnd(by_main);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "domains")) return domains();
     if (argc > 1 && !strcmp(argv[1], "wide")) return wide();
     if (argc > 1 && !strcmp(argv[1], "longdom")) return longdom();
+    if (argc > 1 && !strcmp(argv[1], "forkstart")) return forkstart();
     if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probes(argc > 2 ? atoi(argv[2]) : 100);
     if (argc > 1 && !strcmp(argv[1], "stress"))
         return stress(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 3000);

@@ -741,8 +741,9 @@ static ndstk *n_dstack(nthr *t, const ndomain *d, int make)
 typedef struct nstart { /* start/end ranges may end on another thread */
     uint64_t id;
     uint64_t t;
-    uint32_t name, track;
+    uint32_t name, track; /* track: the starting thread's; NSTART_FORKED: see n_fork_child */
 } nstart;
+#define NSTART_FORKED UINT32_MAX
 static struct {
     pthread_mutex_t mu;
     nstart *v;
@@ -781,7 +782,9 @@ static void end_range(nthr *t, uint64_t id)
             nstart r = R.v[i];
             R.v[i] = R.v[--R.n];
             pthread_mutex_unlock(&R.mu);
-            n_emit(t, r.t, t1, r.name, r.track); /* on the starting thread's track */
+            /* on the starting thread's track; a range a thread of the
+             * parent started before the fork, on the ending thread's */
+            n_emit(t, r.t, t1, r.name, r.track == NSTART_FORKED ? n_track(t) : r.track);
             return;
         }
     pthread_mutex_unlock(&R.mu);
@@ -986,20 +989,41 @@ static void n_init_once(void)
 /* fork: the child drops what the parent's threads published (the parent
  * writes it), keeps the forking thread's open ranges and starts its own
  * drain thread. */
+static int n_fork_locked; /* n_fork_prepare took N.mu and R.mu */
 static void n_fork_prepare(void)
 {
-    if (n_started) pthread_mutex_lock(&N.mu);
+    /* the start/end table too: a thread of the parent may hold it at the fork */
+    n_fork_locked = n_started; /* as seen here: NVTX may start during the fork */
+    if (!n_fork_locked) return;
+    pthread_mutex_lock(&N.mu);
+    pthread_mutex_lock(&R.mu);
 }
 
 static void n_fork_parent(void)
 {
-    if (n_started) pthread_mutex_unlock(&N.mu);
+    if (!n_fork_locked) return;
+    pthread_mutex_unlock(&R.mu);
+    pthread_mutex_unlock(&N.mu);
 }
 
 static void n_fork_child(void)
 {
-    if (!n_started) return;
+    if (!n_fork_locked) return;
     nthr *self = tl_n;
+    /* start/end ranges open at the fork can be ended in the child too; the
+     * parent's thread tracks are not the child's: one started by the forking
+     * thread goes on that thread's new track, any other on the track of the
+     * thread that ends it */
+    uint32_t old = self ? self->track : UINT32_MAX, now = UINT32_MAX;
+    if (self) self->track = UINT32_MAX; /* the forking thread has a new tid in the child */
+    for (size_t i = 0; i < R.n; i++)
+        if (old != UINT32_MAX && R.v[i].track == old) {
+            if (now == UINT32_MAX) now = n_track(self);
+            R.v[i].track = now;
+        } else {
+            R.v[i].track = NSTART_FORKED;
+        }
+    pthread_mutex_unlock(&R.mu);
     for (nthr *t = N.threads, *nx; t; t = nx) {
         nx = t->next;
         if (t == self) continue;
@@ -1015,7 +1039,6 @@ static void n_fork_child(void)
         self->head_pos = self->pos;
         atomic_store_explicit(&self->nchunks, 1, memory_order_relaxed);
         atomic_store_explicit(&self->dropped, 0, memory_order_relaxed);
-        self->track = UINT32_MAX; /* the forking thread has a new tid in the child */
         self->next = NULL;
         N.threads = self;
     }
