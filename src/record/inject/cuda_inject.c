@@ -707,14 +707,30 @@ static inline int n_pop_on(nthr *t, int *depth, nrange *stack)
     return k;
 }
 
+/* The default domain's push and pop: n_push_on/n_pop_on on the thread's own
+ * stack, written out (through the pointers the compiler kept one more
+ * register and instruction on this hot path) */
 static inline int n_push(nthr *t, uint32_t name)
 {
-    return n_push_on(t, &t->depth, t->stack, name);
+    int k = t->depth;
+    if (__builtin_expect(k < NVTX_DEPTH, 1)) {
+        t->stack[k].name = name;
+        t->stack[k].t = n_now();
+    } else {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    }
+    t->depth = k + 1;
+    return k;
 }
 
 static inline int n_pop(nthr *t)
 {
-    return n_pop_on(t, &t->depth, t->stack);
+    if (t->depth <= 0) return -1;
+    uint64_t t1 = n_now();
+    int k = --t->depth;
+    if (__builtin_expect(k < NVTX_DEPTH, 1))
+        n_emit(t, t->stack[k].t, t1, t->stack[k].name, n_track(t));
+    return k;
 }
 
 /* The calling thread's stack of domain d (NULL: the default domain's is
