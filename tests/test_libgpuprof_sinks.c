@@ -920,6 +920,70 @@ TEST(self_time_event_child_of_inline)
     unlink(path);
 }
 
+/* count of slices named nm in the trace file at path (-1: it does not
+ * import) */
+static long file_count(const char *path, const char *nm)
+{
+    gp_trace *t;
+    gp_err err;
+    if (gp_import_json_file(path, NULL, &t, &err)) {
+        fprintf(stderr, "  %s\n", err.msg);
+        return -1;
+    }
+    long c = 0;
+    for (size_t i = 0; i < t->slices.n; i++) c += !strcmp(gp_trace_s(t, t->slices.v[i].name), nm);
+    gp_trace_destroy(t);
+    return c;
+}
+
+/* A file stream across fork: the parent's file holds the parent's ranges
+ * only and stays a valid trace whatever the child does (it wrote its own
+ * end into the parent's file before); the child's ranges recorded after the
+ * fork are in its own file, PATH with ".<pid>" before ".json". */
+TEST(file_stream_fork_child)
+{
+    char path[128], cpath[160];
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_forkfile_%ld.json", (long)getpid());
+    gp_profiler *p = gp_test_stream_create(path);
+    ASSERT(p);
+    for (int i = 0; i < 1000; i++) {
+        gp_range_begin(p, "parent");
+        gp_range_end(p);
+    }
+    gp_range_begin(p, "open_at_fork"); /* the parent's: ends in the parent */
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < 10; i++) {
+            gp_range_begin(p, "child");
+            gp_range_end(p);
+        }
+        gp_record_stats rs;
+        if (gp_record_stats_get(p, &rs) || rs.kept + rs.aggregated != 10) _exit(3);
+        gp_profiler_destroy(p); /* finishes the child's file */
+        _exit(0);
+    }
+    int st = 0;
+    ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFEXITED(st));
+    ASSERT_EQ_INT(WEXITSTATUS(st), 0);
+    gp_range_end(p);
+    for (int i = 0; i < 300; i++) {
+        gp_range_begin(p, "parent");
+        gp_range_end(p);
+    }
+    gp_profiler_destroy(p);
+    ASSERT_EQ_INT(file_count(path, "parent"), 1300);
+    ASSERT_EQ_INT(file_count(path, "open_at_fork"), 1);
+    ASSERT_EQ_INT(file_count(path, "child"), 0);
+    snprintf(cpath, sizeof cpath, "/tmp/gp_test_sinks_forkfile_%ld.%ld.json", (long)getpid(),
+             (long)pid);
+    ASSERT_EQ_INT(file_count(cpath, "child"), 10);
+    ASSERT_EQ_INT(file_count(cpath, "parent"), 0);
+    unlink(path);
+    unlink(cpath);
+}
+
 /* complete "step" events in text[0..n): lines that hold one and end
  * with its closing braces (the writer puts one event on a line; a step's
  * args are flat, so "}}" ends only a whole event, the last line too) */
@@ -1084,4 +1148,4 @@ TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merg
           stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
           self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only,
           nested_names_exact_identities, reused_name_buffer_renamed,
-          self_time_event_child_of_inline)
+          self_time_event_child_of_inline, file_stream_fork_child)

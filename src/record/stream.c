@@ -448,36 +448,85 @@ static void store_close(gp_profiler *p, gp_stream *st)
     gp_u64map_free(&st->str_of);
 }
 
-/* Store stream across fork: the parent drains and commits what was recorded
- * before the fork (its writer stops for it); the child starts from nothing
- * under its own processes row: what the parent recorded (streamed
- * statistics, inline aggregates, kernel timings, counters, memory events
- * in the trace) is the parent's to write, so the child's copy is cleared
- * and its store rows and results hold what it recorded after the fork. */
+/* The path of a forked child's own stream file: PATH with ".<pid>" before
+ * a ".json" suffix, else after it (malloc'd; NULL when out of memory). */
+static char *child_path(const char *path, pid_t pid)
+{
+    size_t n = strlen(path), k = n > 5 && !strcmp(path + n - 5, ".json") ? n - 5 : n;
+    size_t cap = n + 32;
+    char *r = malloc(cap);
+    if (r) snprintf(r, cap, "%.*s.%ld%s", (int)k, path, (long)pid, path + k);
+    return r;
+}
+
+/* Across fork: the parent drains what was recorded before the fork (and a
+ * store's writer commits it and stops for the fork); the child starts from
+ * nothing: what the parent recorded (streamed statistics, inline
+ * aggregates, kernel timings, counters, memory events in the trace) is the
+ * parent's to write, so the child's copy is cleared and its output and
+ * results hold what it recorded after the fork. A store stream's child
+ * writes into the same run under its own processes row; a file stream's
+ * child never writes the parent's file (one JSON text cannot have two
+ * writers): it streams into its own file, child_path, opened here. */
 void gp_stream_fork_(gp_profiler *p, int phase)
 {
     gp_stream *st = p->stream;
-    if (!st || !st->w) return;
+    if (!st) return;
     if (phase == 0) {
-        gp_rec_drain(p);
-        gp_store_writer_fork_prepare(st->w);
-    } else if (phase == 1) {
-        gp_store_writer_fork_parent(st->w);
-    } else {
+        gp_rec_drain(p); /* a file stream's drain writes the file too */
+        if (st->w) gp_store_writer_fork_prepare(st->w);
+        return;
+    }
+    if (phase == 1) {
+        if (st->w) gp_store_writer_fork_parent(st->w);
+        return;
+    }
+    if (st->w) {
         gp_store_writer_fork_child(st->w);
-        for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
-        st->rows.n = 0;
-        gp_u64map_free(&st->row_of);
-        memset(&st->row_of, 0, sizeof st->row_of);
-        for (gp_tbuf *b = p->threads; b; b = b->next_all) gp_rec_aggs_zero(b);
-        p->tr->slices.n = p->ext.n = 0;
-        p->tr->inline_children.n = 0;
-        p->tr->counters.n = 0;
-        p->tr->mem_events.n = 0;
-        p->streamed_ranges = 0;
-        p->kernel_ns_total = 0;
-        p->kernel_count = 0;
-        gp_rec_entry_reset(p); /* per-entry records name the cleared slices */
+    } else {
+        /* the parent's descriptor: closed here (nothing buffered: put
+         * writes the descriptor directly), the child's own file opened */
+        fclose(st->f);
+        st->f = NULL;
+        char *cp = child_path(st->path, getpid());
+        int fd = cp ? open(cp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+        st->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!st->f) {
+            st->err = cp ? (errno ? errno : EIO) : ENOMEM;
+            gp_rec_seterr(p,
+                          "%s: %s (stream sink of a forked child: nothing of the child is written)",
+                          cp ? cp : st->path, strerror(st->err));
+            if (fd >= 0) close(fd);
+            free(cp);
+        } else {
+            free(st->path);
+            st->path = cp;
+            st->err = 0;
+        }
+        gp_u64map_free(&st->head_of);
+        memset(&st->head_of, 0, sizeof st->head_of);
+        st->heads.n = 0;
+    }
+    for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
+    st->rows.n = 0;
+    gp_u64map_free(&st->row_of);
+    memset(&st->row_of, 0, sizeof st->row_of);
+    for (gp_tbuf *b = p->threads; b; b = b->next_all) gp_rec_aggs_zero(b);
+    p->tr->slices.n = p->ext.n = 0;
+    p->tr->inline_children.n = 0;
+    p->tr->counters.n = 0;
+    p->tr->mem_events.n = 0;
+    p->streamed_ranges = 0;
+    p->kernel_ns_total = 0;
+    p->kernel_count = 0;
+    gp_rec_entry_reset(p); /* per-entry records name the cleared slices */
+    if (!st->w && st->f) {
+        gp_sbuf b = {0};
+        gp_exp_header(p, &b);
+        gp_sbuf_puts(&b, "\"traceEvents\":[\n");
+        gp_exp_meta(p, &b, 1);
+        put(p, &b);
+        gp_sbuf_free(&b);
     }
 }
 
@@ -509,7 +558,7 @@ void gp_stream_close_(gp_profiler *p)
     gp_sbuf_puts(&b, "}}\n");
     put(p, &b);
     gp_sbuf_free(&b);
-    if (fclose(st->f) != 0 && !st->err) {
+    if (st->f && fclose(st->f) != 0 && !st->err) {
         st->err = errno;
         gp_rec_seterr(p, "%s: %s", st->path, strerror(errno));
     }
