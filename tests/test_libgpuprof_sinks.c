@@ -939,7 +939,8 @@ static long file_count(const char *path, const char *nm)
 /* A file stream across fork: the parent's file holds the parent's ranges
  * only and stays a valid trace whatever the child does (it wrote its own
  * end into the parent's file before); the child's ranges recorded after the
- * fork are in its own file, PATH with ".<pid>" before ".json". */
+ * fork are in its own file, PATH with ".<pid>" before ".json", created at
+ * its first output (none for a child that records nothing). */
 TEST(file_stream_fork_child)
 {
     char path[128], cpath[160];
@@ -968,6 +969,17 @@ TEST(file_stream_fork_child)
     ASSERT(WIFEXITED(st));
     ASSERT_EQ_INT(WEXITSTATUS(st), 0);
     gp_range_end(p);
+    pid_t quiet = fork(); /* a child that records nothing leaves no file */
+    ASSERT(quiet >= 0);
+    if (quiet == 0) {
+        gp_profiler_destroy(p);
+        _exit(0);
+    }
+    ASSERT_EQ_INT(waitpid(quiet, &st, 0), quiet);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(cpath, sizeof cpath, "/tmp/gp_test_sinks_forkfile_%ld.%ld.json", (long)getpid(),
+             (long)quiet);
+    ASSERT(access(cpath, F_OK) != 0);
     for (int i = 0; i < 300; i++) {
         gp_range_begin(p, "parent");
         gp_range_end(p);

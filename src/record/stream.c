@@ -23,6 +23,7 @@ struct gp_stream {
     FILE *f;
     char *path;
     int err;                 /* errno of the first failed write (later output is skipped) */
+    int lazy;                /* a forked child's file: created at its first output */
     gp_u64map row_of;        /* name id -> index in rows */
     GP_VEC(gp_agg_row) rows; /* statistics of the streamed ranges */
     /* store output (w != NULL) */
@@ -199,9 +200,15 @@ static int write_all(int fd, const char *s, size_t n)
     return 0;
 }
 
+static int child_open(gp_profiler *p);
+
 static void put(gp_profiler *p, gp_sbuf *b)
 {
     gp_stream *st = p->stream;
+    if (st->lazy && (!b->n || child_open(p))) { /* nothing yet, or no file */
+        gp_sbuf_reset(b);
+        return;
+    }
     errno = 0;
     if (!st->err && write_all(fileno(st->f), b->s, b->n) != 0) {
         st->err = errno ? errno : EIO;
@@ -485,24 +492,12 @@ void gp_stream_fork_(gp_profiler *p, int phase)
         gp_store_writer_fork_child(st->w);
     } else {
         /* the parent's descriptor: closed here (nothing buffered: put
-         * writes the descriptor directly), the child's own file opened */
-        fclose(st->f);
+         * writes the descriptor directly); the child's own file is
+         * created at its first output (a child that records nothing
+         * leaves no file) */
+        if (st->f) fclose(st->f);
         st->f = NULL;
-        char *cp = child_path(st->path, getpid());
-        int fd = cp ? open(cp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-        st->f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (!st->f) {
-            st->err = cp ? (errno ? errno : EIO) : ENOMEM;
-            gp_rec_seterr(p,
-                          "%s: %s (stream sink of a forked child: nothing of the child is written)",
-                          cp ? cp : st->path, strerror(st->err));
-            if (fd >= 0) close(fd);
-            free(cp);
-        } else {
-            free(st->path);
-            st->path = cp;
-            st->err = 0;
-        }
+        st->lazy = !st->err;
         gp_u64map_free(&st->head_of);
         memset(&st->head_of, 0, sizeof st->head_of);
         st->heads.n = 0;
@@ -520,14 +515,34 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
     gp_rec_entry_reset(p); /* per-entry records name the cleared slices */
-    if (!st->w && st->f) {
-        gp_sbuf b = {0};
-        gp_exp_header(p, &b);
-        gp_sbuf_puts(&b, "\"traceEvents\":[\n");
-        gp_exp_meta(p, &b, 1);
-        put(p, &b);
-        gp_sbuf_free(&b);
+}
+
+/* Creates a forked child's own stream file (child_path) and writes its
+ * head. 0, or -1 (st->err set: nothing of the child is written). */
+static int child_open(gp_profiler *p)
+{
+    gp_stream *st = p->stream;
+    st->lazy = 0;
+    char *cp = child_path(st->path, getpid());
+    int fd = cp ? open(cp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    st->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!st->f) {
+        st->err = cp ? (errno ? errno : EIO) : ENOMEM;
+        gp_rec_seterr(p, "%s: %s (stream sink of a forked child: nothing of the child is written)",
+                      cp ? cp : st->path, strerror(st->err));
+        if (fd >= 0) close(fd);
+        free(cp);
+        return -1;
     }
+    free(st->path);
+    st->path = cp;
+    gp_sbuf b = {0};
+    gp_exp_header(p, &b);
+    gp_sbuf_puts(&b, "\"traceEvents\":[\n");
+    gp_exp_meta(p, &b, 1);
+    put(p, &b);
+    gp_sbuf_free(&b);
+    return st->err ? -1 : 0;
 }
 
 void gp_stream_close_(gp_profiler *p)
@@ -543,6 +558,13 @@ void gp_stream_close_(gp_profiler *p)
     }
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
+    if (st->lazy) { /* a forked child that has written nothing yet */
+        const gp_trace *t = p->tr;
+        gp_rec_collect_aggs(p, 0);
+        if (!t->slices.n && !t->counters.n && !t->mem_events.n && !t->aggs.n &&
+            !p->streamed_ranges && !gp_rec_count(p, 0))
+            goto done; /* and recorded nothing: no file */
+    }
     gp_sbuf b = {0};
     gp_exp_meta(p, &b, 0);
     for (size_t i = 0; i < p->tr->slices.n; i++) gp_exp_slice(p, &b, i);
