@@ -1,7 +1,14 @@
 /* trace/input.c: plain/gzip/memory byte sources. Gzip is inflated by isa-l
  * (when built with it; zlib otherwise, or with $GPUPROF_INFLATE=zlib) in a
  * thread of its own that fills a small ring of chunks ahead of the reader, so
- * parsing and inflating overlap and memory stays bounded (RING x CHUNK). */
+ * parsing and inflating overlap and memory stays bounded (RING x CHUNK).
+ *
+ * The gzip framing (RFC 1952: each member's header with its optional fields
+ * and header CRC, the trailer's CRC-32 and ISIZE, concatenated members, what
+ * follows the last one) is read here, byte by byte across input chunks of any
+ * size; either library inflates only the raw deflate data between header and
+ * trailer. So both inflaters accept the same files and report a damaged
+ * header or trailer with the same message at the same offset. */
 #include "trace/input.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +24,7 @@
 #endif
 
 #define ZCHUNK     (1u << 20) /* compressed bytes read at a time */
+#define MEMCHUNK   (1u << 30) /* bytes of a memory input handed to the inflater at a time */
 #define RING_N     4          /* inflated chunks in flight */
 #define RING_CHUNK (1u << 20)
 
@@ -24,6 +32,24 @@ typedef struct slot {
     unsigned char *buf;
     size_t len, off;
 } slot;
+
+/* where the gzip framing parser is (RFC 1952, section 2.3) */
+enum {
+    GZ_ID1,     /* a member starts: 0x1f */
+    GZ_ID2,     /* 0x8b */
+    GZ_CM,      /* 8 (deflate) */
+    GZ_FLG,     /* no reserved bit set */
+    GZ_FIXED,   /* MTIME, XFL, OS: 6 bytes */
+    GZ_XLEN,    /* FEXTRA: 2 bytes of length */
+    GZ_EXTRA,   /* FEXTRA: its bytes */
+    GZ_NAME,    /* FNAME: up to a zero byte */
+    GZ_COMMENT, /* FCOMMENT: up to a zero byte */
+    GZ_HCRC,    /* FHCRC: 2 bytes, the low half of the CRC-32 of the header before them */
+    GZ_DATA,    /* raw deflate data, inflated by isa-l or zlib */
+    GZ_TRAILER, /* CRC-32 and ISIZE of the data, 4 bytes each */
+    GZ_NEXT     /* after a member: the end, another member, or garbage */
+};
+enum { FTEXT = 1, FHCRC = 2, FEXTRA = 4, FNAME = 8, FCOMMENT = 16 };
 
 struct gp_input {
     int fd; /* -1 for memory */
@@ -38,9 +64,21 @@ struct gp_input {
     struct inflate_state *is;
 #endif
     unsigned char *zbuf; /* compressed read buffer (files) */
+    size_t zchunk;       /* compressed bytes taken at a time */
     uint64_t pos, size;  /* pos: raw bytes read so far (written by the inflate thread) */
     uint64_t zpos;       /* compressed bytes consumed, published for progress */
     const char *name;
+    /* the gzip framing (inflate thread) */
+    int gst;             /* GZ_* */
+    unsigned flg;        /* the member's FLG */
+    uint32_t need;       /* bytes left of the current field */
+    uint32_t val;        /* little-endian field being read (XLEN, HCRC) */
+    uint64_t field_off;  /* offset of the current field's first byte */
+    uint32_t hcrc;       /* CRC-32 of the member's header so far */
+    uint32_t dcrc, dlen; /* CRC-32 and length (mod 2^32) of the member's data */
+    unsigned char trailer[8];
+    unsigned char pend[8]; /* input isa-l had read past the end of the deflate data */
+    unsigned pend_n, pend_off;
     /* the ring between the inflate thread (producer) and gp_input_read */
     pthread_t th;
     int th_started;
@@ -126,43 +164,56 @@ static size_t zout_avail(const gp_input *in)
     return in->zs.avail_out;
 }
 
-/* One inflate step; ZS_END when a gzip member ended, ZS_ERR with *msg. */
-static int zstep(gp_input *in, const char **msg)
+/* Offset in the file of the next byte of compressed input not yet taken by
+ * the framing parser or the inflater (bits isa-l holds count as not taken). */
+static uint64_t zoff(const gp_input *in)
+{
+    uint64_t off = in->pos - zin_avail(in) - (in->pend_n - in->pend_off);
+#ifdef GP_HAVE_ISAL
+    if (in->use_isal && in->gst == GZ_DATA) off -= (uint64_t)(in->is->read_in_length / 8);
+#endif
+    return off;
+}
+
+/* One step of raw deflate; ZS_END when the deflate data ended (the input
+ * after it is left for the framing parser), ZS_ERR on corrupt data. The
+ * message is the same for both libraries: they tell different details. */
+static int zstep(gp_input *in)
 {
 #ifdef GP_HAVE_ISAL
     if (in->use_isal) {
-        int r = isal_inflate(in->is);
-        if (r < 0) {
-            *msg = r == ISAL_INVALID_BLOCK        ? "invalid deflate block"
-                   : r == ISAL_INVALID_SYMBOL     ? "invalid deflate symbol"
-                   : r == ISAL_INVALID_LOOKBACK   ? "invalid distance too far back"
-                   : r == ISAL_INVALID_WRAPPER    ? "invalid gzip header"
-                   : r == ISAL_UNSUPPORTED_METHOD ? "unknown compression method"
-                   : r == ISAL_INCORRECT_CHECKSUM ? "incorrect data check"
-                                                  : "inflate error";
-            return ZS_ERR;
-        }
-        return in->is->block_state == ISAL_BLOCK_FINISH ? ZS_END : ZS_OK;
+        struct inflate_state *s = in->is;
+        if (isal_inflate(s) < 0) return ZS_ERR;
+        if (s->block_state != ISAL_BLOCK_FINISH) return ZS_OK;
+        /* the whole bytes isa-l had read ahead of the end (at most 8): the
+         * trailer's start; the bits of a partly used byte were padding */
+        in->dcrc = s->crc;
+        in->pend_n = (unsigned)(s->read_in_length / 8);
+        uint64_t bits = s->read_in >> (s->read_in_length % 8);
+        for (unsigned i = 0; i < in->pend_n && i < sizeof in->pend; i++)
+            in->pend[i] = (unsigned char)(bits >> (8 * i));
+        in->pend_off = 0;
+        s->read_in = 0;
+        s->read_in_length = 0;
+        return ZS_END;
     }
 #endif
     int zr = inflate(&in->zs, Z_NO_FLUSH);
     if (zr == Z_STREAM_END) return ZS_END;
-    if (zr != Z_OK && zr != Z_BUF_ERROR) {
-        *msg = in->zs.msg ? in->zs.msg : "inflate error";
-        return ZS_ERR;
-    }
-    return ZS_OK;
+    return zr == Z_OK || zr == Z_BUF_ERROR ? ZS_OK : ZS_ERR;
 }
 
-/* Starts the next concatenated gzip member (input position kept). */
+/* Starts the deflate data of a member (input position kept). */
 static void zreset(gp_input *in)
 {
+    in->dcrc = 0;
+    in->dlen = 0;
 #ifdef GP_HAVE_ISAL
     if (in->use_isal) {
         const unsigned char *p = in->is->next_in;
         size_t n = in->is->avail_in;
         isal_inflate_reset(in->is);
-        in->is->crc_flag = ISAL_GZIP;
+        in->is->crc_flag = ISAL_GZIP_NO_HDR; /* raw deflate; isa-l keeps the data's CRC-32 */
         zin_set(in, p, n);
         return;
     }
@@ -170,14 +221,138 @@ static void zreset(gp_input *in)
     inflateReset(&in->zs);
 }
 
-/* Reads more compressed bytes when the inflater has none (files only). */
+/* Reads more compressed bytes when the inflater has none. */
 static int zfeed(gp_input *in, gp_err *err)
 {
-    if (zin_avail(in) || in->fd < 0) return 0;
-    long k = raw_read(in, in->zbuf, ZCHUNK, err);
+    if (zin_avail(in)) return 0;
+    if (in->fd < 0) {
+        size_t k = in->mem_n - in->mem_pos;
+        if (k > in->zchunk) k = in->zchunk;
+        zin_set(in, in->mem + in->mem_pos, k);
+        in->mem_pos += k;
+        in->pos += k;
+        return 0;
+    }
+    long k = raw_read(in, in->zbuf, in->zchunk, err);
     if (k < 0) return (int)k;
     zin_set(in, in->zbuf, (size_t)k);
     return 0;
+}
+
+/* Reads gzip framing from p[0..n) (offset off in the file) up to the start
+ * of a member's deflate data or the end of its trailer; *used: bytes taken.
+ * Returns NULL, or what is wrong with the byte or field at *bad. */
+static const char *frame(gp_input *in, const unsigned char *p, size_t n, uint64_t off, size_t *used,
+                         uint64_t *bad)
+{
+    size_t i = 0;
+    while (i < n && in->gst != GZ_DATA && in->gst != GZ_NEXT) {
+        size_t k = 1;
+        int hdr = in->gst < GZ_HCRC; /* bytes covered by the header CRC */
+        switch (in->gst) {
+        case GZ_ID1:
+            in->hcrc = (uint32_t)crc32(0L, Z_NULL, 0);
+            in->field_off = off + i;
+            if (p[i] != 0x1f) goto bad_magic;
+            in->gst = GZ_ID2;
+            break;
+        case GZ_ID2:
+            if (p[i] != 0x8b) goto bad_magic;
+            in->gst = GZ_CM;
+            break;
+        case GZ_CM:
+            if (p[i] != 8) {
+                *bad = off + i;
+                return "unknown compression method";
+            }
+            in->gst = GZ_FLG;
+            break;
+        case GZ_FLG:
+            if (p[i] & 0xe0) {
+                *bad = off + i;
+                return "unknown header flags set";
+            }
+            in->flg = p[i];
+            in->gst = GZ_FIXED;
+            in->need = 6;
+            break;
+        case GZ_FIXED:
+        case GZ_EXTRA:
+            k = n - i < in->need ? n - i : in->need;
+            in->need -= (uint32_t)k;
+            if (in->need) break;
+            if (in->gst == GZ_FIXED && (in->flg & FEXTRA)) {
+                in->gst = GZ_XLEN;
+                in->need = 2;
+                in->val = 0;
+            } else {
+                in->gst = GZ_NAME;
+            }
+            break;
+        case GZ_XLEN:
+            in->val |= (uint32_t)p[i] << (8 * (2 - in->need));
+            if (--in->need == 0) {
+                in->gst = GZ_EXTRA;
+                in->need = in->val;
+            }
+            break;
+        case GZ_NAME:
+        case GZ_COMMENT: {
+            unsigned f = in->gst == GZ_NAME ? FNAME : FCOMMENT;
+            k = 0;
+            if (in->flg & f) {
+                const unsigned char *z = memchr(p + i, 0, n - i);
+                k = z ? (size_t)(z - (p + i)) + 1 : n - i;
+                if (!z) break;
+            }
+            in->gst = f == FNAME ? GZ_COMMENT : GZ_HCRC;
+            in->need = 2;
+            in->val = 0;
+            in->field_off = off + i + k;
+            break;
+        }
+        case GZ_HCRC:
+            k = 0;
+            if (in->flg & FHCRC) {
+                k = 1;
+                in->val |= (uint32_t)p[i] << (8 * (2 - in->need));
+                if (--in->need) break;
+                if (in->val != (in->hcrc & 0xffff)) {
+                    *bad = in->field_off;
+                    return "header crc mismatch";
+                }
+            }
+            in->gst = GZ_DATA;
+            zreset(in);
+            break;
+        case GZ_TRAILER: {
+            in->trailer[8 - in->need] = p[i];
+            if (--in->need) break;
+            uint32_t crc = 0, isize = 0;
+            for (int b = 3; b >= 0; b--) {
+                crc = crc << 8 | in->trailer[b];
+                isize = isize << 8 | in->trailer[4 + b];
+            }
+            if (crc != in->dcrc) {
+                *bad = in->field_off;
+                return "incorrect data check";
+            }
+            if (isize != in->dlen) {
+                *bad = in->field_off + 4;
+                return "incorrect length check";
+            }
+            in->gst = GZ_NEXT;
+            break;
+        }
+        }
+        if (hdr && k) in->hcrc = (uint32_t)crc32(in->hcrc, p + i, (uInt)k);
+        i += k;
+    }
+    *used = i;
+    return NULL;
+bad_magic:
+    *bad = off + i;
+    return "incorrect header check";
 }
 
 /* Inflates into out[0..cap) until it is full or the stream ends (*end).
@@ -186,40 +361,83 @@ static int zfeed(gp_input *in, gp_err *err)
 static int fill(gp_input *in, unsigned char *out, size_t cap, size_t *len, int *end, gp_err *err)
 {
     int rc = 0;
-    zout_set(in, out, cap);
-    while (zout_avail(in) > 0) {
-        if ((rc = zfeed(in, err))) break;
-        if (zin_avail(in) == 0) { /* compressed data ended before the gzip stream did */
-            rc = gp_err_set(err, GP_EPARSE, "%s: truncated gzip stream (compressed byte %llu)",
-                            in->name, (unsigned long long)in->pos);
-            break;
-        }
-        const char *msg = NULL;
-        int r = zstep(in, &msg);
-        __atomic_store_n(&in->zpos, in->pos - zin_avail(in), __ATOMIC_RELAXED);
-        if (r == ZS_ERR) {
-            rc = gp_err_set(err, GP_EPARSE, "%s: corrupt gzip data near compressed byte %llu: %s",
-                            in->name, (unsigned long long)(in->pos - zin_avail(in)), msg);
-            break;
-        }
-        if (r == ZS_END) {
-            /* concatenated gzip members continue; otherwise the end */
+    size_t got = 0;
+    while (got < cap) {
+        if (in->gst == GZ_DATA) {
             if ((rc = zfeed(in, err))) break;
-            if (zin_avail(in) > 0 && zin_next(in)[0] == 0x1f) {
-                zreset(in);
-                continue;
-            }
-            if (zin_avail(in) > 0) { /* one behaviour for every reader: refused */
-                rc = gp_err_set(err, GP_EPARSE,
-                                "%s: trailing garbage after the gzip stream (compressed byte %llu)",
-                                in->name, (unsigned long long)(in->pos - zin_avail(in)));
+            if (zin_avail(in) == 0) { /* compressed data ended before the gzip stream did */
+                rc = gp_err_set(err, GP_EPARSE, "%s: truncated gzip stream (compressed byte %llu)",
+                                in->name, (unsigned long long)in->pos);
                 break;
             }
-            *end = 1;
+            zout_set(in, out + got, cap - got);
+            int r = zstep(in);
+            size_t made = cap - got - zout_avail(in);
+            if (!in->use_isal) in->dcrc = (uint32_t)crc32(in->dcrc, out + got, (uInt)made);
+            in->dlen += (uint32_t)made;
+            got += made;
+            if (r == ZS_ERR) {
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s: corrupt gzip data near compressed byte %llu: invalid deflate "
+                                "data",
+                                in->name, (unsigned long long)zoff(in));
+                break;
+            }
+            if (r == ZS_END) {
+                in->gst = GZ_TRAILER;
+                in->need = 8;
+                in->field_off = zoff(in);
+            }
+            __atomic_store_n(&in->zpos, zoff(in), __ATOMIC_RELAXED);
+            continue;
+        }
+        /* framing: first what isa-l read ahead, then the input */
+        const unsigned char *p;
+        size_t n;
+        uint64_t off = zoff(in);
+        int ahead = in->pend_off < in->pend_n;
+        if (ahead) {
+            p = in->pend + in->pend_off;
+            n = in->pend_n - in->pend_off;
+        } else {
+            if ((rc = zfeed(in, err))) break;
+            p = zin_next(in);
+            n = zin_avail(in);
+            off = zoff(in);
+            if (n == 0) {
+                if (in->gst == GZ_NEXT) { /* the end, after a whole member */
+                    *end = 1;
+                    break;
+                }
+                rc = gp_err_set(err, GP_EPARSE, "%s: truncated gzip stream (compressed byte %llu)",
+                                in->name, (unsigned long long)in->pos);
+                break;
+            }
+        }
+        if (in->gst == GZ_NEXT) {
+            if (p[0] != 0x1f) { /* one behaviour for every reader: refused */
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s: trailing garbage after the gzip stream (compressed byte %llu)",
+                                in->name, (unsigned long long)off);
+                break;
+            }
+            in->gst = GZ_ID1; /* concatenated gzip members continue */
+        }
+        size_t used = 0;
+        uint64_t bad = 0;
+        const char *msg = frame(in, p, n, off, &used, &bad);
+        if (ahead)
+            in->pend_off += (unsigned)used;
+        else
+            zin_set(in, p + used, n - used);
+        __atomic_store_n(&in->zpos, zoff(in), __ATOMIC_RELAXED);
+        if (msg) {
+            rc = gp_err_set(err, GP_EPARSE, "%s: corrupt gzip data near compressed byte %llu: %s",
+                            in->name, (unsigned long long)bad, msg);
             break;
         }
     }
-    *len = cap - zout_avail(in);
+    *len = got;
     return rc;
 }
 
@@ -257,9 +475,18 @@ static void *gz_main(void *arg)
     return NULL;
 }
 
+static size_t test_chunk; /* gp_input_test_chunk */
+
+void gp_input_test_chunk(size_t n)
+{
+    test_chunk = n;
+}
+
 /* Sets up the inflater and starts the inflate thread. */
 static int gz_start(gp_input *in, gp_err *err)
 {
+    size_t def = in->fd >= 0 ? ZCHUNK : MEMCHUNK;
+    in->zchunk = test_chunk && test_chunk < def ? test_chunk : def;
     pthread_mutex_init(&in->mu, NULL);
     pthread_cond_init(&in->cv, NULL);
     const char *force = getenv("GPUPROF_INFLATE");
@@ -270,23 +497,18 @@ static int gz_start(gp_input *in, gp_err *err)
         in->is = malloc(sizeof *in->is);
         if (!in->is) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", in->name);
         isal_inflate_init(in->is);
-        in->is->crc_flag = ISAL_GZIP;
+        in->is->crc_flag = ISAL_GZIP_NO_HDR;
     }
 #endif
     if (!in->use_isal) {
         memset(&in->zs, 0, sizeof in->zs);
-        if (inflateInit2(&in->zs, 15 + 32) != Z_OK)
+        if (inflateInit2(&in->zs, -15) != Z_OK) /* raw deflate: the framing is read here */
             return gp_err_set(err, GP_ENOMEM, "%s: cannot initialise zlib", in->name);
         in->z_inited = 1;
     }
     if (in->fd >= 0) {
         in->zbuf = malloc(ZCHUNK);
         if (!in->zbuf) return gp_err_set(err, GP_ENOMEM, "%s: out of memory", in->name);
-    } else {
-        size_t n = in->mem_n > UINT32_MAX ? UINT32_MAX : in->mem_n;
-        zin_set(in, in->mem, n);
-        in->mem_pos = n;
-        in->pos = n;
     }
     for (int i = 0; i < RING_N; i++)
         if (!(in->ring[i].buf = malloc(RING_CHUNK)))

@@ -27,6 +27,10 @@ void gp_input_close(gp_input *in);
 int gp_input_seek(gp_input *in, uint64_t off, gp_err *err);
 /* The file descriptor of a file input (-1 for memory). */
 int gp_input_fd(const gp_input *in);
+/* Tests only: compressed bytes handed to the inflater at a time by gzip
+ * inputs opened from now on (0: the default, 1 MiB of a file, up to 1 GiB of
+ * memory), so that gzip framing can be split at every byte. */
+void gp_input_test_chunk(size_t n);
 /* The inflater gzip inputs use in this build and environment: "isa-l" (when
  * built with it, unless $GPUPROF_INFLATE=zlib) or "zlib". */
 const char *gp_input_inflater(void);
