@@ -28,7 +28,10 @@ size=$(stat -c %s "$fx")
 for i in $(seq 0 59) ; do
   cut=$(( (size * i) / 60 + i ))
   head -c "$cut" "$fx" >"$tmp/cut.json"
-  check "truncated at $cut" 2 "$tmp/cut.json:[0-9]*:[0-9]*: " "$GP" summary "$tmp/cut.json"
+  want="$tmp/cut.json:[0-9]*:[0-9]*: "
+  # an empty file is a document without events (docs/trace-import.md)
+  [ "$cut" = 0 ] && want="$tmp/cut.json: not a trace"
+  check "truncated at $cut" 2 "$want" "$GP" summary "$tmp/cut.json"
 done
 head -c $((size - 1)) "$fx" >"$tmp/cut.json"
 check "missing last byte" 2 "$tmp/cut.json:[0-9]*:[0-9]*: " "$GP" summary "$tmp/cut.json"

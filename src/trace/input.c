@@ -678,3 +678,31 @@ int gp_input_fd(const gp_input *in)
 {
     return in->fd;
 }
+
+int gp_input_blank_file(const char *path)
+{
+    static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
+    gp_input *in;
+    gp_err e;
+    if (gp_input_open_file(path, &in, &e)) return 0;
+    unsigned char buf[1 << 14];
+    uint64_t at = 0;   /* bytes read so far */
+    unsigned nbom = 0; /* bytes of a byte order mark at the start */
+    int blank = 1;
+    for (;;) {
+        long k = gp_input_read(in, buf, sizeof buf, &e);
+        if (k < 0) blank = 0;
+        if (k <= 0) break;
+        for (long i = 0; i < k && blank; i++, at++) {
+            unsigned char c = buf[i];
+            if (at < 3 && nbom == at && c == bom[at]) {
+                nbom++;
+                continue;
+            }
+            blank = (nbom == 0 || nbom == 3) && (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+        }
+        if (!blank) break;
+    }
+    gp_input_close(in);
+    return blank && (nbom == 0 || nbom == 3);
+}

@@ -27,6 +27,11 @@ void gp_input_close(gp_input *in);
 int gp_input_seek(gp_input *in, uint64_t off, gp_err *err);
 /* The file descriptor of a file input (-1 for memory). */
 int gp_input_fd(const gp_input *in);
+/* 1 when the file at path, inflated if gzip, is empty or holds only JSON
+ * whitespace (space, tab, CR, LF; a UTF-8 byte order mark at its start
+ * aside); 0 otherwise, also when it cannot be read or its gzip stream is
+ * damaged. Reads up to the first other byte. */
+int gp_input_blank_file(const char *path);
 /* Tests only: compressed bytes handed to the inflater at a time by gzip
  * inputs opened from now on (0: the default, 1 MiB of a file, up to 1 GiB of
  * memory), so that gzip framing can be split at every byte. */
