@@ -66,6 +66,12 @@ check(d.get("peak_allocated_bytes") == facts["peak_bytes"],
 check(d.get("leaked_bytes") == facts["never_freed_bytes"] and d.get("leaked_allocations") == 1,
       "memory: never freed %s bytes in %s allocation(s)" % (d.get("leaked_bytes"), d.get("leaked_allocations")))
 check(d.get("allocations") == 2 and d.get("frees") == 1, "memory: 2 allocations, 1 free")
+# the tracker's events are on the calling thread's track: the never-freed
+# buffer is grouped under the range it was tracked in (they were all on the
+# process's track, under "no enclosing operation")
+lops = [(x.get("op"), x.get("bytes")) for x in d.get("leaks_by_op", [])]
+check(lops == [("step", facts["never_freed_bytes"])], "memory: the leak is grouped under step: %s" % lops)
+check("(no enclosing operation)" not in gp("memory", out), "memory text: no leak without its operation")
 check("profile_memory=True" not in gp("memory", out), "memory text does not ask for profile_memory")
 
 # ---- advise: the seed's rules on their triggers

@@ -178,7 +178,9 @@ void gp_exp_mem_events(gp_profiler *p, gp_sbuf *b)
         gp_sbuf_puts(b, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\","
                         "\"name\":\"[memory]\",\"pid\":");
         gp_json_int(b, p->pid);
-        gp_sbuf_puts(b, ",\"tid\":0,\"ts\":");
+        gp_sbuf_puts(b, ",\"tid\":"); /* the calling thread's (0: the process's) */
+        gp_json_int(b, m->track < t->tracks.n ? t->tracks.v[m->track].tid : 0);
+        gp_sbuf_puts(b, ",\"ts\":");
         gp_exp_us(b, m->ts);
         gp_sbuf_puts(b, ",\"args\":{\"Total Allocated\":");
         gp_json_int(b, m->total_allocated);

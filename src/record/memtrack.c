@@ -11,11 +11,16 @@
  * with the tracked total after it, so that `gpuprof memory`, the report's
  * memory chart and the large-memory rule see the tracker's buffers in an
  * export. The device is not known to the tracker: device type and id stay
- * absent (views label it "tracked"). Caller holds p->mu. */
-static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts)
+ * absent (views label it "tracked"). Caller holds p->mu; ec is the call's
+ * context (gp_rec_entry_ctx). */
+static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts,
+                      const gp_entry_ctx *ec)
 {
-    gp_mem_event e = {
-        ts, (uint64_t)(uintptr_t)ptr, bytes, p->mem_cur, GP_NONE, p->proc_track, GP_NONE, GP_NONE};
+    /* on the calling thread's track (the ranges it is made in enclose it),
+     * the process's for a thread that never recorded a range */
+    uint32_t trk = ec->thr ? ec->thr - 1 : p->proc_track;
+    gp_mem_event e = {ts,     (uint64_t)(uintptr_t)ptr, bytes, p->mem_cur, GP_NONE, trk, GP_NONE,
+                      GP_NONE};
     if (GP_VEC_PUSH(p->tr->mem_events, e) == 0) {
         if (p->tr->slices.n == 0 && p->tr->counters.n == 0 && p->tr->mem_events.n == 1)
             p->tr->t_begin = p->tr->t_end = ts;
@@ -66,7 +71,7 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
     if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
     if (p->mem_cur > p->mem_session_peak) p->mem_session_peak = p->mem_cur;
-    mem_event(p, ptr, m.bytes, m.ts);
+    mem_event(p, ptr, m.bytes, m.ts, &ec);
     mem_sample(p);
     gp_rec_entry_memop(p, &ec, m.bytes, p->mem_cur);
     goto out;
@@ -97,7 +102,7 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
     gp_membuf *m = &p->mem.v[idx];
     int64_t freed = m->bytes;
     p->mem_cur -= m->bytes;
-    mem_event(p, ptr, -m->bytes, gp_rec_host_ns(p));
+    mem_event(p, ptr, -m->bytes, gp_rec_host_ns(p), &ec);
     free(m->name);
     free(m->dtype);
     free(m->shape);

@@ -396,7 +396,7 @@ static void store_close(gp_profiler *p, gp_stream *st)
         const gp_mem_event *m = &t->mem_events.v[i];
         gp_store_ev ev;
         gp_store_ev_init(&ev, GP_ST_MEM);
-        ev.track = store_track(p, st, p->proc_track, 0);
+        ev.track = store_track(p, st, m->track, 0); /* the calling thread's */
         ev.ts = p->mono0 + m->ts;
         ev.addr = (int64_t)m->addr;
         ev.bytes = m->bytes;
