@@ -218,6 +218,22 @@ TEST(counters_and_observations)
     ASSERT_EQ_INT(gp_counter_last(p, "mem", &last, &cnt), 0);
     ASSERT_EQ_INT(cnt, 5);
     ASSERT_NEAR(last, 40, 0);
+    /* a NULL name is recorded as "" and looked up as "" (the lookups
+     * crashed on it); NULL outputs are refused */
+    ASSERT_EQ_INT(gp_observation_stats(p, NULL, &o), GP_ENOTFOUND);
+    ASSERT_EQ_INT(gp_counter_last(p, NULL, &last, &cnt), GP_ENOTFOUND);
+    gp_observe(p, NULL, 7.0);
+    gp_counter(p, NULL, 3.0);
+    ASSERT_EQ_INT(gp_observation_stats(p, NULL, &o), 0);
+    ASSERT_EQ_INT(o.count, 1);
+    ASSERT_NEAR(o.max, 7, 0);
+    ASSERT_EQ_INT(gp_counter_last(p, NULL, &last, &cnt), 0);
+    ASSERT_EQ_INT(cnt, 1);
+    ASSERT_NEAR(last, 3, 0);
+    ASSERT_EQ_INT(gp_counter_last(p, "", &last, &cnt), 0);
+    ASSERT_EQ_INT(gp_observation_stats(p, "mem", NULL), GP_EINVAL);
+    ASSERT_EQ_INT(gp_counter_last(p, "mem", NULL, &cnt), GP_EINVAL);
+    ASSERT_EQ_INT(gp_counter_last(NULL, "mem", &last, &cnt), GP_EINVAL);
     gp_profiler_reset(p);
     ASSERT_EQ_INT(gp_observation_stats(p, "latency_ms", &o), GP_ENOTFOUND);
     ASSERT_EQ_INT(gp_counter_last(p, "mem", &last, &cnt), GP_ENOTFOUND);

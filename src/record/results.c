@@ -281,7 +281,9 @@ void gp_print_bottlenecks(gp_profiler *p, size_t n, FILE *f)
 
 int gp_observation_stats(gp_profiler *p, const char *name, gp_observation *out)
 {
+    if (!p || !out) return GP_EINVAL;
     memset(out, 0, sizeof *out);
+    if (!name) name = ""; /* as gp_observe records a NULL name */
     int rc = GP_ENOTFOUND;
     pthread_mutex_lock(&p->mu);
     refresh(p);
@@ -315,8 +317,10 @@ int gp_observation_stats(gp_profiler *p, const char *name, gp_observation *out)
 
 int gp_counter_last(gp_profiler *p, const char *name, double *last, uint64_t *n)
 {
+    if (!p || !last || !n) return GP_EINVAL;
     int rc = GP_ENOTFOUND;
     *n = 0;
+    if (!name) name = ""; /* as gp_counter records a NULL name */
     pthread_mutex_lock(&p->mu);
     refresh(p);
     uint32_t id = gp_strtab_find(p->tr->strings, name, strlen(name));
