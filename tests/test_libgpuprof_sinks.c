@@ -413,7 +413,17 @@ TEST(keep_cap_counts_drops)
     ASSERT_EQ_INT(rs.kept, 500);
     ASSERT_EQ_INT(rs.aggregated, 0);
     ASSERT_EQ_INT(rs.dropped, 20000 - 500);
+    /* the export says how many were dropped (gpuprof summary notes it) */
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_sinks_dropped_%ld.json", (long)getpid());
+    ASSERT_EQ_INT(gp_export_json(p, path), 0);
     gp_profiler_destroy(p);
+    gp_trace *t;
+    gp_err err;
+    ASSERT_EQ_INT(gp_import_json_file(path, NULL, &t, &err), 0);
+    ASSERT_EQ_INT(t->meta.lib_dropped, rs.dropped);
+    gp_trace_destroy(t);
+    unlink(path);
 }
 
 static long max_rss_kb(void)

@@ -414,7 +414,7 @@ typedef struct gp_session_result {
     int64_t cpu_ns;              /* CPU time of the process (user + system) in that time */
     int gpu_valid;               /* 1 when a CUDA/OpenCL kernel timer completed in the session */
     int64_t gpu_ns;              /* device time of those kernel timings (sum of their durations) */
-    uint64_t kernel_launches;    /* kernel timings completed in the session */
+    uint64_t kernel_launches;    /* timings completed in the session (transfers too) */
     int mem_valid;               /* 1 when buffers were tracked (gp_mem_track) */
     int64_t mem_peak_bytes;      /* peak of tracked bytes during the session */
     int64_t mem_allocated_bytes; /* tracked bytes at the end */

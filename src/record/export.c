@@ -395,7 +395,8 @@ int gp_export_json(gp_profiler *p, const char *path)
     gp_rec_drain(p);
     gp_rec_collect_aggs(p, 1);
     gp_rec_entry_metrics(p);
-    gp_sbuf_puts(&b, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",");
+    gp_sbuf_printf(&b, "\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",\"dropped\":%llu,",
+                   (unsigned long long)gp_rec_count(p, 0));
     gp_exp_rollover(p, &b);
     gp_sbuf_puts(&b, ",\n\"summary\":[");
     for (size_t i = 0; i < n; i++) {

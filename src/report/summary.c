@@ -150,6 +150,11 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
                    "the profiler ends, are missing\n");
     else if (t->meta.unterminated)
         fprintf(f, "note: the trace's event array was not closed (crashed writer?)\n");
+    if (t->meta.lib_dropped)
+        fprintf(f,
+                "note: libgpuprof dropped %llu event(s) while recording (keep cap or out of "
+                "memory): they are in no figure here\n",
+                (unsigned long long)t->meta.lib_dropped);
     uint64_t agg = 0;
     size_t agg_ops = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -271,6 +276,8 @@ void gp_report_summary_json(gp_sbuf *b, const gp_trace *t, const gp_summary *s,
     gp_json_int(b, (int64_t)t->meta.events_dropped_no_dur);
     gp_json_key(b, "unterminated", 1);
     gp_sbuf_puts(b, t->meta.unterminated ? "true" : "false");
+    gp_json_key(b, "recorder_dropped", 1);
+    gp_json_int(b, (int64_t)t->meta.lib_dropped);
     gp_json_key(b, "categories", 1);
     gp_sbuf_putc(b, '[');
     int firstg = 1;

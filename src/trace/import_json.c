@@ -2378,6 +2378,11 @@ static const char *meta_gpuprof(P *p, const char *s)
         s = ws(p, expect(p, s, ':', "':' after key"));
         if (KEY(k, "rollover") && *s == '[') {
             s = ws(p, meta_rollover(p, s));
+        } else if (KEY(k, "dropped") && *s >= '0' && *s <= '9') {
+            span v;
+            int64_t x;
+            s = ws(p, check_number(p, s, &v));
+            if (span_i64(v, &x) == 0 && x > 0) p->t->meta.lib_dropped = (uint64_t)x;
         } else if (!KEY(k, "memory") || *s != '{') {
             s = ws(p, parse_value_any(p, s, 2));
         } else {
@@ -3456,6 +3461,7 @@ static int merge_part(P *dst, P *src)
     dm->has_trace_events |= sm->has_trace_events;
     dm->unterminated = sm->unterminated;
     dm->gp_stream |= sm->gp_stream;
+    if (sm->lib_dropped) dm->lib_dropped = sm->lib_dropped;
     dm->events_read += sm->events_read;
     dm->events_dropped_no_dur += sm->events_dropped_no_dur;
     dm->unmatched_end += sm->unmatched_end;

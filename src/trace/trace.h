@@ -271,6 +271,10 @@ typedef struct gp_trace_meta {
      * args_text is empty (trace/args_source.h: gp_trace_args_read) */
     int args_at_source;
     int64_t tracked_current_bytes, tracked_peak_bytes; /* its current_bytes, peak_bytes */
+    /* libgpuprof ranges and values its recorder dropped (keep cap, out of
+     * memory): the "dropped" of a "gpuprof" section (gp_export_json, the
+     * end of a file stream); 0 when absent */
+    uint64_t lib_dropped;
 } gp_trace_meta;
 
 typedef struct gp_trace {
