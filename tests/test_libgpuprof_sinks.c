@@ -682,6 +682,25 @@ TEST(session_result_and_compare)
     gp_session_result_free(&r);
     gp_session_result_free(&r2);
     gp_mem_untrack(p, buf_a);
+    /* nested sessions keep their own peaks: the outer one's 8 MiB came
+     * before the inner began (it was lost: the inner one's began again) */
+    static char big_a[1], small_b[1];
+    gp_session *outer = gp_session_begin(p, "outer"), *inner;
+    ASSERT(outer);
+    gp_mem_track(p, "big", big_a, 8 << 20, NULL, 0, "u8");
+    gp_mem_untrack(p, big_a);
+    inner = gp_session_begin(p, "inner");
+    ASSERT(inner);
+    gp_mem_track(p, "small", small_b, 4096, NULL, 0, "u8");
+    gp_session_result ri, ro;
+    ASSERT_EQ_INT(gp_session_end(inner, &ri), 0);
+    ASSERT_EQ_INT(gp_session_end(outer, &ro), 0);
+    ASSERT_EQ_INT(ri.mem_peak_bytes, 4096);
+    ASSERT_EQ_INT(ro.mem_peak_bytes, 8 << 20);
+    ASSERT_EQ_INT(ro.mem_allocated_bytes, 4096);
+    gp_session_result_free(&ri);
+    gp_session_result_free(&ro);
+    gp_mem_untrack(p, small_b);
     gp_profiler_destroy(p);
 }
 
