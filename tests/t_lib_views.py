@@ -116,6 +116,14 @@ for k in ("avg", "calls"):
 stack = {x["label"]: x["parts"] for x in rd["stack"]}
 check(stack.get("cpu_big", [0])[0] > 0 and stack.get("gpu_small", [0, 0])[1] > 0,
       "report CPU/GPU bars: cpu_big CPU time, gpu_small GPU time: %s" % stack)
+# a range with timed work: its host time as CPU, the timings' device time
+# as GPU kernel and transfer time (the transfer was never filled before)
+up = stack.get("upload", [0, 0, 0])
+check(up[0] > 0 and up[1] == 0 and up[2] == facts["upload_transfer_ns"],
+      "report CPU/GPU bars: upload's transfer time is the write's device time %s ns: %s"
+      % (facts["upload_transfer_ns"], up))
+stp = stack.get("step", [0, 0, 0])
+check(stp[0] > 0 and stp[1] > 0 and stp[2] == 0, "report CPU/GPU bars: step's kernels as GPU time: %s" % stp)
 check(len(rd["tl"]["rows"]) >= 2, "report timeline: thread and GPU rows")
 check(md["devices"] and md["devices"][0]["peak"] == facts["peak_bytes"], "report memory chart: tracked peak")
 tb = re.search(r'class="bottlenecks">(.*?)</table>', h, re.S).group(1)

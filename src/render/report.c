@@ -92,24 +92,33 @@ int gp_report_op_gpu(const gp_trace *t, gp_op_gpu **out, size_t *n)
         r->gpu_ns += item_acc[i].gpu;
         r->transfer_ns += item_acc[i].transfer;
     }
-    /* a trace without CPU operators (a libgpuprof export): the ranges that
-     * named their device (gp_range_begin_ex), kept and aggregated, their time
-     * as CPU time or GPU time */
+    /* a trace without CPU operators (a libgpuprof export): each range, kept
+     * or aggregated, whose CUDA/OpenCL timings inside it were measured (its
+     * per-entry metrics, docs/api.md): its host time as CPU time, the
+     * timings' device time as GPU kernel and transfer time; a range without
+     * timings that named its device (gp_range_begin_ex): its time as CPU
+     * or GPU time */
+    size_t emi = 0; /* t->entry_metrics ascends by slice */
     for (size_t i = 0; !had_ops && i < t->slices.n + t->aggs.n; i++) {
         uint32_t name;
         uint64_t cnt;
         int64_t dur;
         int gpu;
+        const gp_entry_sum *em = NULL;
         if (i < t->slices.n) {
             const gp_slice *s = &t->slices.v[i];
-            if (!(s->flags & (GP_SLICE_DEV_CPU | GP_SLICE_DEV_GPU)) ||
-                gp_slice_kind(t, s) != GP_K_RANGE)
+            while (emi < t->entry_metrics.n && t->entry_metrics.v[emi].slice < i) emi++;
+            if (emi < t->entry_metrics.n && t->entry_metrics.v[emi].slice == i)
+                em = &t->entry_metrics.v[emi].m;
+            if (gp_slice_kind(t, s) != GP_K_RANGE) continue;
+            if (!(s->flags & (GP_SLICE_DEV_CPU | GP_SLICE_DEV_GPU)) && !(em && em->timers))
                 continue;
             name = s->name, cnt = 1, dur = s->dur, gpu = (s->flags & GP_SLICE_DEV_GPU) != 0;
         } else {
             const gp_agg_row *a = &t->aggs.v[i - t->slices.n];
-            if ((a->device != 1 && a->device != 2) || t->cats.v[a->cat].kind != GP_K_RANGE)
-                continue;
+            if (t->cats.v[a->cat].kind != GP_K_RANGE) continue;
+            em = &a->em;
+            if (a->device != 1 && a->device != 2 && !em->timers) continue;
             name = a->name, cnt = a->count, dur = a->total_ns, gpu = a->device == 2;
         }
         uint64_t *slot = gp_u64map_slot(&by_name, name, UINT64_MAX);
@@ -121,10 +130,15 @@ int gp_report_op_gpu(const gp_trace *t, gp_op_gpu **out, size_t *n)
         }
         gp_op_gpu *r = &rows.v[*slot];
         r->count += cnt;
-        if (gpu)
-            r->gpu_ns += dur;
-        else
+        if (em && em->timers) {
             r->cpu_ns += dur;
+            r->gpu_ns += em->gpu_ns - em->xfer_ns;
+            r->transfer_ns += em->xfer_ns;
+        } else if (gpu) {
+            r->gpu_ns += dur;
+        } else {
+            r->cpu_ns += dur;
+        }
     }
     if (rows.n > 1) qsort(rows.v, rows.n, sizeof *rows.v, cmp_opgpu);
     *out = rows.v;
