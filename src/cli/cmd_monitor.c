@@ -256,6 +256,11 @@ int gp_cmd_monitor(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* a hangup stops it as SIGTERM does (its nvidia-smi children are stopped
+     * on the way out), unless it was started ignoring hangups (nohup) */
+    struct sigaction old_hup;
+    if (sigaction(SIGHUP, NULL, &old_hup) == 0 && old_hup.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
     if (ms.csv && !ms.quiet) {
         gp_sbuf h = {0};
         gp_report_monitor_csv_header(&h);
