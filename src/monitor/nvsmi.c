@@ -14,10 +14,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,12 +55,19 @@ typedef struct smi_row {
     char uuid[96];
 } smi_row;
 
+#define SMI_CAPTURE_TIMEOUT_MS 10000
+#define SMI_MSG_MAX            120 /* bytes kept of nvidia-smi's message line */
+
 /* A long-running nvidia-smi whose stdout is read without blocking. */
 typedef struct smi_stream {
     pid_t pid;       /* 0: not running */
     int fd;          /* read end (non-blocking) */
     char buf[16384]; /* bytes of an incomplete line */
     size_t n;
+    int skip;                        /* dropping the rest of a line longer than buf */
+    char msg[SMI_MSG_MAX + 1];       /* this instance's first line that was not a row */
+    char ended[128];                 /* how the last instance ended ("" while running) */
+    char ended_msg[SMI_MSG_MAX + 1]; /* and its message */
     int64_t started_ns, last_data_ns, next_start_ns;
     int delivered;      /* this instance produced a complete snapshot */
     int prev_delivered; /* the previous instance did (or this is the first) */
@@ -95,11 +102,16 @@ typedef struct nvsmi_state {
     smi_stream gpu, apps;
     /* GPU snapshot being assembled from the stream, and the last complete one */
     smi_row asm_rows[GP_MAX_DEVS];
-    char asm_ts[64];
-    int asm_lines, asm_open;
-    int snap_lines;  /* lines in the largest complete snapshot (>= ndev) */
+    int asm_rows_n, asm_open;
+    int asm_ignored; /* lines ignored while it was assembled */
     int64_t snap_ns; /* when the last complete snapshot arrived (0 = none) */
     uint64_t snaps;  /* complete snapshots read */
+    /* lines that are not rows of the query (messages, garbage, the rest of
+     * an over-long line): ignored, counted, shown in health once they recur */
+    uint64_t ignored, ignored_snaps, ignored_shown;
+    char ignored_last[SMI_MSG_MAX + 1];
+    gp_health_entry *health; /* the monitor's entry for this backend (init's h) */
+    char health_base[256], health_set[256];
     /* compute-apps group being read (lines of the newest timestamp) */
     gp_dev_proc app_v[GP_MAX_PROCS];
     char app_uuid[GP_MAX_PROCS][96];
@@ -110,57 +122,181 @@ typedef struct nvsmi_state {
     pid_t reap[SMI_REAP];
 } nvsmi_state;
 
-#define SMI_CAPTURE_TIMEOUT_MS 10000
+/* Finds exe in PATH when it has no '/' (as posix_spawnp did); 0 or -1. */
+static int resolve_exe(const char *exe, char *path, size_t n)
+{
+    if (strchr(exe, '/')) {
+        if (strlen(exe) >= n || access(exe, X_OK)) return -1;
+        strcpy(path, exe);
+        return 0;
+    }
+    const char *p = getenv("PATH");
+    if (!p || !*p) p = "/usr/local/bin:/usr/bin:/bin";
+    while (*p) {
+        size_t len = strcspn(p, ":");
+        int k = snprintf(path, n, "%.*s%s%s", (int)len, p, len ? "/" : "", exe);
+        if (k > 0 && (size_t)k < n && access(path, X_OK) == 0) return 0;
+        p += len;
+        if (*p == ':') p++;
+    }
+    return -1;
+}
 
-/* Runs exe with args, captures stdout into out; returns the exit status, -1
- * when it could not be started, -2 when it did not finish within
- * SMI_CAPTURE_TIMEOUT_MS (it is then killed). */
-static int run_capture(const char *exe, const char *const *args, gp_sbuf *out)
+/* Starts exe with argv: stdin from /dev/null, stdout to out_fd, stderr to
+ * err_fd (-1: /dev/null). The child is killed (SIGKILL) when the thread that
+ * started it ends, so that no nvidia-smi outlives gpuprof, even a SIGKILLed
+ * one (PR_SET_PDEATHSIG; the getppid check closes the race with a parent
+ * that died before prctl). Returns the pid, or -1 (not found, fork failed). */
+static pid_t smi_spawn(const char *exe, char *const *argv, int out_fd, int err_fd)
+{
+    char path[1024];
+    if (resolve_exe(exe, path, sizeof path)) return -1;
+    int ep[2]; /* the child's exec error, if any (closed by a successful exec) */
+    if (pipe2(ep, O_CLOEXEC)) return -1;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 ||
+            dup2(err_fd >= 0 ? err_fd : nul, 2) < 0)
+            _exit(127);
+        execve(path, argv, environ);
+        int e = errno;
+        if (write(ep[1], &e, sizeof e) < 0) _exit(127);
+        _exit(127);
+    }
+    close(ep[1]);
+    if (pid < 0) {
+        close(ep[0]);
+        return -1;
+    }
+    int e = 0;
+    ssize_t k;
+    while ((k = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    close(ep[0]);
+    if (k > 0) { /* exec failed: the child exits at once */
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    return pid;
+}
+
+/* Copies the first non-empty line of text into msg (size n): control bytes
+ * and non-ASCII become '?', at most SMI_MSG_MAX bytes ("..." when cut). */
+static void first_line(const char *text, char *msg, size_t n)
+{
+    msg[0] = 0;
+    if (!text || n < 8) return;
+    while (*text == '\n' || *text == '\r' || *text == ' ' || *text == '\t') text++;
+    size_t len = strcspn(text, "\r\n");
+    while (len && (text[len - 1] == ' ' || text[len - 1] == '\t')) len--;
+    size_t max = n - 1 < SMI_MSG_MAX ? n - 1 : SMI_MSG_MAX, k = 0;
+    int cut = len > max;
+    if (cut) len = max - 3;
+    for (; k < len; k++) {
+        unsigned char c = (unsigned char)text[k];
+        msg[k] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+    }
+    if (cut) {
+        memcpy(msg + k, "...", 3);
+        k += 3;
+    }
+    msg[k] = 0;
+}
+
+/* Says why a one-shot query or a stream failed: rc as run_capture returns
+ * it (-1 not started, -2 no answer, 128+N killed by signal N, else the exit
+ * status) and nvidia-smi's first message line (may be empty). */
+static void describe_failure(const char *exe, int rc, const char *msg, char *out, size_t n)
+{
+    if (rc == -1)
+        snprintf(out, n, "nvidia-smi: %.200s not found", exe);
+    else if (rc == -2)
+        snprintf(out, n, "nvidia-smi: no answer within %d ms", SMI_CAPTURE_TIMEOUT_MS);
+    else if (rc > 128)
+        snprintf(out, n, "nvidia-smi killed by signal %d%s%s", rc - 128, msg[0] ? ": " : "", msg);
+    else
+        snprintf(out, n, "nvidia-smi exited with status %d%s%s", rc, msg[0] ? ": " : "", msg);
+}
+
+/* Runs exe with args, captures stdout into out (and nvidia-smi's message,
+ * the first line of stderr, else of stdout, into msg when not NULL); returns
+ * the exit status (128+N when killed by signal N), -1 when it could not be
+ * started, -2 when it did not finish within SMI_CAPTURE_TIMEOUT_MS (it is
+ * then killed). */
+static int run_capture(const char *exe, const char *const *args, gp_sbuf *out, char *msg,
+                       size_t msgn)
 {
     char *argv[8];
     int argc = 0;
     argv[argc++] = (char *)exe;
     for (int i = 0; args[i] && argc < 7; i++) argv[argc++] = (char *)args[i];
     argv[argc] = NULL;
-    int fd[2];
+    if (msg) msg[0] = 0;
+    int fd[2], efd[2];
     if (pipe2(fd, O_CLOEXEC)) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, exe, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
-    if (rc) {
+    if (pipe2(efd, O_CLOEXEC)) {
         close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    pid_t pid = smi_spawn(exe, argv, fd[1], efd[1]);
+    close(fd[1]);
+    close(efd[1]);
+    if (pid < 0) {
+        close(fd[0]);
+        close(efd[0]);
         return -1;
     }
     char buf[4096];
-    ssize_t k = 0;
+    gp_sbuf err = {0};
     int64_t until = gp_clock_mono_ns() + SMI_CAPTURE_TIMEOUT_MS * 1000000LL;
-    int timed_out = 0;
-    for (;;) {
+    int timed_out = 0, open_fds = 2;
+    struct pollfd pf[2] = {{fd[0], POLLIN, 0}, {efd[0], POLLIN, 0}};
+    while (open_fds) {
         int64_t left = until - gp_clock_mono_ns();
-        struct pollfd pf = {fd[0], POLLIN, 0};
-        int pr = left > 0 ? poll(&pf, 1, (int)((left + 999999) / 1000000)) : 0;
+        int pr = left > 0 ? poll(pf, 2, (int)((left + 999999) / 1000000)) : 0;
         if (pr < 0 && errno == EINTR) continue;
-        if (pr == 0) {
+        if (pr <= 0) { /* no answer in time (or poll failed): killed */
             timed_out = 1;
             break;
         }
-        k = read(fd[0], buf, sizeof buf);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        gp_sbuf_add(out, buf, (size_t)k);
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !pf[i].revents) continue;
+            ssize_t k = read(pf[i].fd, buf, sizeof buf);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                pf[i].fd = -1; /* poll skips it */
+                open_fds--;
+            } else if (i == 0) {
+                gp_sbuf_add(out, buf, (size_t)k);
+            } else if (err.n < 4096) {
+                gp_sbuf_add(&err, buf, (size_t)k);
+            }
+        }
     }
     close(fd[0]);
+    close(efd[0]);
     if (timed_out) kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (msg) {
+        first_line(gp_sbuf_cstr(&err), msg, msgn);
+        if (!msg[0]) first_line(gp_sbuf_cstr(out), msg, msgn);
+    }
+    gp_sbuf_free(&err);
     if (timed_out) return -2;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 128;
 }
 
@@ -237,16 +373,36 @@ static int field_known(const char *help, const char *name)
     return strstr(help, q) != NULL;
 }
 
+/* What the one-shot queries of init met: the first failure other than "not
+ * a valid field" (its description), and whether a probe got no answer. */
+typedef struct smi_probe {
+    char fail[256];
+    int stopped;   /* a probe failed: the fields after it are not probed */
+    int timed_out; /* ... because it got no answer */
+} smi_probe;
+
 /* Asks nvidia-smi whether it accepts one query field (drivers without
- * --help-query-gpu). */
-static int probe_field(const char *exe, const char *name)
+ * --help-query-gpu): 1 known, 0 not. After a probe that failed other than
+ * with "not a valid field" (no answer, the driver's error) no more are run:
+ * each would fail the same way (a hung one after 10 s), and the fields left
+ * are unknown. */
+static int probe_field(const char *exe, const char *name, smi_probe *pr)
 {
-    char arg[128];
+    if (pr->stopped) return 0;
+    char arg[128], msg[SMI_MSG_MAX + 1];
     snprintf(arg, sizeof arg, "--query-gpu=%s", name);
     const char *args[] = {arg, "--format=csv,noheader,nounits", NULL};
     gp_sbuf out = {0};
-    int rc = run_capture(exe, args, &out);
-    int ok = rc == 0 && out.n && !strstr(gp_sbuf_cstr(&out), "not a valid field");
+    int rc = run_capture(exe, args, &out, msg, sizeof msg);
+    int invalid =
+        strstr(gp_sbuf_cstr(&out), "not a valid field") || strstr(msg, "not a valid field");
+    int ok = rc == 0 && out.n && !invalid;
+    if (!ok && !invalid) {
+        pr->stopped = 1;
+        pr->timed_out = rc == -2;
+        if (rc == 0) gp_backend_strcpy(msg, sizeof msg, "no output");
+        describe_failure(exe, rc, msg, pr->fail, sizeof pr->fail);
+    }
     gp_sbuf_free(&out);
     return ok;
 }
@@ -282,16 +438,23 @@ static int nvsmi_init(void **state, const gp_backend_env *env, gp_health_entry *
     st->proc_root = env->cfg->sysfs_root[0] ? env->cfg->sysfs_root : "/";
     gp_sbuf help = {0};
     const char *hargs[] = {"--help-query-gpu", NULL};
-    int rc = run_capture(st->exe, hargs, &help);
-    if (rc < 0) {
-        snprintf(h->reason, sizeof h->reason, "nvidia-smi: %.200s not found", st->exe);
+    char msg[SMI_MSG_MAX + 1];
+    int rc = run_capture(st->exe, hargs, &help, msg, sizeof msg);
+    if (rc == -1 || rc == -2) { /* not there, or hung: probes would hang as long */
+        describe_failure(st->exe, rc, msg, h->reason, sizeof h->reason);
+        if (rc == -2)
+            gp_backend_strcpy(h->reason + strlen(h->reason), sizeof h->reason - strlen(h->reason),
+                              " (--help-query-gpu)");
         gp_sbuf_free(&help);
         free(st);
         h->state = GP_HEALTH_UNAVAILABLE;
-        return GP_ENOTFOUND;
+        return rc == -1 ? GP_ENOTFOUND : GP_ENODEV;
     }
     const char *ht = gp_sbuf_cstr(&help);
     int have_help = rc == 0 && strstr(ht, "\"memory.total\"") != NULL;
+    smi_probe pr = {{0}, 0, 0};
+    char help_fail[256] = "";
+    if (rc != 0) describe_failure(st->exe, rc, msg, help_fail, sizeof help_fail);
     const char *mode = getenv("GPUPROF_NVIDIA_SMI_MODE");
     st->per_tick = mode && !strcmp(mode, "per-tick");
     st->gpu.fd = st->apps.fd = -1;
@@ -299,23 +462,14 @@ static int nvsmi_init(void **state, const gp_backend_env *env, gp_health_entry *
     st->lms = ms < 10 ? 10 : ms > 60000 ? 60000 : ms;
     snprintf(st->lms_arg, sizeof st->lms_arg, "%lld", (long long)st->lms);
     /* the timestamp column tells one iteration of the stream from the next */
-    st->has_ts = have_help ? field_known(ht, "timestamp") : probe_field(st->exe, "timestamp");
+    st->has_ts = have_help ? field_known(ht, "timestamp") : probe_field(st->exe, "timestamp", &pr);
     size_t len = (size_t)snprintf(st->query, sizeof st->query, "--query-gpu=%sindex,uuid",
                                   st->has_ts ? "timestamp," : "");
-    if (st->procs_enabled && !st->per_tick) {
-        gp_sbuf ah = {0};
-        const char *aargs[] = {"--help-query-compute-apps", NULL};
-        st->apps_stream =
-            run_capture(st->exe, aargs, &ah) == 0 && field_known(gp_sbuf_cstr(&ah), "timestamp");
-        gp_sbuf_free(&ah);
-        snprintf(st->apps_query, sizeof st->apps_query,
-                 "--query-compute-apps=timestamp,gpu_uuid,pid,used_memory");
-    }
     for (size_t i = 0; i < NSMI; i++) {
         st->use[i] = -1;
         for (int k = 0; k < 2 && smi_fields[i].names[k]; k++) {
             const char *nm = smi_fields[i].names[k];
-            if (have_help ? field_known(ht, nm) : probe_field(st->exe, nm)) {
+            if (have_help ? field_known(ht, nm) : probe_field(st->exe, nm, &pr)) {
                 st->use[i] = k;
                 break;
             }
@@ -326,10 +480,32 @@ static int nvsmi_init(void **state, const gp_backend_env *env, gp_health_entry *
         st->qmap[st->nq++] = (int)i;
     }
     gp_sbuf_free(&help);
+    if (st->nq == 0 && !pr.timed_out && (pr.fail[0] || help_fail[0])) {
+        /* every query failed (e.g. "NVIDIA-SMI has failed because it
+         * couldn't communicate with the NVIDIA driver"): say so */
+        gp_backend_strcpy(h->reason, sizeof h->reason, pr.fail[0] ? pr.fail : help_fail);
+        free(st);
+        h->state = GP_HEALTH_UNAVAILABLE;
+        return GP_ENODEV;
+    }
+    if (st->procs_enabled && !st->per_tick && !pr.timed_out) {
+        gp_sbuf ah = {0};
+        const char *aargs[] = {"--help-query-compute-apps", NULL};
+        st->apps_stream = run_capture(st->exe, aargs, &ah, NULL, 0) == 0 &&
+                          field_known(gp_sbuf_cstr(&ah), "timestamp");
+        gp_sbuf_free(&ah);
+        snprintf(st->apps_query, sizeof st->apps_query,
+                 "--query-compute-apps=timestamp,gpu_uuid,pid,used_memory");
+    }
     h->state = GP_HEALTH_OK;
     snprintf(h->reason, sizeof h->reason, "nvidia-smi: %d of %d fields known%s, %s", st->nq,
-             (int)NSMI, have_help ? "" : " (probed one by one)",
+             (int)NSMI,
+             pr.timed_out ? " (probed one by one; no answer within 10000 ms: the rest not probed)"
+             : pr.stopped ? " (probed one by one; a probe failed: the rest not probed)"
+             : !have_help ? " (probed one by one)"
+                          : "",
              st->per_tick ? "one process per tick" : "streamed (-lms)");
+    st->health = h;
     *state = st;
     return 0;
 }
@@ -340,14 +516,8 @@ static int nvsmi_discover(void *state, gp_dev_info *out, int max, gp_err *err)
     const char *args[] = {"--query-gpu=index,name,uuid,pci.bus_id,driver_version",
                           "--format=csv,noheader,nounits", NULL};
     gp_sbuf o = {0};
-    int rc = run_capture(st->exe, args, &o);
-    if (rc != 0 && o.n == 0) {
-        gp_sbuf_free(&o);
-        if (rc == -2)
-            return gp_err_set(err, GP_ENODEV, "nvidia-smi: no answer within %d ms",
-                              SMI_CAPTURE_TIMEOUT_MS);
-        return gp_err_set(err, GP_ENODEV, "nvidia-smi: exit status %d", rc);
-    }
+    char msg[SMI_MSG_MAX + 1];
+    int rc = run_capture(st->exe, args, &o, msg, sizeof msg);
     int n = 0;
     char *save = NULL;
     for (char *line = strtok_r((char *)gp_sbuf_cstr(&o), "\n", &save);
@@ -371,6 +541,11 @@ static int nvsmi_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         n++;
     }
     gp_sbuf_free(&o);
+    if (rc != 0 && n == 0) { /* e.g. the driver's "NVIDIA-SMI has failed ..." */
+        char why[256];
+        describe_failure(st->exe, rc, msg, why, sizeof why);
+        return gp_err_set(err, GP_ENODEV, "%s", why);
+    }
     st->ndev = n;
     return n;
 }
@@ -381,7 +556,7 @@ static void read_procs(nvsmi_state *st)
     const char *args[] = {"--query-compute-apps=gpu_uuid,pid,used_memory",
                           "--format=csv,noheader,nounits", NULL};
     gp_sbuf o = {0};
-    if (run_capture(st->exe, args, &o) != 0) {
+    if (run_capture(st->exe, args, &o, NULL, 0) != 0) {
         gp_sbuf_free(&o);
         return;
     }
@@ -432,6 +607,35 @@ static void stream_stop(nvsmi_state *st, smi_stream *s)
     s->fd = -1;
     s->pid = 0;
     s->n = 0;
+    s->skip = 0;
+}
+
+/* The stream's output ended: the process is reaped (it exits as it closes
+ * its output; waited for up to 20 ms, else killed) and how it ended is kept
+ * in s->ended with its first message line, e.g. "nvidia-smi exited with
+ * status 9: NVIDIA-SMI has failed because ...". */
+static void stream_end(nvsmi_state *st, smi_stream *s)
+{
+    int status = 0, rc = -3;
+    for (int i = 0; i < 20 && s->pid > 0; i++) {
+        pid_t r = waitpid(s->pid, &status, WNOHANG);
+        if (r == s->pid) {
+            rc = WIFEXITED(status)     ? WEXITSTATUS(status)
+                 : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                       : 128;
+            s->pid = 0; /* reaped: stream_stop neither kills nor waits */
+            break;
+        }
+        if (r < 0) break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (rc == -3)
+        gp_backend_strcpy(s->ended, sizeof s->ended, "nvidia-smi closed its output");
+    else
+        describe_failure(st->exe, rc, "", s->ended, sizeof s->ended);
+    gp_backend_strcpy(s->ended_msg, sizeof s->ended_msg, s->msg);
+    stream_stop(st, s);
 }
 
 /* Starts `exe query --format=csv,noheader,nounits -lms N`; 0 or -1. */
@@ -442,16 +646,9 @@ static int stream_start(nvsmi_state *st, smi_stream *s, const char *query, int64
     int fd[2];
     s->next_start_ns = now + 1000000000LL; /* at most one start a second */
     if (pipe2(fd, O_CLOEXEC)) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, st->exe, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    pid_t pid = smi_spawn(st->exe, argv, fd[1], -1);
     close(fd[1]);
-    if (rc) {
+    if (pid < 0) {
         close(fd[0]);
         return -1;
     }
@@ -460,38 +657,67 @@ static int stream_start(nvsmi_state *st, smi_stream *s, const char *query, int64
     s->pid = pid;
     s->fd = fd[0];
     s->n = 0;
+    s->skip = 0;
+    s->msg[0] = 0;
     s->started_ns = s->last_data_ns = now;
     s->delivered = 0;
     s->starts++;
     return 0;
 }
 
-typedef void (*line_fn)(nvsmi_state *st, char *line, int64_t now);
+/* One line of a stream; toolong: the line was longer than the buffer (line
+ * holds a note saying so, its text is gone). */
+typedef void (*line_fn)(nvsmi_state *st, char *line, int toolong, int64_t now);
 
 /* Reads what the stream has without blocking and hands each complete line
- * to fn. Returns 0, or -1 when the stream ended (the process died). */
+ * to fn; a line longer than the buffer is dropped whole (its start, and its
+ * rest up to the next newline) and handed over as one "too long" line.
+ * Returns 0, or -1 when the stream ended (the process died). */
 static int stream_read(nvsmi_state *st, smi_stream *s, line_fn fn, int64_t now)
 {
     if (s->pid <= 0) return -1;
     for (;;) {
         ssize_t k = read(s->fd, s->buf + s->n, sizeof s->buf - 1 - s->n);
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : (stream_stop(st, s), -1);
-        if (k == 0) {
+        if (k < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+            snprintf(s->ended, sizeof s->ended, "nvidia-smi: reading its output: %s",
+                     strerror(errno));
+            s->ended_msg[0] = 0;
             stream_stop(st, s);
+            return -1;
+        }
+        if (k == 0) {
+            stream_end(st, s);
             return -1;
         }
         s->n += (size_t)k;
         s->last_data_ns = now;
+        if (s->skip) { /* the rest of an over-long line */
+            char *nl = memchr(s->buf, '\n', s->n);
+            if (!nl) {
+                s->n = 0;
+                continue;
+            }
+            s->skip = 0;
+            s->n -= (size_t)(nl + 1 - s->buf);
+            memmove(s->buf, nl + 1, s->n);
+        }
         s->buf[s->n] = 0;
         char *p = s->buf, *nl;
         while ((nl = memchr(p, '\n', s->n - (size_t)(p - s->buf)))) {
             *nl = 0;
-            fn(st, p, now);
+            fn(st, p, 0, now);
             p = nl + 1;
         }
         size_t rest = s->n - (size_t)(p - s->buf);
-        if (rest == sizeof s->buf - 1) rest = 0; /* a line longer than the buffer: dropped */
+        if (rest == sizeof s->buf - 1) { /* a line longer than the buffer */
+            char note[64];
+            snprintf(note, sizeof note, "(a line longer than %zu bytes)", sizeof s->buf - 1);
+            fn(st, note, 1, now);
+            s->skip = 1;
+            rest = 0;
+        }
         memmove(s->buf, p, rest);
         s->n = rest;
     }
@@ -512,53 +738,105 @@ static void snap_finish(nvsmi_state *st, int64_t now)
 {
     if (!st->asm_open) return;
     memcpy(st->rows, st->asm_rows, sizeof st->rows);
-    if (st->asm_lines > st->snap_lines) st->snap_lines = st->asm_lines;
     st->asm_open = 0;
     st->snap_ns = now;
     st->snaps++;
     st->gpu.delivered = 1;
+    st->gpu.ended[0] = 0;
+    if (st->asm_ignored) st->ignored_snaps++;
+    st->asm_ignored = 0;
 }
 
-/* One line of the --query-gpu stream: a row of values, or a message such as
- * "Unable to determine the device handle for GPU...: GPU is lost" standing
- * for a GPU in that iteration. An iteration (snapshot) ends when it has as
- * many lines as the largest one before (at least the discovered GPUs), or
- * when a line of the next one arrives (a new timestamp, or a GPU again). */
-static void gpu_line(nvsmi_state *st, char *line, int64_t now)
+/* Counts a line that is not a row of the query and keeps its text (the
+ * stream's first one is also its message, should it end). */
+static void note_ignored(nvsmi_state *st, const char *line, smi_stream *s)
 {
-    char *c[3 + NSMI];
+    st->ignored++;
+    st->asm_ignored++;
+    first_line(line, st->ignored_last, sizeof st->ignored_last);
+    if (s && !s->msg[0]) gp_backend_strcpy(s->msg, sizeof s->msg, st->ignored_last);
+}
+
+/* Which discovered GPU a line of the query is a row of: its index, -2 for a
+ * row of a GPU not discovered (left for re-discovery), -1 when it is no row
+ * of this query (a message, garbage, a cut line): not the query's number of
+ * cells, or a timestamp, index or uuid cell that is not one. Values may be
+ * anything ([N/A], [Not Supported]: unknown fields of a row). The line is
+ * split into c in place. */
+static int row_device(const nvsmi_state *st, char *line, char **c)
+{
     int lead = st->has_ts ? 3 : 2;
-    int nc = split_csv(line, c, lead + (int)NSMI);
-    if (nc == 1 && !*c[0]) return; /* an empty line */
-    int row = nc == lead + st->nq;
-    const char *ts = row && st->has_ts ? c[0] : NULL;
-    const char *uuid = row ? c[lead - 1] : NULL;
-    int dev = -1;
-    for (int i = 0; uuid && i < st->ndev; i++)
-        if (!strcmp(st->uuid[i], uuid)) dev = i;
-    int next = !st->asm_open || (ts && st->asm_ts[0] && strcmp(ts, st->asm_ts)) ||
-               (dev >= 0 && st->asm_rows[dev].present);
-    if (next) {
+    if (split_csv(line, c, lead + (int)NSMI) != lead + st->nq) return -1;
+    int y, mo, d, h, mi, sec;
+    char tail;
+    if (st->has_ts &&
+        (sscanf(c[0], "%4d/%2d/%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &tail) < 6 ||
+         mo < 1 || mo > 12 || d < 1 || d > 31))
+        return -1;
+    const char *idx = c[lead - 2], *uuid = c[lead - 1];
+    if (!*idx || strspn(idx, "0123456789") != strlen(idx)) return -1;
+    if (!*uuid || uuid[0] == '[' || strpbrk(uuid, " \t")) return -1;
+    for (int i = 0; i < st->ndev; i++)
+        if (!strcmp(st->uuid[i], uuid)) return i;
+    return -2;
+}
+
+/* One line of the --query-gpu stream. An iteration (snapshot) is the rows
+ * of one pass over the GPUs: it ends when every discovered GPU has its row,
+ * or when a GPU already in it appears again (the next pass began; a GPU
+ * without a row in it, e.g. one nvidia-smi reports lost with a message, is
+ * then "no longer reported"). Lines that are no row of the query (messages,
+ * warnings, garbage, the rest of an over-long line) are counted and
+ * ignored: they never end a snapshot nor stand for a GPU, as in per-tick
+ * mode. */
+static void gpu_line(nvsmi_state *st, char *line, int toolong, int64_t now)
+{
+    char *c[3 + NSMI], copy[SMI_MSG_MAX + 1];
+    if (!*trim(line)) return; /* an empty line */
+    gp_backend_strcpy(copy, sizeof copy, line);
+    int dev = toolong ? -1 : row_device(st, line, c);
+    if (dev == -1) {
+        note_ignored(st, copy, &st->gpu);
+        return;
+    }
+    if (dev < 0) return;
+    if (!st->asm_open || st->asm_rows[dev].present) {
         snap_finish(st, now);
         memset(st->asm_rows, 0, sizeof st->asm_rows);
-        st->asm_ts[0] = 0;
-        st->asm_lines = 0;
+        st->asm_rows_n = 0;
         st->asm_open = 1;
     }
-    if (ts && !st->asm_ts[0]) gp_backend_strcpy(st->asm_ts, sizeof st->asm_ts, ts);
-    st->asm_lines++;
-    if (dev >= 0) {
-        fill_row(st, &st->asm_rows[dev], c + lead);
+    fill_row(st, &st->asm_rows[dev], c + (st->has_ts ? 3 : 2));
+    if (++st->asm_rows_n >= st->ndev) snap_finish(st, now);
+}
+
+/* Shows the ignored lines in the health reason once they came in 3
+ * iterations or more. The entry is the monitor's, which reads it under the
+ * lock begin_tick runs under; a reason the monitor has changed since (a
+ * lost GPU, a failed discovery) is left alone. */
+static void health_note(nvsmi_state *st)
+{
+    gp_health_entry *h = st->health;
+    if (!h) return;
+    if (!st->health_set[0]) { /* the first tick: the reason as the monitor made it */
+        gp_backend_strcpy(st->health_base, sizeof st->health_base, h->reason);
+        gp_backend_strcpy(st->health_set, sizeof st->health_set, h->reason);
     }
-    int want = st->snap_lines > st->ndev ? st->snap_lines : st->ndev;
-    if (st->asm_lines >= want) snap_finish(st, now);
+    if (st->ignored_snaps < 3 || st->ignored == st->ignored_shown) return;
+    if (strcmp(h->reason, st->health_set)) return;
+    snprintf(h->reason, sizeof h->reason,
+             "%.120s; %llu lines not rows of the query ignored (the last: %.60s)", st->health_base,
+             (unsigned long long)st->ignored, st->ignored_last);
+    gp_backend_strcpy(st->health_set, sizeof st->health_set, h->reason);
+    st->ignored_shown = st->ignored;
 }
 
 /* One line of the --query-compute-apps stream (timestamp, gpu_uuid, pid,
  * used_memory): lines with the newest timestamp form the process list; a
  * line of another shape (e.g. "No running processes found") empties it. */
-static void app_line(nvsmi_state *st, char *line, int64_t now)
+static void app_line(nvsmi_state *st, char *line, int toolong, int64_t now)
 {
+    if (toolong) return; /* no row, and no "No running processes found" */
     char *c[4];
     int nc = split_csv(line, c, 4);
     if (nc == 1 && !*c[0]) return;
@@ -658,10 +936,14 @@ static void tick_stream(nvsmi_state *st)
     st->tick_ok = st->snaps > 0 && now - st->snap_ns < stale;
     if (!st->tick_ok) {
         for (int i = 0; i < st->ndev; i++) st->rows[i].present = 0;
-        if (st->gpu.pid > 0 || st->gpu.starts)
+        unsigned restarts = st->gpu.starts ? st->gpu.starts - 1 : 0;
+        if (st->gpu.ended[0]) /* an instance ended since the last snapshot: how */
+            snprintf(st->tick_err, sizeof st->tick_err, "%.90s (stream restarted %u times)%s%s",
+                     st->gpu.ended, restarts, st->gpu.ended_msg[0] ? ": " : "", st->gpu.ended_msg);
+        else if (st->gpu.pid > 0 || st->gpu.starts)
             snprintf(st->tick_err, sizeof st->tick_err,
                      "nvidia-smi: no output for %lld ms (stream restarted %u times)",
-                     (long long)((now - since) / 1000000), st->gpu.starts ? st->gpu.starts - 1 : 0);
+                     (long long)((now - since) / 1000000), restarts);
         else
             snprintf(st->tick_err, sizeof st->tick_err, "nvidia-smi: %.200s could not be started",
                      st->exe);
@@ -701,26 +983,29 @@ static void tick_per_process(nvsmi_state *st)
     for (int i = 0; i < st->ndev; i++) st->rows[i].present = 0;
     const char *args[] = {st->query, "--format=csv,noheader,nounits", NULL};
     gp_sbuf o = {0};
-    int rc = run_capture(st->exe, args, &o);
-    st->tick_ok = rc >= 0;
-    if (rc == -2)
-        snprintf(st->tick_err, sizeof st->tick_err, "nvidia-smi: no answer within %d ms",
-                 SMI_CAPTURE_TIMEOUT_MS);
-    else
-        snprintf(st->tick_err, sizeof st->tick_err, "nvidia-smi: exit status %d", rc);
+    char msg[SMI_MSG_MAX + 1];
+    int rc = run_capture(st->exe, args, &o, msg, sizeof msg);
+    int rows = 0;
     char *save = NULL;
     for (char *line = strtok_r((char *)gp_sbuf_cstr(&o), "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        char *c[3 + NSMI];
-        int lead = st->has_ts ? 3 : 2;
-        int nc = split_csv(line, c, lead + (int)NSMI);
-        if (nc != lead + st->nq) continue; /* messages such as "GPU is lost" */
-        for (int i = 0; i < st->ndev; i++) {
-            if (strcmp(st->uuid[i], c[lead - 1])) continue;
-            fill_row(st, &st->rows[i], c + lead);
+        char *c[3 + NSMI], copy[SMI_MSG_MAX + 1];
+        if (!*trim(line)) continue;
+        gp_backend_strcpy(copy, sizeof copy, line);
+        int dev = row_device(st, line, c);
+        if (dev == -1) { /* messages such as "GPU is lost", garbage */
+            note_ignored(st, copy, NULL);
+            continue;
         }
+        rows++;
+        if (dev >= 0) fill_row(st, &st->rows[dev], c + (st->has_ts ? 3 : 2));
     }
     gp_sbuf_free(&o);
+    if (st->asm_ignored) st->ignored_snaps++;
+    st->asm_ignored = 0;
+    /* a failed query that printed no row fails the tick with its reason */
+    st->tick_ok = rc == 0 || rows > 0;
+    if (!st->tick_ok) describe_failure(st->exe, rc, msg, st->tick_err, sizeof st->tick_err);
     if (st->procs_enabled) read_procs(st);
 }
 
@@ -732,6 +1017,7 @@ static void nvsmi_begin_tick(void *state, int64_t mono_ns)
         tick_per_process(st);
     else
         tick_stream(st);
+    health_note(st);
 }
 
 static int nvsmi_sample(void *state, int idx, int64_t mono_ns, gp_dev_sample *s, gp_dev_proc *procs,

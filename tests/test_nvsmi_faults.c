@@ -1,0 +1,196 @@
+/* tests/test_nvsmi_faults.c: the nvidia-smi fallback against a misbehaving
+ * nvidia-smi (tests/data/monitor/misbehaving-nvidia-smi): lines that are no
+ * rows of the query on the -lms stream (warnings, over-long lines) never
+ * make a GPU lost, in either mode, and show in health once they recur; the
+ * driver's own error reaches health and the devices' status; a hung
+ * --help-query-gpu is reported as no answer, and hung field probes stop at
+ * the first. */
+#include "test.h"
+#include <gpuprof/monitor.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char logpath[64];
+
+/* A monitor on the nvidia-smi fallback (NVML missing) with the stand-in in
+ * mode `mode`, sampling every 50 ms. */
+static gp_monitor *smi_monitor(const char *mode, const char *per_tick)
+{
+    gp_mon_config c;
+    gp_mon_config_defaults(&c);
+    snprintf(c.nvml_library, sizeof c.nvml_library, "/nonexistent/libnvidia-ml.so.1");
+    snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "%s/monitor/misbehaving-nvidia-smi", GP_TEST_DATA);
+    snprintf(c.sysfs_root, sizeof c.sysfs_root, "/nonexistent-sysfs");
+    c.enable_opencl_monitoring = 0;
+    c.enable_host_monitoring = 0;
+    c.enable_event_log = 0;
+    c.export_json_reports = 0;
+    c.device_discovery_interval_seconds = 0;
+    c.monitoring_interval_seconds = 0.05;
+    snprintf(logpath, sizeof logpath, "/tmp/gp_nvsmi_faults_%d.log", (int)getpid());
+    unlink(logpath);
+    setenv("MISB_SMI_MODE", mode, 1);
+    setenv("MISB_SMI_LOG", logpath, 1);
+    if (per_tick)
+        setenv("GPUPROF_NVIDIA_SMI_MODE", per_tick, 1);
+    else
+        unsetenv("GPUPROF_NVIDIA_SMI_MODE");
+    return gp_monitor_create(&c); /* the variables stay for the streams it starts */
+}
+
+static void smi_done(gp_monitor *m)
+{
+    gp_monitor_destroy(m);
+    unsetenv("MISB_SMI_MODE");
+    unsetenv("MISB_SMI_LOG");
+    unsetenv("GPUPROF_NVIDIA_SMI_MODE");
+    unlink(logpath);
+}
+
+static gp_health_entry smi_health(gp_monitor *m)
+{
+    gp_health_entry h[8], none;
+    size_t n = 0;
+    memset(&none, 0, sizeof none);
+    gp_monitor_health(m, h, 8, &n);
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (!strcmp(h[i].backend, "nvidia-smi")) return h[i];
+    return none;
+}
+
+/* Lines of the stand-in's start log that contain needle. */
+static int count_starts(const char *needle)
+{
+    FILE *f = fopen(logpath, "r");
+    if (!f) return 0;
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, needle)) n++;
+    fclose(f);
+    return n;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Samples until health mentions ignored lines (at most 400 ticks), checking
+ * at every tick that both GPUs are present and no device_lost alert came. */
+static void check_no_gpu_lost(const char *mode, const char *per_tick, const char *last)
+{
+    gp_monitor *m = smi_monitor(mode, per_tick);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_health_entry h;
+    int shown = 0;
+    for (int i = 0; i < 400 && !shown; i++) {
+        gp_monitor_sample_now(m);
+        for (int d = 0; d < 2; d++) {
+            gp_dev_info di;
+            ASSERT_EQ_INT(gp_monitor_device_info(m, (size_t)d, &di), 0);
+            if (!di.present) fprintf(stderr, "mode %s: GPU %d: %s\n", mode, d, di.status);
+            ASSERT_EQ_INT(di.present, 1);
+        }
+        ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 0);
+        h = smi_health(m);
+        shown = strstr(h.reason, "lines not rows of the query ignored") != NULL;
+        sleep_ms(20);
+    }
+    ASSERT(shown);
+    ASSERT_CONTAINS(h.reason, last);
+    ASSERT_CONTAINS(h.reason, "using nvidia-smi: 15 of 16 fields known"); /* kept */
+    gp_dev_sample s;
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
+    ASSERT_NEAR(s.v[GP_MF_TEMP], 38, 0);
+    smi_done(m);
+}
+
+TEST(stream_warning_before_each_iteration)
+{
+    check_no_gpu_lost("garbage", NULL, "WARNING: infoROM is corrupted");
+}
+
+TEST(stream_warning_after_each_iteration)
+{
+    check_no_gpu_lost("garbageafter", NULL, "WARNING: infoROM is corrupted");
+}
+
+TEST(stream_over_long_lines)
+{
+    /* a 20000-byte line and one of 20000 commas (more than the 16 KB read
+     * buffer: their rests must not count as lines either) */
+    check_no_gpu_lost("huge", NULL, "a line longer than");
+}
+
+TEST(per_tick_warning_lines)
+{
+    check_no_gpu_lost("garbage", "per-tick", "WARNING: infoROM is corrupted");
+}
+
+TEST(driver_error_at_start)
+{
+    gp_monitor *m = smi_monitor("failstart", NULL);
+    ASSERT(m);
+    gp_health_entry h = smi_health(m);
+    ASSERT_EQ_INT(h.state, GP_HEALTH_UNAVAILABLE);
+    ASSERT_CONTAINS(h.reason, "nvidia-smi exited with status 9: NVIDIA-SMI has failed because it "
+                              "couldn't communicate with the NVIDIA driver");
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 0);
+    /* the first failed probe stops the probing: no query per field */
+    ASSERT_CMP_INT(count_starts("--query-gpu="), <=, 1);
+    gp_monitor_sample_now(m);
+    smi_done(m);
+}
+
+TEST(driver_error_on_the_stream)
+{
+    gp_monitor *m = smi_monitor("failstream", NULL);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_dev_info d;
+    d.present = 1;
+    for (int i = 0; i < 400 && d.present; i++) { /* lost once no snapshot came for 3 s */
+        gp_monitor_sample_now(m);
+        gp_monitor_device_info(m, 0, &d);
+        if (d.present) sleep_ms(20);
+    }
+    ASSERT_EQ_INT(d.present, 0);
+    ASSERT_CONTAINS(d.status, "nvidia-smi exited with status 9 (stream restarted ");
+    ASSERT_CONTAINS(d.status, "times): NVIDIA-SMI has failed because it couldn't communicate");
+    smi_done(m);
+}
+
+TEST(help_query_that_hangs)
+{
+    gp_monitor *m = smi_monitor("hanghelp", NULL); /* 10 s */
+    ASSERT(m);
+    gp_health_entry h = smi_health(m);
+    ASSERT_EQ_INT(h.state, GP_HEALTH_UNAVAILABLE);
+    ASSERT_CONTAINS(h.reason, "nvidia-smi: no answer within 10000 ms (--help-query-gpu)");
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 0);
+    smi_done(m);
+}
+
+TEST(field_probes_that_hang)
+{
+    gp_monitor *m = smi_monitor("hangprobe", NULL); /* one probe: 10 s */
+    ASSERT(m);
+    /* one probe was run, not one per field */
+    ASSERT_EQ_INT(count_starts("--query-gpu=timestamp --format"), 1);
+    ASSERT_EQ_INT(count_starts("--query-gpu=utilization.gpu"), 0);
+    gp_health_entry h = smi_health(m);
+    ASSERT_CONTAINS(h.reason, "0 of 16 fields known (probed one by one; no answer within 10000 "
+                              "ms: the rest not probed)");
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2); /* listed; no field known */
+    smi_done(m);
+}
+
+TEST_MAIN(stream_warning_before_each_iteration, stream_warning_after_each_iteration,
+          stream_over_long_lines, per_tick_warning_lines, driver_error_at_start,
+          driver_error_on_the_stream, help_query_that_hangs, field_probes_that_hang)
