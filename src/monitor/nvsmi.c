@@ -161,14 +161,21 @@ static pid_t smi_spawn(const char *exe, char *const *argv, int out_fd, int err_f
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        int nul = open("/dev/null", O_RDWR);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 ||
-            dup2(err_fd >= 0 ? err_fd : nul, 2) < 0)
+        struct sigaction dfl; /* a closed pipe ends it (the fork copied gpuprof's handlers) */
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(SIGPIPE, &dfl, NULL);
+        /* copies above 2 first: with gpuprof's stdio closed a pipe may be 0..2 */
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int o = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+        int e2 = fcntl(err_fd >= 0 ? err_fd : nul, F_DUPFD_CLOEXEC, 3);
+        int w = fcntl(ep[1], F_DUPFD_CLOEXEC, 3);
+        if (nul < 0 || o < 0 || e2 < 0 || w < 0 || dup2(nul, 0) < 0 || dup2(o, 1) < 0 ||
+            dup2(e2, 2) < 0)
             _exit(127);
         execve(path, argv, environ);
         int e = errno;
-        if (write(ep[1], &e, sizeof e) < 0) _exit(127);
+        if (write(w, &e, sizeof e) < 0) _exit(127);
         _exit(127);
     }
     close(ep[1]);
