@@ -773,7 +773,7 @@ static void note_ignored(nvsmi_state *st, const char *line, smi_stream *s)
 static int row_device(const nvsmi_state *st, char *line, char **c)
 {
     int lead = st->has_ts ? 3 : 2;
-    if (split_csv(line, c, lead + (int)NSMI) != lead + st->nq) return -1;
+    if (split_csv(line, c, lead + (int)NSMI + 1) != lead + st->nq) return -1;
     int y, mo, d, h, mi, sec;
     char tail;
     if (st->has_ts &&
@@ -798,7 +798,7 @@ static int row_device(const nvsmi_state *st, char *line, char **c)
  * mode. */
 static void gpu_line(nvsmi_state *st, char *line, int toolong, int64_t now)
 {
-    char *c[3 + NSMI], copy[SMI_MSG_MAX + 1];
+    char *c[4 + NSMI], copy[SMI_MSG_MAX + 1];
     if (!*trim(line)) return; /* an empty line */
     gp_backend_strcpy(copy, sizeof copy, line);
     int dev = toolong ? -1 : row_device(st, line, c);
@@ -996,7 +996,7 @@ static void tick_per_process(nvsmi_state *st)
     char *save = NULL;
     for (char *line = strtok_r((char *)gp_sbuf_cstr(&o), "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        char *c[3 + NSMI], copy[SMI_MSG_MAX + 1];
+        char *c[4 + NSMI], copy[SMI_MSG_MAX + 1];
         if (!*trim(line)) continue;
         gp_backend_strcpy(copy, sizeof copy, line);
         int dev = row_device(st, line, c);
