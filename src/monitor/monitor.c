@@ -328,9 +328,15 @@ static void tick_locked(gp_monitor *m)
             d->nprocs = 0;
             d->have_last = 0;
             k->health.state = GP_HEALTH_DEGRADED;
-            snprintf(k->health.reason, sizeof k->health.reason, "%.100s: %.120s", d->info.name,
-                     err.msg);
             if (k->health.devices > 0) k->health.devices--;
+            /* the device named while others of the backend still answer; once
+             * none does, the backend's own message alone (every device failed
+             * for it, e.g. nvidia-smi's driver error), whole */
+            if (k->health.devices > 0)
+                snprintf(k->health.reason, sizeof k->health.reason, "%.60s: %.190s", d->info.name,
+                         err.msg);
+            else
+                gp_backend_strcpy(k->health.reason, sizeof k->health.reason, err.msg);
             gp_alerts_device_lost(m->alerts, (int)i, err.msg);
             m->s_info.v[i] = d->info;
             continue;
