@@ -50,7 +50,8 @@ static inline uint64_t trace_digest(const gp_trace *t)
     }
     for (size_t i = 0; i < t->flows.n; i++) {
         const gp_flow *f = &t->flows.v[i];
-        TD(&h, f->ts), TD(&h, f->id), TD(&h, f->track), TD(&h, f->cat), TD(&h, f->ph);
+        TD(&h, f->ts), TD(&h, f->id), TD(&h, f->track), TD(&h, f->name), TD(&h, f->cat);
+        TD(&h, f->ph);
         TD(&h, f->bind_enclosing);
     }
     for (size_t i = 0; i < t->instants.n; i++) {
@@ -83,7 +84,8 @@ static inline uint64_t trace_digest(const gp_trace *t)
         TD(&h, b->name), TD(&h, b->dtype), TD(&h, b->bytes);
     }
     const gp_trace_meta *m = &t->meta;
-    TD(&h, m->rank), TD(&h, m->world_size), TD(&h, m->backend), TD(&h, m->source);
+    TD(&h, m->rank), TD(&h, m->world_size), TD(&h, m->backend), TD(&h, m->dist_extra);
+    TD(&h, m->source);
     TD(&h, m->trace_name), TD(&h, m->display_time_unit), TD(&h, m->schema_version);
     TD(&h, m->has_base_time), TD(&h, m->base_time_ns), TD(&h, m->t0_abs_ns), TD(&h, m->ts_form);
     TD(&h, m->fractional_ts), TD(&h, m->events_read), TD(&h, m->events_dropped_no_dur);

@@ -3416,7 +3416,8 @@ static int merge_part(P *dst, P *src)
         x.slice = slice_map_at(&sm_ic, x.slice);
         if (GP_VEC_PUSH(d->inline_children, x)) goto done;
     }
-    MERGE_MOVE(d->flows, s->flows, (x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
+    MERGE_MOVE(d->flows, s->flows,
+               (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
     MERGE_MOVE(d->instants, s->instants,
                (x.name = smap[x.name], x.track = tmap[x.track], x.cat = (uint16_t)cmap[x.cat]));
     MERGE_MOVE(d->mem_events, s->mem_events, x.track = tmap[x.track]);
@@ -3445,6 +3446,7 @@ static int merge_part(P *dst, P *src)
     if (sm->rank != GP_NONE) dm->rank = sm->rank;
     if (sm->world_size != GP_NONE) dm->world_size = sm->world_size;
     if (sm->backend) dm->backend = smap[sm->backend];
+    if (sm->dist_extra) dm->dist_extra = smap[sm->dist_extra];
     if (sm->trace_name) dm->trace_name = smap[sm->trace_name];
     if (sm->display_time_unit) dm->display_time_unit = smap[sm->display_time_unit];
     if (sm->schema_version != GP_NONE) dm->schema_version = sm->schema_version;
