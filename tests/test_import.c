@@ -2,6 +2,7 @@
  * object/array forms, event kinds, metadata, and bad input. */
 #include "test.h"
 #include "trace/import.h"
+#include "trace/jscan.h"
 #include <zlib.h>
 
 static gp_trace *load(const char *json)
@@ -409,7 +410,9 @@ TEST(fast_paths_match_general)
         want_ext[i] = strtoll(ext, NULL, 10);
         /* ts: 1-15 integer digits and 0-6 fraction digits */
         int ti = 1 + (i / 3) % 15, tf = (i / 7) % 7, q = 0;
-        for (int k = 0; k < ti; k++) ts[q++] = (char)('0' + gp_test_xorshift(&seed) % 10);
+        for (int k = 0; k < ti; k++) /* no leading zero (JSON) */
+            ts[q++] = (char)((k == 0 && ti > 1 ? '1' : '0') +
+                             gp_test_xorshift(&seed) % (k == 0 && ti > 1 ? 9 : 10));
         if (tf) ts[q++] = '.';
         for (int k = 0; k < tf; k++) ts[q++] = (char)('0' + gp_test_xorshift(&seed) % 10);
         ts[q] = 0;
@@ -422,9 +425,11 @@ TEST(fast_paths_match_general)
         /* a float of 1-20 digits, point anywhere (or none) */
         int od = 1 + i % 20, pt = (int)(gp_test_xorshift(&seed) % (unsigned)(od + 1));
         q = 0;
+        int lead = pt != 1 && od > 1; /* an integer part of 2+ digits: no leading zero */
         for (int k = 0; k < od; k++) {
             if (k == pt && k) occ[q++] = '.';
-            occ[q++] = (char)('0' + gp_test_xorshift(&seed) % 10);
+            occ[q++] = (char)((k == 0 && lead ? '1' : '0') +
+                              gp_test_xorshift(&seed) % (k == 0 && lead ? 9 : 10));
         }
         occ[q] = 0;
         want_occ[i] = (float)strtod(occ, NULL);
@@ -474,6 +479,112 @@ TEST(fast_paths_match_general)
     free(want_name);
 }
 
+/* The template with '@' replaced by num; *col: the column of the '@'. */
+static char *with_number(const char *tmpl, const char *num, int *col)
+{
+    const char *at = strchr(tmpl, '@');
+    size_t n = strlen(tmpl) + strlen(num);
+    char *j = malloc(n + 1);
+    snprintf(j, n + 1, "%.*s%s%s", (int)(at - tmpl), tmpl, num, at + 1);
+    *col = (int)(at - tmpl) + 1;
+    return j;
+}
+
+/* JSON numbers have no leading zero ("01", "-01", "00.5"; "0", "-0", "0.5",
+ * "0e5" are numbers): refused wherever a number may stand, by the fast
+ * paths and the general one, on every scanning path, with the line and
+ * column of the number. */
+TEST(leading_zeros_refused)
+{
+    static const char *const tmpl[] = {
+        /* the fast_kineto shapes */
+        "{\"traceEvents\":[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, "
+        "\"tid\": 2, \"ts\": @, \"dur\": 1}]}",
+        "{\"traceEvents\":[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, "
+        "\"tid\": 2, \"ts\": 1, \"dur\": @}]}",
+        "{\"traceEvents\":[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, "
+        "\"tid\": 2, \"ts\": 1, \"dur\": 1, \"args\": {\"x\": @}}]}",
+        "{\"traceEvents\":[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"pid\": 1, "
+        "\"tid\": 2, \"ts\": 1, \"dur\": 1, \"args\": {\"grid\": [1, @, 1]}}]}",
+        /* any key order (fast_event) */
+        "[{\"ts\":@,\"ph\":\"X\",\"name\":\"a\",\"dur\":1}]",
+        "[{\"dur\":@,\"ph\":\"X\",\"name\":\"a\",\"ts\":1}]",
+        "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"args\":{\"External id\":@}}]",
+        /* the general path only: an unknown key, nested args, top-level keys */
+        "[{\"ph\":\"X\",\"other\":@,\"name\":\"a\",\"ts\":1,\"dur\":1}]",
+        "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"args\":{\"x\":{\"y\":[true,@]}}}]",
+        "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"args\":{\"x\\u0031\":@}}]",
+        "{\"schemaVersion\":1,\"traceEvents\":[],\"other\":[@]}",
+        "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1}],\"gpuprof\":{\"x\":@}}",
+    };
+    static const char *const id_tmpl[] = {
+        /* integers only */
+        "{\"traceEvents\":[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": @, "
+        "\"tid\": 2, \"ts\": 1, \"dur\": 1}]}",
+        "[{\"ph\":\"f\",\"id\":@,\"pid\":1,\"tid\":2,\"ts\":1,\"cat\":\"ac2g\",\"name\":\"n\"}]",
+        "[{\"tid\":@,\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}]",
+        "{\"schemaVersion\":@,\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1}]}",
+        "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1}],\"baseTimeNanoseconds\":@}",
+        "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1}],\"distributedInfo\":{\"rank\":@}}",
+        "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1}],\"gpuprof\":{\"memory\":"
+        "{\"current_bytes\":@}}}",
+    };
+    static const char *const bad[] = {
+        "01", "00", "-01", "-00", "00.5", "-012.5", "007", "01e3", "0123456789012345678901234"};
+    static const char *const good[] = {"0", "-0", "0.5", "0e5", "-0.0", "0E-2", "10", "100.5"};
+    static const char *const good_int[] = {"0", "-0", "10", "7"};
+    int checked = 0;
+    for (int fast = 0; fast < 2; fast++)
+        for (int isa = GP_JSCAN_OFF; isa < GP_JSCAN_COUNT; isa++) {
+            if (!gp_jscan_supported((gp_jscan_isa)isa)) continue;
+            setenv("GPUPROF_IMPORT_FAST", fast ? "1" : "0", 1);
+            setenv("GPUPROF_SIMD", gp_jscan_name((gp_jscan_isa)isa), 1);
+            for (int set = 0; set < 2; set++) {
+                const char *const *tm = set ? id_tmpl : tmpl;
+                size_t ntm = set ? sizeof id_tmpl / sizeof *id_tmpl : sizeof tmpl / sizeof *tmpl;
+                for (size_t k = 0; k < ntm; k++) {
+                    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+                        int col;
+                        char *j = with_number(tm[k], bad[b], &col), want[64];
+                        gp_err err;
+                        snprintf(want, sizeof want, "bad.json:1:%d: malformed number: leading zero",
+                                 col);
+                        if (load_err(j, &err) != GP_EPARSE || !strstr(err.msg, want))
+                            fprintf(stderr, "  fast %d %s: %s\n  -> %s\n", fast,
+                                    gp_jscan_name((gp_jscan_isa)isa), j, err.msg);
+                        ASSERT_CONTAINS(err.msg, want);
+                        free(j);
+                        checked++;
+                    }
+                    const char *const *ok = set ? good_int : good;
+                    size_t nok =
+                        set ? sizeof good_int / sizeof *good_int : sizeof good / sizeof *good;
+                    for (size_t g = 0; g < nok; g++) {
+                        int col;
+                        char *j = with_number(tm[k], ok[g], &col);
+                        gp_err err;
+                        int rc = load_err(j, &err);
+                        if (rc) fprintf(stderr, "  %s\n  -> %s\n", j, err.msg);
+                        ASSERT_EQ_INT(rc, 0);
+                        free(j);
+                    }
+                }
+            }
+        }
+    unsetenv("GPUPROF_IMPORT_FAST");
+    unsetenv("GPUPROF_SIMD");
+    ASSERT_CMP_INT(checked, >, 0);
+    /* the values read are the numbers' (the fast paths read "0.5" and "-0") */
+    gp_trace *t = load("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0.5,\"dur\":-0},"
+                       "{\"ph\":\"X\",\"name\":\"b\",\"ts\":-0,\"dur\":0e5}]");
+    ASSERT(t);
+    ASSERT_EQ_INT(t->slices.n, 2);
+    ASSERT_EQ_INT(t->slices.v[0].ts - t->slices.v[1].ts, 500);
+    ASSERT_EQ_INT(t->slices.v[0].dur, 0);
+    gp_trace_destroy(t);
+}
+
 TEST_MAIN(us_to_ns_exact, timestamp_forms, kineto_event_kinds, string_escapes_and_unicode,
           unterminated_array_is_kept, gzip_input, bad_input_messages, truncated_at_every_offset,
-          fixture_files, huge_event, gpuprof_export_section, fast_paths_match_general)
+          fixture_files, huge_event, gpuprof_export_section, fast_paths_match_general,
+          leading_zeros_refused)

@@ -773,6 +773,7 @@ static inline const char *lex_number(P *p, const char *s, span *out, int64_t *iv
     size_t nd = (size_t)(q - d0);
     int integral = 1;
     if (nd == 0) goto malformed;
+    if (nd > 1 && *d0 == '0') bad(p, s, "malformed number: leading zero"); /* JSON: 0 or 1-9... */
     if (*q == '.') {
         integral = 0;
         const char *f0 = ++q;
@@ -1084,6 +1085,7 @@ static inline __attribute__((always_inline)) const char *time_fast(const char *s
     uint64_t us = 0;
     q = digits(q, &us);
     if (q - d0 > 18 || us > (uint64_t)(INT64_MAX - 999) / 1000) return NULL;
+    if (*d0 == '0' && q - d0 > 1) return NULL; /* a leading zero: lex_number refuses it */
     uint64_t frac = 0;
     if (*q == '.') {
         const char *f0 = ++q;
@@ -1323,6 +1325,7 @@ static inline __attribute__((always_inline)) const char *fast_int(const char *s,
     uint64_t v = 0;
     const char *q = digits(d0, &v);
     if (q == d0 || q - d0 > 18 || *q == '.' || *q == 'e' || *q == 'E') return NULL;
+    if (*d0 == '0' && q - d0 > 1) return NULL; /* a leading zero: the general path refuses it */
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return q;
 }
@@ -1373,7 +1376,7 @@ static const char *fast_args(P *p, const char *s, ev *e)
                 uint64_t v = 0;
                 q = digits(d0, &v);
                 size_t nd = (size_t)(q - d0);
-                if (nd == 0) return NULL;
+                if (nd == 0 || (nd > 1 && *d0 == '0')) return NULL; /* leading zero: refused */
                 int integral = 1;
                 if (*q == '.') {
                     integral = 0;
