@@ -213,6 +213,49 @@ TEST(string_escapes_and_unicode)
     gp_trace_destroy(t);
 }
 
+/* The model holds no NUL byte inside a string: an escaped U+0000 becomes
+ * U+FFFD (as a lone surrogate does), so "a\u0000b" and "a\u0000c" stay two
+ * names, and every C string of the model is the whole string. In names,
+ * categories, string pids, metadata, argument keys and values read, on the
+ * fast and the general path. */
+TEST(nul_escape_becomes_replacement)
+{
+    static const char j[] =
+        "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\\u0000b\",\"pid\":1,"
+        "\"tid\":1,\"ts\":1,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\\u0000c\",\"pid\":1,\"tid\":1,\"ts\":10,"
+        "\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"c\\u0000\",\"name\":\"\\u0000\",\"pid\":\"p\\u0000q\",\"tid\":1,"
+        "\"ts\":10,\"dur\":5,\"args\":{\"k\\u0000\":\"v\\u0000\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,"
+        "\"args\":{\"name\":\"t\\u0000\\u0000\"}}],"
+        "\"traceName\":\"n\\u0000\",\"distributedInfo\":{\"backend\":\"nc\\u0000cl\"}}";
+    for (int fast = 0; fast < 2; fast++) {
+        setenv("GPUPROF_IMPORT_FAST", fast ? "1" : "0", 1);
+        gp_trace *t = load(j);
+        ASSERT(t);
+        ASSERT_EQ_INT(t->slices.n, 3);
+        ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[0].name), "a\xef\xbf\xbd"
+                                                          "b");
+        ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[1].name), "a\xef\xbf\xbd"
+                                                          "c");
+        ASSERT_NE_INT(t->slices.v[0].name, t->slices.v[1].name);
+        ASSERT_EQ_STR(gp_trace_s(t, t->slices.v[2].name), "\xef\xbf\xbd");
+        ASSERT_EQ_STR(gp_trace_s(t, t->cats.v[t->slices.v[2].cat].name), "c\xef\xbf\xbd");
+        ASSERT_EQ_STR(gp_trace_s(t, t->tracks.v[t->slices.v[2].track].pid_str), "p\xef\xbf\xbdq");
+        ASSERT_EQ_STR(gp_trace_s(t, t->tracks.v[t->slices.v[0].track].name),
+                      "t\xef\xbf\xbd\xef\xbf\xbd");
+        ASSERT_EQ_STR(gp_trace_s(t, t->meta.trace_name), "n\xef\xbf\xbd");
+        ASSERT_EQ_STR(gp_trace_s(t, t->meta.backend), "nc\xef\xbf\xbd"
+                                                      "cl");
+        /* no string of the model holds a NUL byte */
+        for (uint32_t i = 0; i < gp_strtab_count(t->strings); i++)
+            ASSERT_EQ_INT(strlen(gp_strtab_get(t->strings, i)), gp_strtab_len(t->strings, i));
+        gp_trace_destroy(t);
+    }
+    unsetenv("GPUPROF_IMPORT_FAST");
+}
+
 TEST(unterminated_array_is_kept)
 {
     gp_trace *t = load("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},\n"
@@ -587,4 +630,4 @@ TEST(leading_zeros_refused)
 TEST_MAIN(us_to_ns_exact, timestamp_forms, kineto_event_kinds, string_escapes_and_unicode,
           unterminated_array_is_kept, gzip_input, bad_input_messages, truncated_at_every_offset,
           fixture_files, huge_event, gpuprof_export_section, fast_paths_match_general,
-          leading_zeros_refused)
+          leading_zeros_refused, nul_escape_becomes_replacement)

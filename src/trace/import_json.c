@@ -466,8 +466,8 @@ static const char *parse_string(P *p, const char *s, span *out)
                             cp = 0xfffd;
                     } else
                         cp = 0xfffd;
-                } else if (cp >= 0xdc00 && cp <= 0xdfff)
-                    cp = 0xfffd;
+                } else if ((cp >= 0xdc00 && cp <= 0xdfff) || cp == 0)
+                    cp = 0xfffd; /* a lone low surrogate; U+0000 (no NUL inside a string) */
                 d = put_utf8(d, cp);
                 break;
             }
