@@ -49,6 +49,14 @@ TEST(us_to_ns_exact)
     ASSERT_EQ_INT(gp_parse_us_to_ns("99999999999999999", "99999999999999999" + 17, &v, NULL),
                   GP_ERANGE);
     ASSERT_EQ_INT(gp_parse_us_to_ns("abc", "abc" + 3, &v, NULL), GP_EPARSE);
+    /* the ends of int64 ns: INT64_MIN fits, one more does not */
+    NS("-9223372036854775.808", INT64_MIN);
+    NS("9223372036854775.807", INT64_MAX);
+    NS("-9223372036854775808e-3", INT64_MIN);
+    s = "-9223372036854775.809";
+    ASSERT_EQ_INT(gp_parse_us_to_ns(s, s + strlen(s), &v, NULL), GP_ERANGE);
+    s = "9223372036854775.808";
+    ASSERT_EQ_INT(gp_parse_us_to_ns(s, s + strlen(s), &v, NULL), GP_ERANGE);
     ASSERT_EQ_INT(gp_parse_us_to_ns("1.", "1." + 2, &v, NULL), GP_EPARSE);
 #undef NS
 }
@@ -316,6 +324,33 @@ TEST(bad_input_messages)
                            &err),
                   GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "out of range");
+    /* times that each fit int64 ns but not as differences from the trace
+     * start (t0, the earliest floored to a microsecond) are refused, never
+     * wrapped; INT64_MIN ns itself is read (an ignored async event) */
+    ASSERT_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":-9223372036854775.807,\"dur\":1}]", &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "bad.json: the times (from -9223372036854775807 to "
+                             "-9223372036854774807 ns) do not fit int64 nanoseconds");
+    ASSERT_EQ_INT(load_err("[{\"ph\":\"i\",\"ts\":-9223372036854775},"
+                           "{\"ph\":\"C\",\"name\":\"c\",\"ts\":9223372036854775,"
+                           "\"args\":{\"v\":1}}]",
+                           &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "do not fit int64 nanoseconds from the trace start");
+    ASSERT_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":-9223372036854775,\"dur\":1}],"
+                           "\"baseTimeNanoseconds\":-9000}",
+                           &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "baseTimeNanoseconds -9000 plus the earliest time");
+    ASSERT_EQ_INT(load_err("[{\"ph\":\"B\",\"ts\":-9000000000000000},\n"
+                           "{\"ph\":\"E\",\"ts\":9000000000000000}]",
+                           &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "bad.json:2:1: \"E\" event out of range of its \"B\"");
+    ASSERT_EQ_INT(load_err("[{\"ph\":\"b\",\"id\":1,\"ts\":-9223372036854775.808},"
+                           "{\"ph\":\"X\",\"ts\":-9223372036854775,\"dur\":1}]",
+                           &err),
+                  0);
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[1,2]}", &err), GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "expected an event object");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":{}}", &err), GP_EPARSE);
@@ -325,7 +360,12 @@ TEST(bad_input_messages)
                   GP_EPARSE);
     ASSERT_CONTAINS(err.msg, "control character");
     ASSERT_EQ_INT(load_err("{\"traceEvents\":[]} x", &err), GP_EPARSE);
-    ASSERT_CONTAINS(err.msg, "after the end of the trace");
+    ASSERT_CONTAINS(err.msg, "bad.json:1:20: found 'x' after the end of the trace");
+    static const char nul_after[] = "{\"traceEvents\":[]} \0";
+    gp_trace *tn = NULL;
+    ASSERT_EQ_INT(gp_import_json_mem(nul_after, sizeof nul_after - 1, "bad.json", &tn, &err),
+                  GP_EPARSE);
+    ASSERT_CONTAINS(err.msg, "bad.json:1:20: found a NUL byte after the end of the trace");
     ASSERT_EQ_INT(
         load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":tru}]}", &err),
         GP_EPARSE);

@@ -590,7 +590,7 @@ int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **
         v = 0;
     else if (e >= 0) {
         if (e > 18) return GP_ERANGE;
-        if (m > (uint64_t)INT64_MAX / (uint64_t)pow10_i64[e]) return GP_ERANGE;
+        if (m > ((uint64_t)INT64_MAX + (uint64_t)neg) / (uint64_t)pow10_i64[e]) return GP_ERANGE;
         v = m * (uint64_t)pow10_i64[e];
     } else {
         if (e < -19)
@@ -605,8 +605,8 @@ int gp_parse_us_to_ns(const char *s, const char *lim, int64_t *ns, const char **
         half = 0;
     }
     if (half) v++;
-    if (v > (uint64_t)INT64_MAX) return GP_ERANGE;
-    *ns = neg ? -(int64_t)v : (int64_t)v;
+    if (v > (uint64_t)INT64_MAX + (uint64_t)neg) return GP_ERANGE; /* INT64_MIN fits */
+    *ns = neg ? (int64_t)(0 - v) : (int64_t)v;
     return 0;
 }
 
@@ -1894,6 +1894,9 @@ static int entry_args(const ev *e, gp_entry_sum *m)
     return entry_keys(e->args, e->nargs, m);
 }
 
+/* an "E" event whose time less its "B"'s does not fit int64 ns */
+#define BE_RANGE "\"E\" event out of range of its \"B\" (the duration does not fit int64 ns)"
+
 static void push_slice(P *p, gp_slice *sl, const char *at)
 {
     if (sl->dur < 0) bad(p, at, "negative \"dur\" (%lld ns)", (long long)sl->dur);
@@ -2074,8 +2077,9 @@ static void commit_event(P *p, const char *at)
             return;
         }
         be_frame f = st->f.v[--st->f.n];
-        gp_slice sl = {f.ts,  e->ts - f.ts, f.correlation, f.external_id,   f.name,
-                       track, GP_NO_INDEX,  f.cat,         GP_SLICE_FROM_BE};
+        gp_slice sl = {f.ts,  0,           f.correlation, f.external_id,   f.name,
+                       track, GP_NO_INDEX, f.cat,         GP_SLICE_FROM_BE};
+        if (__builtin_sub_overflow(e->ts, f.ts, &sl.dur)) bad(p, at, BE_RANGE);
         if (sl.dur < 0) bad(p, at, "\"E\" event earlier than its \"B\"");
         push_slice(p, &sl, at);
         return;
@@ -2991,7 +2995,7 @@ static int run(P *p)
                 s = ws(p, s); /* returns only at a non-space byte */
                 {
                     char tmp[16];
-                    bad(p, s, "unexpected %s after the end of the trace", describe_at(p, s, tmp));
+                    bad(p, s, "found %s after the end of the trace", describe_at(p, s, tmp));
                 }
                 break;
             case S_DONE:
@@ -3146,14 +3150,56 @@ static void format_error(P *p, int rc, const void *mem, size_t memn)
                (unsigned long long)col, p->errmsg);
 }
 
-/* Finishes a successful parse into a trace owned by the caller. */
-static gp_trace *p_finish(P *p)
+/* 0 when gp_trace_finish can rebase t without overflow: t0 (the earliest
+ * time floored to a whole microsecond), every time less t0, and t0 plus
+ * baseTimeNanoseconds fit int64 ns; else a one-line GP_EPARSE in err. Each
+ * time fits int64 on its own (parse_time), but two far apart may not fit as
+ * a difference. */
+static int check_span(const gp_trace *t, const char *name, gp_err *err)
 {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        if (t->slices.v[i].ts < lo) lo = t->slices.v[i].ts;
+        if (t->slices.v[i].ts + t->slices.v[i].dur > hi)
+            hi = t->slices.v[i].ts + t->slices.v[i].dur;
+    }
+#define SPAN(vec, f1, f2)                                                                          \
+    for (size_t i = 0; i < t->vec.n; i++) {                                                        \
+        if (t->vec.v[i].f1 < lo) lo = t->vec.v[i].f1;                                              \
+        if (t->vec.v[i].f2 > hi) hi = t->vec.v[i].f2;                                              \
+    }
+    SPAN(aggs, first_ns, last_ns)
+    SPAN(flows, ts, ts)
+    SPAN(instants, ts, ts)
+    SPAN(mem_events, ts, ts)
+    SPAN(counters, ts, ts)
+#undef SPAN
+    if (lo == INT64_MAX) return 0; /* no timed events */
+    int64_t t0 = lo / 1000 * 1000, d, abs0;
+    if ((lo % 1000 < 0 && __builtin_sub_overflow(t0, 1000, &t0)) ||
+        __builtin_sub_overflow(hi, t0, &d))
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: the times (from %lld to %lld ns) do not fit int64 nanoseconds "
+                          "from the trace start",
+                          name, (long long)lo, (long long)hi);
+    if (t->meta.has_base_time && __builtin_add_overflow(t0, t->meta.base_time_ns, &abs0))
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: baseTimeNanoseconds %lld plus the earliest time (%lld ns) does not "
+                          "fit int64 nanoseconds",
+                          name, (long long)t->meta.base_time_ns, (long long)lo);
+    return 0;
+}
+
+/* Finishes a successful parse into a trace owned by the caller (*out), or
+ * returns GP_EPARSE with err set (times too far apart). */
+static int p_finish(P *p, gp_trace **out)
+{
+    if (check_span(p->t, p->name, p->err)) return p->err->code;
     apply_track_meta(p);
     gp_trace_finish(p->t);
-    gp_trace *t = p->t;
+    *out = p->t;
     p->t = NULL;
-    return t;
+    return 0;
 }
 
 static int import(gp_input *in, const char *name, const void *mem, size_t memn, int prog,
@@ -3179,7 +3225,7 @@ static int import(gp_input *in, const char *name, const void *mem, size_t memn, 
     if (rc)
         format_error(p, rc, mem, memn);
     else
-        *out = p_finish(p);
+        rc = p_finish(p, out);
     p_destroy(p);
     return rc;
 }
@@ -3361,10 +3407,12 @@ static int merge_part(P *dst, P *src)
             continue;
         }
         be_frame f = st->f.v[--st->f.n];
-        gp_slice sl = {f.ts,  pe->ts - f.ts, f.correlation, f.external_id,   f.name,
-                       track, GP_NO_INDEX,   f.cat,         GP_SLICE_FROM_BE};
-        if (sl.dur < 0) {
-            snprintf(dst->errmsg, sizeof dst->errmsg, "\"E\" event earlier than its \"B\"");
+        gp_slice sl = {f.ts,  0,           f.correlation, f.external_id,   f.name,
+                       track, GP_NO_INDEX, f.cat,         GP_SLICE_FROM_BE};
+        int over = __builtin_sub_overflow(pe->ts, f.ts, &sl.dur);
+        if (over || sl.dur < 0) {
+            snprintf(dst->errmsg, sizeof dst->errmsg, "%s",
+                     over ? BE_RANGE : "\"E\" event earlier than its \"B\"");
             dst->err_off = (int64_t)pe->off;
             rc = GP_EPARSE;
             goto done;
@@ -3624,7 +3672,7 @@ static int import_split(const char *path, int nparts, int prog, int may_map, gp_
         *err = parts[0].err;
         goto cleanup_rc;
     }
-    *out = p_finish(head);
+    if ((final_rc = p_finish(head, out))) *err = parts[0].err;
 cleanup_rc:
     rc = final_rc;
 cleanup:
