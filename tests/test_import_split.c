@@ -546,4 +546,32 @@ TEST(split_export_shared_traces)
     ASSERT_CMP_INT(split, >, 0);
 }
 
-TEST_MAIN(split_object_form, split_array_form, split_export_every_kind, split_export_shared_traces)
+/* Times too far apart for int64 ns from the trace start are refused after
+ * the merge as after a sequential import (the same line), never wrapped. */
+TEST(split_span_refused)
+{
+    char path[] = "/tmp/gp_split_span_XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    close(fd);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "[{\"ph\":\"i\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":-9223372036854775}");
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, ",\n{\"ph\":\"X\",\"name\":\"x%d\",\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":1}", i);
+    fprintf(f, ",\n{\"ph\":\"i\",\"name\":\"z\",\"pid\":1,\"tid\":1,\"ts\":9223372036854775}]");
+    fclose(f);
+    setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
+    gp_err e1, e2;
+    gp_trace *t = NULL;
+    gp_import_opts o1 = {0, 1, 0}, o4 = {0, 4, 0};
+    ASSERT_EQ_INT(gp_import_json_file(path, &o1, &t, &e1), GP_EPARSE);
+    ASSERT_CONTAINS(e1.msg, "do not fit int64 nanoseconds from the trace start");
+    ASSERT_EQ_INT(gp_import_json_file(path, &o4, &t, &e2), GP_EPARSE);
+    ASSERT_EQ_STR(e2.msg, e1.msg);
+    ASSERT(t == NULL);
+    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
+    unlink(path);
+}
+
+TEST_MAIN(split_object_form, split_array_form, split_export_every_kind, split_export_shared_traces,
+          split_span_refused)
