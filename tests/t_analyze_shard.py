@@ -108,6 +108,11 @@ def errors(tmp, folder, other):
         with open(bad, "wb") as f:
             f.write(body)
         error("corrupt part (%s)" % what, ["merge", p3[0], bad, p3[2]], bad)
+    # a version that is no number is said so (it was "format version 0")
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "wb") as f:
+        f.write(text.replace(b'"version":1', b'"version":"1"', 1))
+    error("string version", ["merge", p3[0], bad, p3[2]], '"version" is not a number')
     error("no such part", ["merge", os.path.join(tmp, "nope.json")], "nope.json")
     for bad in ("3/3", "a/b", "-1/2", "1", "1/0", "0/2x"):
         error("--shard %s" % bad, ["analyze", "--shard", bad, folder], "--shard")

@@ -479,7 +479,15 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
                           "%s: not a gpuprof analyze part (no \"format\": \"%s\")", r->path,
                           GP_ANALYZE_PART_FORMAT);
     double ver = 0;
-    if (!gp_jdom_num(gp_jdom_get(doc, "version"), &ver) || ver != GP_ANALYZE_PART_VERSION)
+    const gp_jv *vj = gp_jdom_get(doc, "version");
+    if (!vj)
+        return gp_err_set(r->err, GP_EPARSE, "%s: analyze part without \"version\"", r->path);
+    if (!gp_jdom_num(vj, &ver))
+        return gp_err_set(r->err, GP_EPARSE,
+                          "%s: analyze part whose \"version\" is not a number; this gpuprof "
+                          "reads version %d",
+                          r->path, GP_ANALYZE_PART_VERSION);
+    if (ver != GP_ANALYZE_PART_VERSION)
         return gp_err_set(r->err, GP_EPARSE,
                           "%s: analyze part of format version %g; this gpuprof reads version %d",
                           r->path, ver, GP_ANALYZE_PART_VERSION);
