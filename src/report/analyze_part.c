@@ -480,8 +480,7 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
                           GP_ANALYZE_PART_FORMAT);
     double ver = 0;
     const gp_jv *vj = gp_jdom_get(doc, "version");
-    if (!vj)
-        return gp_err_set(r->err, GP_EPARSE, "%s: analyze part without \"version\"", r->path);
+    if (!vj) return gp_err_set(r->err, GP_EPARSE, "%s: analyze part without \"version\"", r->path);
     if (!gp_jdom_num(vj, &ver))
         return gp_err_set(r->err, GP_EPARSE,
                           "%s: analyze part whose \"version\" is not a number; this gpuprof "
