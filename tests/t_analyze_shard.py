@@ -90,6 +90,12 @@ def errors(tmp, folder, other):
     foreign = os.path.join(tmp, "foreign.json")
     ok("analyze", "--shard", "1/3", "-o", foreign, other)
     error("other inputs", ["merge", p3[0], foreign, p3[2]], "other input files")
+    # "DIR/" names the same files as "DIR" (it expanded to "DIR//x.json",
+    # so its parts were refused as made from other input files)
+    slash = os.path.join(tmp, "slash.json")
+    ok("analyze", "--shard", "1/3", "-o", slash, folder.rstrip("/") + "//")
+    ok("merge", p3[0], slash, p3[2])
+    os.unlink(slash)
     text = open(p3[1], "rb").read()
     cases = {
         "truncated": text[: len(text) // 2],

@@ -60,9 +60,13 @@ char **gp_paths_expand(char *const *paths, int n, size_t *count, gp_err *err)
         while ((de = readdir(d))) {
             if (de->d_name[0] == '.' || !is_trace_name(de->d_name)) continue;
             if (k + 1 >= cap) out = gp_xrealloc(out, (cap *= 2) * sizeof *out);
-            size_t len = strlen(paths[i]) + strlen(de->d_name) + 2;
+            /* "DIR/" and "DIR" name the same files ("DIR/x.json", not
+             * "DIR//x.json"): outputs, and analyze parts to merge, agree */
+            size_t dl = strlen(paths[i]);
+            while (dl > 1 && paths[i][dl - 1] == '/') dl--;
+            size_t len = dl + strlen(de->d_name) + 2;
             out[k] = gp_xmalloc(len);
-            snprintf(out[k], len, "%s/%s", paths[i], de->d_name);
+            snprintf(out[k], len, "%.*s/%s", (int)dl, paths[i], de->d_name);
             k++;
         }
         closedir(d);
