@@ -150,6 +150,25 @@ def main():
         check("events after the last ProfilerStep dropped" not in off,
               "ranks with one equal step name: filter applied")
         errors(tmp, syn, os.path.join(tmp, "s_off"))
+        # a rank number given to two files is said on stderr, by analyze and
+        # by merge alike (the report keeps both files as ranks); none for a
+        # folder whose ranks are distinct
+        dup = "host_0002_trace.json" in os.listdir(syn)  # its position is another's rank
+        for args in (["analyze", syn], ["analyze", os.path.join(tmp, "s_off")]):
+            p = run(*args)
+            err = p.stderr.decode(errors="replace")
+            want = dup and args[1] == syn
+            check(p.returncode == 0 and (("is given to more than one file" in err
+                                          and "host_0002_trace.json" in err) == want)
+                  and (want or err == ""),
+                  "%s: duplicate rank note %s expected: %r" % (args, "is" if want else "not", err))
+        ps = parts(tmp, syn, 2, [])
+        p = run("merge", *ps)
+        check(p.returncode == 0 and "is given to more than one file (%s"
+              % os.path.join(syn, "host_0002_trace.json") in p.stderr.decode(errors="replace"),
+              "merge: duplicate rank note")
+        for x in ps:
+            os.unlink(x)
         if os.path.isdir(TRACES):
             every = os.path.join(tmp, "every")
             os.mkdir(every)

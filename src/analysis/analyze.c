@@ -375,6 +375,15 @@ int gp_analyze_assemble(gp_analyze_file *files, size_t nin, const gp_analyze_opt
             idx[j] = idx[j - 1];
             idx[j - 1] = y;
         }
+    for (size_t i = 1; i < n; i++) /* sorted: a rank claimed twice is adjacent */
+        if (ranks[i] == ranks[i - 1]) {
+            if (!out->ndup) {
+                out->dup_rank = ranks[i];
+                out->dup_file[0] = idx[i - 1] < idx[i] ? idx[i - 1] : idx[i];
+                out->dup_file[1] = idx[i - 1] < idx[i] ? idx[i] : idx[i - 1];
+            }
+            out->ndup++;
+        }
     /* compat: HTA's step filter looks at the ProfilerStep names of all ranks */
     int filter = 0;
     if (o->compat) {

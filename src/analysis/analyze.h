@@ -63,6 +63,12 @@ typedef struct gp_analyze_result {
     gp_ktype_time kt; /* kernel type breakdown over all ranks */
     gp_straggler_row *sg;
     size_t nsg; /* 0 unless >= 2 ranks have GPU work */
+    /* rank numbers given to more than one file (each file stays a rank of
+     * its own): how many times, and the first such rank with the indices
+     * (into the input files) of its first two files */
+    size_t ndup;
+    int dup_rank;
+    size_t dup_file[2];
 } gp_analyze_result;
 
 /* What one input file contributes: the unit of analyze's worker pool and of

@@ -91,6 +91,17 @@ static int write_out(const gp_sbuf *b, const char *path)
 }
 
 /* The result's text report or JSON document to out (NULL: stdout). */
+/* A rank number given to several files is said on stderr (each file stays
+ * a rank of its own in the report); path(i) names input file i. */
+static void note_dup_ranks(const gp_analyze_result *r, const char *a, const char *b)
+{
+    if (!r->ndup) return;
+    fprintf(stderr,
+            "gpuprof: note: rank %d is given to more than one file (%s, %s)%s; each file is "
+            "reported as a rank of its own\n",
+            r->dup_rank, a, b, r->ndup > 1 ? " and other ranks too" : "");
+}
+
 static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, int json,
                         const char *out)
 {
@@ -321,6 +332,7 @@ int gp_cmd_analyze(int argc, char **argv)
             fprintf(stderr, "gpuprof: %s\n", err.msg);
             rc = 3;
         } else {
+            note_dup_ranks(&res, files[res.dup_file[0]], files[res.dup_file[1]]);
             rc = write_result(&res, &o, json, out);
             gp_analyze_free(&res);
         }
@@ -400,6 +412,8 @@ int gp_cmd_merge(int argc, char **argv)
             fprintf(stderr, "gpuprof: %s\n", err.msg);
             rc = e == GP_ENOMEM ? 3 : 2;
         } else {
+            note_dup_ranks(&res, parts[0].inputs[res.dup_file[0]],
+                           parts[0].inputs[res.dup_file[1]]);
             rc = write_result(&res, &o, json, out);
             gp_analyze_free(&res);
         }
