@@ -82,6 +82,10 @@ lines = [l for l in lines if "type" not in l]  # alert records are checked in t_
 ndev = len({l["device"] for l in lines})
 check(rc == 0 and len(lines) == 3 * ndev and ndev >= 2, "monitor: one JSON line per device and tick")
 check([l["util_pct"] for l in lines if l["device"] == 0] == [10, 50, 95], "monitor: values over ticks")
+# the GPU processes are in every line, as in devices --json (one writer)
+p0 = [l["processes"] for l in lines if l["device"] == 0]
+check(len(p0) == 3 and all(len(x) == 2 and x[0]["util_pct"] == 50 for x in p0)
+      and all("processes" in l for l in lines), "monitor: processes in each JSON line: %s" % p0[:1])
 rc, out, err = run(["monitor", "--count", "2", "--interval", "0.05", "--csv", "--gpus-only"], nvml)
 rows = out.splitlines()
 check(rc == 0 and rows[0].startswith("wall_ns,tick,device,name,backend,present,util_pct"),

@@ -51,6 +51,12 @@ void gp_report_device_json(gp_monitor *m, size_t i, gp_sbuf *b)
         gp_sbuf_putc(b, '}');
     } else
         gp_sbuf_puts(b, "null");
+    gp_report_device_procs_json(m, i, b);
+    gp_sbuf_putc(b, '}');
+}
+
+void gp_report_device_procs_json(gp_monitor *m, size_t i, gp_sbuf *b)
+{
     gp_dev_proc p[64];
     size_t np = gp_monitor_processes(m, i, p, 64);
     gp_json_key(b, "processes", 1);
@@ -71,7 +77,7 @@ void gp_report_device_json(gp_monitor *m, size_t i, gp_sbuf *b)
             gp_sbuf_puts(b, "null");
         gp_sbuf_putc(b, '}');
     }
-    gp_sbuf_puts(b, "]}");
+    gp_sbuf_putc(b, ']');
 }
 
 void gp_report_health_entries_json(gp_monitor *m, gp_sbuf *b, int *overall)

@@ -12,6 +12,10 @@
 size_t gp_report_gpu_count(gp_monitor *m);
 /* Device i of m as one JSON object (info, latest sample, processes). */
 void gp_report_device_json(gp_monitor *m, size_t i, gp_sbuf *b);
+/* ,"processes":[...] of device i of m (the GPU processes of its latest
+ * sample: pid, name, mem_bytes, util_pct), as in device JSON and the
+ * monitor's JSON lines. */
+void gp_report_device_procs_json(gp_monitor *m, size_t i, gp_sbuf *b);
 /* The backend health entries as a JSON array; *overall is set. */
 void gp_report_health_entries_json(gp_monitor *m, gp_sbuf *b, int *overall);
 

@@ -3,6 +3,7 @@
 #include "report/monitor.h"
 #include <stdlib.h>
 #include "core/table.h"
+#include "report/devices.h"
 #include "monitor/alerts.h"
 #include "monitor/fields.h"
 #include <math.h>
@@ -91,6 +92,7 @@ void gp_report_monitor_lines(gp_sbuf *b, gp_monitor *m, int csv, int gpus_only, 
             gp_json_key(b, "present", 1);
             gp_sbuf_puts(b, d.present ? "true" : "false");
             gp_fields_json(b, &s, 1);
+            gp_report_device_procs_json(m, i, b);
             gp_sbuf_puts(b, "}\n");
         }
     }
