@@ -70,7 +70,8 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     p->mem_cur += m.bytes;
     if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
     if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
-    gp_rec_sessions_mem(p);
+    for (gp_sess_peak *q = p->open_sessions; q; q = q->next) /* open sessions' peaks */
+        if (p->mem_cur > q->peak) q->peak = p->mem_cur;
     mem_event(p, ptr, m.bytes, m.ts, &ec);
     mem_sample(p);
     gp_rec_entry_memop(p, &ec, m.bytes, p->mem_cur);

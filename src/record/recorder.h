@@ -51,6 +51,14 @@ typedef struct gp_chunk {
 
 /* An open level of a thread (owner-only). */
 enum { GP_FR_EVENT = 0, GP_FR_INLINE = 1, GP_FR_SKIP = 2 };
+/* The tracked-memory peak of one open gp_session (session.c), raised by
+ * every tracker call (memtrack.c) while the session is in
+ * gp_profiler.open_sessions: sessions may nest, each has its own. */
+typedef struct gp_sess_peak {
+    int64_t peak;
+    struct gp_sess_peak *next;
+} gp_sess_peak;
+
 typedef struct gp_frame {
     const void *name; /* name or function address */
     uint64_t t0;      /* raw begin timestamp (inline frames) */
@@ -300,7 +308,7 @@ struct gp_profiler {
     GP_VEC(gp_membuf) mem;
     gp_u64map mem_of; /* address -> index in mem */
     int64_t mem_cur, mem_peak, mem_window_peak;
-    struct gp_session *open_sessions; /* open sessions (each keeps its own memory peak) */
+    gp_sess_peak *open_sessions; /* the memory peaks of the open sessions */
     uint32_t mem_series;
     void *cl_device;
 
@@ -430,9 +438,6 @@ void gp_rec_entry_inline_add(gp_profiler *p, const gp_entry_ctx *c, const gp_ent
 /* Records a tracker call of c (caller holds p->mu): bytes > 0 tracked, < 0
  * untracked, total = tracked total after it. */
 void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total);
-/* Raises the memory peak of every open session to the tracked total
- * (session.c; caller holds p->mu). */
-void gp_rec_sessions_mem(gp_profiler *p);
 /* The inline sums of (b, key, dev, type) (caller holds p->mu). */
 gp_entry_sum gp_rec_entry_inline_of(gp_profiler *p, const struct gp_tbuf *b, const void *key,
                                     uint32_t dev, uint8_t type);

@@ -25,15 +25,8 @@ struct gp_session {
     size_t nrows;
     gp_kernel_row *krows;
     size_t nk;
-    int64_t mem_peak;             /* tracked bytes' peak since the begin */
-    struct gp_session *next_open; /* p->open_sessions */
+    gp_sess_peak mem; /* tracked bytes' peak since the begin, in p->open_sessions */
 };
-
-void gp_rec_sessions_mem(gp_profiler *p)
-{
-    for (gp_session *s = p->open_sessions; s; s = s->next_open)
-        if (p->mem_cur > s->mem_peak) s->mem_peak = p->mem_cur;
-}
 
 static int64_t cpu_ns(void)
 {
@@ -60,9 +53,9 @@ gp_session *gp_session_begin(gp_profiler *p, const char *name)
     gp_cl_resolve_(p, 1);
     s->gpu0 = p->kernel_ns_total;
     s->kc0 = p->kernel_count;
-    s->mem_peak = p->mem_cur;
-    s->next_open = p->open_sessions; /* sessions may nest: each has its own peak */
-    p->open_sessions = s;
+    s->mem.peak = p->mem_cur;
+    s->mem.next = p->open_sessions; /* sessions may nest: each has its own peak */
+    p->open_sessions = &s->mem;
     pthread_mutex_unlock(&p->mu);
     s->cpu0 = cpu_ns();
     s->t0 = gp_clock_mono_ns();
@@ -166,13 +159,13 @@ int gp_session_end(gp_session *s, gp_session_result *out)
     f.kernel_launches = p->kernel_count - s->kc0;
     f.gpu_valid = f.kernel_launches > 0;
     f.gpu_ns = p->kernel_ns_total - s->gpu0;
-    for (gp_session **q = &p->open_sessions; *q; q = &(*q)->next_open)
-        if (*q == s) {
-            *q = s->next_open;
+    for (gp_sess_peak **q = &p->open_sessions; *q; q = &(*q)->next)
+        if (*q == &s->mem) {
+            *q = s->mem.next;
             break;
         }
-    f.mem_valid = p->mem.n > 0 || s->mem_peak > 0;
-    f.mem_peak_bytes = s->mem_peak;
+    f.mem_valid = p->mem.n > 0 || s->mem.peak > 0;
+    f.mem_peak_bytes = s->mem.peak;
     f.mem_allocated_bytes = p->mem_cur;
     /* the one computation of a result (analysis/session_result.c, also
      * `gpuprof run`'s): ranking, top rows, recommendations on p's trace */
