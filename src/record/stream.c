@@ -218,6 +218,18 @@ static void put(gp_profiler *p, gp_sbuf *b)
     gp_sbuf_reset(b);
 }
 
+/* Writes a stream file's head: the header, the opening of the event array
+ * and the process/thread metadata (of the process writing it). */
+static void put_head(gp_profiler *p)
+{
+    gp_sbuf b = {0};
+    gp_exp_header(p, &b);
+    gp_sbuf_puts(&b, "\"traceEvents\":[\n");
+    gp_exp_meta(p, &b, 1);
+    put(p, &b);
+    gp_sbuf_free(&b);
+}
+
 int gp_stream_open_(gp_profiler *p, const char *path)
 {
     if (!path || !*path) {
@@ -247,12 +259,7 @@ int gp_stream_open_(gp_profiler *p, const char *path)
         return GP_EIO;
     }
     p->stream = st;
-    gp_sbuf b = {0};
-    gp_exp_header(p, &b);
-    gp_sbuf_puts(&b, "\"traceEvents\":[\n");
-    gp_exp_meta(p, &b, 1);
-    put(p, &b);
-    gp_sbuf_free(&b);
+    put_head(p);
     return 0;
 }
 
@@ -536,12 +543,7 @@ static int child_open(gp_profiler *p)
     }
     free(st->path);
     st->path = cp;
-    gp_sbuf b = {0};
-    gp_exp_header(p, &b);
-    gp_sbuf_puts(&b, "\"traceEvents\":[\n");
-    gp_exp_meta(p, &b, 1);
-    put(p, &b);
-    gp_sbuf_free(&b);
+    put_head(p);
     return st->err ? -1 : 0;
 }
 
