@@ -7,6 +7,7 @@
  * while mapped gives a one-line error, never a crash. */
 #include "test.h"
 #include "trace/import.h"
+#include "input_helpers.h"
 #include "trace/input.h"
 #include "trace_digest.h"
 #include <dirent.h>
@@ -474,23 +475,6 @@ TEST(events_without_cat)
 
 /* ---- shared traces: plain copies, mapped and read, 1 and 2 threads ------------------------ */
 
-static int inflate_to(const char *src, const char *dst)
-{
-    gp_input *in;
-    gp_err err;
-    if (gp_input_open_file(src, &in, &err)) return -1;
-    FILE *f = fopen(dst, "wb");
-    char *blk = malloc(1 << 20);
-    long k;
-    int rc = f && blk ? 0 : -1;
-    while (rc == 0 && (k = gp_input_read(in, blk, 1 << 20, &err)) > 0)
-        if (fwrite(blk, 1, (size_t)k, f) != (size_t)k) rc = -1;
-    if (f && fclose(f)) rc = -1;
-    free(blk);
-    gp_input_close(in);
-    return rc;
-}
-
 static int walk(const char *dir, int depth, int *files)
 {
     DIR *d = opendir(dir);
@@ -509,7 +493,7 @@ static int walk(const char *dir, int depth, int *files)
         else if (S_ISREG(st.st_mode) && ((l > 5 && !strcmp(de->d_name + l - 5, ".json")) ||
                                          (l > 8 && !strcmp(de->d_name + l - 8, ".json.gz")))) {
             snprintf(plain, sizeof plain, "%s/plain.json", tmpdir);
-            if (inflate_to(p, plain)) {
+            if (gp_test_inflate_to(p, plain)) {
                 failures++;
                 continue;
             }

@@ -6,6 +6,7 @@
 #include "test.h"
 #include "render/chrome.h"
 #include "trace/import.h"
+#include "input_helpers.h"
 #include "trace/input.h"
 #include <dirent.h>
 #include <sys/stat.h>
@@ -484,23 +485,6 @@ TEST(split_export_every_kind)
     ASSERT_EQ_INT(split, 14); /* every import with 2..8 threads did split */
 }
 
-static int inflate_to(const char *src, const char *dst)
-{
-    gp_input *in;
-    gp_err err;
-    if (gp_input_open_file(src, &in, &err)) return -1;
-    FILE *f = fopen(dst, "wb");
-    char *blk = malloc(1 << 20);
-    long k;
-    int rc = f && blk ? 0 : -1;
-    while (rc == 0 && (k = gp_input_read(in, blk, 1 << 20, &err)) > 0)
-        if (fwrite(blk, 1, (size_t)k, f) != (size_t)k) rc = -1;
-    if (f && fclose(f)) rc = -1;
-    free(blk);
-    gp_input_close(in);
-    return rc;
-}
-
 /* plain copies of the trace files under dir (two levels) compared split and
  * not; returns the number of files */
 static int walk_shared(const char *dir, int depth, const char *plain, int *split)
@@ -520,7 +504,7 @@ static int walk_shared(const char *dir, int depth, const char *plain, int *split
             files += walk_shared(p, depth + 1, plain, split);
         else if (S_ISREG(st.st_mode) && ((l > 5 && !strcmp(de->d_name + l - 5, ".json")) ||
                                          (l > 8 && !strcmp(de->d_name + l - 8, ".json.gz")))) {
-            ASSERT_EQ_INT(inflate_to(p, plain), 0);
+            ASSERT_EQ_INT(gp_test_inflate_to(p, plain), 0);
             *split += split_same_export(plain) > 0;
             files++;
         }
