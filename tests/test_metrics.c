@@ -6,6 +6,7 @@
 #include "serve/metrics.h"
 #include "serve/promhttp.h"
 #include "test.h"
+#include "monitor_helpers.h"
 #include <gpuprof/monitor.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,16 +19,7 @@
 static gp_monitor *make_monitor(const char *scenario)
 {
     if (!GP_FAKE_NVML[0]) return NULL;
-    gp_mon_config c;
-    gp_mon_config_defaults(&c);
-    snprintf(c.nvml_library, sizeof c.nvml_library, "%s", GP_FAKE_NVML);
-    snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "/nonexistent/nvidia-smi");
-    snprintf(c.sysfs_root, sizeof c.sysfs_root, "/nonexistent-sysfs");
-    c.enable_opencl_monitoring = 0;
-    c.enable_host_monitoring = 0;
-    c.enable_event_log = 0;
-    c.export_json_reports = 0;
-    c.device_discovery_interval_seconds = 0;
+    gp_mon_config c = gp_test_mon_config(GP_FAKE_NVML, "/nonexistent/nvidia-smi");
     char path[1024];
     snprintf(path, sizeof path, "%s/monitor/%s", GP_TEST_DATA, scenario);
     setenv("FAKE_NVML_SCENARIO", path, 1);

@@ -5,6 +5,7 @@
  * events, the sampler thread, and a 10,000-tick fault soak. */
 #include "core/clock.h"
 #include "test.h"
+#include "monitor_helpers.h"
 #include <gpuprof/monitor.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,7 @@
 
 static gp_mon_config base_cfg(const char *lib, const char *scenario)
 {
-    gp_mon_config c;
-    gp_mon_config_defaults(&c);
-    snprintf(c.nvml_library, sizeof c.nvml_library, "%s", lib);
-    snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "/nonexistent/nvidia-smi");
-    snprintf(c.sysfs_root, sizeof c.sysfs_root, "/nonexistent-sysfs");
-    c.enable_opencl_monitoring = 0;
-    c.enable_host_monitoring = 0;
-    c.enable_event_log = 0;
-    c.export_json_reports = 0;
-    c.device_discovery_interval_seconds = 0;
+    gp_mon_config c = gp_test_mon_config(lib, "/nonexistent/nvidia-smi");
     if (scenario) {
         char path[1024];
         snprintf(path, sizeof path, "%s/monitor/%s", GP_TEST_DATA, scenario);

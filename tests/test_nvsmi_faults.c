@@ -6,6 +6,7 @@
  * --help-query-gpu is reported as no answer, and hung field probes stop at
  * the first. */
 #include "test.h"
+#include "monitor_helpers.h"
 #include <gpuprof/monitor.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,9 @@ static char logpath[64];
  * mode `mode`, sampling every 50 ms. */
 static gp_monitor *smi_monitor(const char *mode, const char *per_tick)
 {
-    gp_mon_config c;
-    gp_mon_config_defaults(&c);
-    snprintf(c.nvml_library, sizeof c.nvml_library, "/nonexistent/libnvidia-ml.so.1");
-    snprintf(c.nvidia_smi, sizeof c.nvidia_smi, "%s/monitor/misbehaving-nvidia-smi", GP_TEST_DATA);
-    snprintf(c.sysfs_root, sizeof c.sysfs_root, "/nonexistent-sysfs");
-    c.enable_opencl_monitoring = 0;
-    c.enable_host_monitoring = 0;
-    c.enable_event_log = 0;
-    c.export_json_reports = 0;
-    c.device_discovery_interval_seconds = 0;
+    char smi[256];
+    snprintf(smi, sizeof smi, "%s/monitor/misbehaving-nvidia-smi", GP_TEST_DATA);
+    gp_mon_config c = gp_test_mon_config("/nonexistent/libnvidia-ml.so.1", smi);
     c.monitoring_interval_seconds = 0.05;
     snprintf(logpath, sizeof logpath, "/tmp/gp_nvsmi_faults_%d.log", (int)getpid());
     unlink(logpath);
