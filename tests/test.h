@@ -119,6 +119,13 @@ static char gp_test_skip_reason[256];
         if (!(a_ op b_)) GP_FAIL_("%s %s %s: %lld vs %lld", #a, #op, #b, a_, b_);                  \
     } while (0)
 
+/* a comparison of floating-point values (ASSERT_CMP_INT would truncate) */
+#define ASSERT_CMP_DBL(a, op, b)                                                                   \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b);                                                 \
+        if (!(a_ op b_)) GP_FAIL_("%s %s %s: %.9g vs %.9g", #a, #op, #b, a_, b_);                  \
+    } while (0)
+
 #define ASSERT_NEAR(a, b, tol)                                                                     \
     do {                                                                                           \
         double a_ = (double)(a), b_ = (double)(b);                                                 \
