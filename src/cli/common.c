@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int redact(gp_strtab *st, int *active, gp_trace *t);
 
@@ -241,6 +242,10 @@ const char *gp_cli_store_of(const char *spec, char *buf, size_t n)
             *c = 0;
         }
         char head[16] = {0};
+        /* a store is a regular file: a FIFO would block this open for a
+         * writer that is gone (the trace was read from it) */
+        struct stat st;
+        if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode)) continue;
         FILE *f = fopen(buf, "rb");
         if (!f) continue;
         size_t got = fread(head, 1, sizeof head, f);
