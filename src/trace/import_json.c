@@ -127,6 +127,11 @@ typedef struct P {
     size_t cap, len, pos;
     size_t unit;       /* start of the unit being parsed (run) */
     uint64_t base_off; /* offset of buf[0] in the uncompressed text */
+    /* an input that cannot be read again (gp_input_is_stream): the lines
+     * of the text before buf[0], counted by refill for line_col */
+    int count_lines;
+    uint64_t lines_before;      /* newlines before buf[0] */
+    uint64_t line_start_before; /* offset after the last of them (0: none) */
     /* stage 1: one bitmap word per 64 bytes of buf[0..len] (see jscan.h),
      * filled on demand after every refill; NULL for the byte-wise reference */
     uint64_t *idx;
@@ -2540,6 +2545,12 @@ static void progress(P *p, int final)
 static int refill(P *p, size_t keep)
 {
     size_t live = p->len - keep;
+    if (keep && p->count_lines)
+        for (const char *c = p->buf, *e = p->buf + keep; (c = memchr(c, '\n', (size_t)(e - c)));) {
+            p->lines_before++;
+            c++;
+            p->line_start_before = p->base_off + (uint64_t)(c - p->buf);
+        }
     if (keep) {
         memmove(p->buf, p->buf + keep, live);
         p->base_off += keep;
@@ -2882,6 +2893,19 @@ static int run(P *p)
                     return 0;
                 }
                 if (p->state == S_END || p->state == S_DONE) return 0;
+                /* a pipe that held only JSON whitespace (a byte order mark
+                 * aside) reads as "{}", a document without an event array,
+                 * as a blank file does (load.c reads a file again to tell;
+                 * a pipe cannot be read again) */
+                if (p->state == S_START && p->count_lines) {
+                    const char *s = p->buf + unit;
+                    while (s < end_of(p) && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t'))
+                        s++;
+                    if (s == end_of(p)) {
+                        p->state = S_END;
+                        return 0;
+                    }
+                }
                 snprintf(p->errmsg, sizeof p->errmsg, "unexpected end of file%s",
                          p->state == S_EV_NEXT || p->state == S_EV_ITEM || p->state == S_EV_FIRST
                              ? " inside \"traceEvents\" (truncated trace?)"
@@ -3076,6 +3100,7 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->name = name;
     p->err_off = -1;
     p->landed = -1;
+    p->count_lines = gp_input_is_stream(in);
     /* small inputs get a small buffer; it grows when one unit needs more */
     uint64_t src = gp_input_size(in) * (gp_input_is_gzip(in) ? 10 : 1);
     p->cap = BUF_INIT;
@@ -3145,7 +3170,20 @@ static void format_error(P *p, int rc, const void *mem, size_t memn)
     uint64_t off = p->err_off >= 0 ? (uint64_t)p->err_off
                                    : p->base_off + (uint64_t)(p->err_at ? p->err_at - p->buf : 0);
     uint64_t line, col;
-    line_col(p->name, mem, memn, off, &line, &col);
+    if (p->count_lines && p->err_off < 0) {
+        /* the text cannot be read again: the lines before the buffer were
+         * counted as it was refilled, the rest are in it */
+        line = 1 + p->lines_before;
+        uint64_t start = p->line_start_before;
+        for (const char *c = p->buf, *e = p->buf + (off - p->base_off);
+             (c = memchr(c, '\n', (size_t)(e - c)));) {
+            line++;
+            c++;
+            start = p->base_off + (uint64_t)(c - p->buf);
+        }
+        col = off - start + 1;
+    } else
+        line_col(p->name, mem, memn, off, &line, &col);
     gp_err_set(err, rc, "%s:%llu:%llu: %s", p->name, (unsigned long long)line,
                (unsigned long long)col, p->errmsg);
 }

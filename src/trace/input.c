@@ -68,6 +68,11 @@ struct gp_input {
     uint64_t pos, size;  /* pos: raw bytes read so far (written by the inflate thread) */
     uint64_t zpos;       /* compressed bytes consumed, published for progress */
     const char *name;
+    /* a pipe, FIFO or terminal (pread fails): its first bytes, read by
+     * start() to look for the gzip magic, are handed out again first */
+    int stream;
+    unsigned char lead[2];
+    unsigned lead_n, lead_off;
     /* the gzip framing (inflate thread) */
     int gst;             /* GZ_* */
     unsigned flg;        /* the member's FLG */
@@ -98,6 +103,14 @@ static long raw_read(gp_input *in, void *dst, size_t cap, gp_err *err)
         if (k > cap) k = cap;
         memcpy(dst, in->mem + in->mem_pos, k);
         in->mem_pos += k;
+        in->pos += k;
+        return (long)k;
+    }
+    if (in->lead_off < in->lead_n && cap) {
+        size_t k = in->lead_n - in->lead_off;
+        if (k > cap) k = cap;
+        memcpy(dst, in->lead + in->lead_off, k);
+        in->lead_off += (unsigned)k;
         in->pos += k;
         return (long)k;
     }
@@ -539,6 +552,19 @@ static int start(gp_input *in, gp_err *err)
     } else {
         ssize_t k = pread(in->fd, magic, 2, 0);
         have = k > 0 ? (size_t)k : 0;
+        if (k < 0 && errno == ESPIPE) {
+            /* not seekable (a pipe: /dev/stdin, <(...), a FIFO): the magic
+             * is read from the stream and handed out again by raw_read */
+            in->stream = 1;
+            while (have < 2) {
+                k = read(in->fd, magic + have, 2 - have);
+                if (k < 0 && errno == EINTR) continue;
+                if (k <= 0) break; /* the end, or an error raw_read meets again */
+                have += (size_t)k;
+            }
+            memcpy(in->lead, magic, have);
+            in->lead_n = (unsigned)have;
+        }
     }
     in->gz = have == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if (in->gz) return gz_start(in, err);
@@ -677,6 +703,11 @@ int gp_input_seek(gp_input *in, uint64_t off, gp_err *err)
 int gp_input_fd(const gp_input *in)
 {
     return in->fd;
+}
+
+int gp_input_is_stream(const gp_input *in)
+{
+    return in->stream;
 }
 
 int gp_input_blank_file(const char *path)

@@ -27,6 +27,10 @@ void gp_input_close(gp_input *in);
 int gp_input_seek(gp_input *in, uint64_t off, gp_err *err);
 /* The file descriptor of a file input (-1 for memory). */
 int gp_input_fd(const gp_input *in);
+/* 1 for a file input that cannot be read again from its start (a pipe,
+ * FIFO or terminal: `/dev/stdin`, `<(...)`): what was read is gone, so a
+ * second gp_input_open_file of its path does not see it. */
+int gp_input_is_stream(const gp_input *in);
 /* 1 when the file at path, inflated if gzip, is empty or holds only JSON
  * whitespace (space, tab, CR, LF; a UTF-8 byte order mark at its start
  * aside); 0 otherwise, also when it cannot be read or its gzip stream is

@@ -100,7 +100,12 @@ void gp_paths_free(char **paths)
 static int import_file(const char *path, const gp_import_opts *o, gp_trace **out, gp_err *err)
 {
     int rc = gp_import_json_file(path, o, out, err);
-    if (rc != GP_EPARSE || !gp_input_blank_file(path)) return rc;
+    /* only a regular file can be read again: a pipe's content is gone (the
+     * importer itself reads a blank pipe as "{}") */
+    struct stat st;
+    if (rc != GP_EPARSE || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        !gp_input_blank_file(path))
+        return rc;
     gp_err e = {0};
     if (gp_import_json_mem("{}", 2, path, out, &e)) return rc;
     gp_err_clear(err);
