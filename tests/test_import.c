@@ -467,7 +467,7 @@ TEST(gpuprof_export_section)
 /* The importer's fast paths (issue 19: digits 8 at a time, argument keys by
  * index, floats by one division, names through a cache) give what the
  * general definitions give: integers of every length 1-18 in every integer
- * field, floats of 1-20 digits as strtod reads them, the first of duplicate
+ * field, floats of 1-20 digits as strtod reads them, the last of duplicate
  * argument keys, keys written with escapes, and names that share their
  * length and first and last 8 bytes (the name cache's index). */
 TEST(fast_paths_match_general)
@@ -522,12 +522,12 @@ TEST(fast_paths_match_general)
         snprintf(want_name[i], sizeof want_name[i], "kernel::%08d::ABCDEFGH",
                  (int)(gp_test_xorshift(&seed) % 700));
         /* every other event writes its keys with escapes, a duplicate
-         * argument key after the first (ignored) */
+         * argument key before the last (the last one given wins) */
         int esc = i % 2;
         n += (size_t)snprintf(
             j + n, cap - n,
             "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"%s\":\"%s\",\"pid\":%s,\"tid\":7,"
-            "\"ts\":%s,\"%s\":%s,\"args\":{\"%s\":%s,\"External id\":1,"
+            "\"ts\":%s,\"%s\":%s,\"args\":{\"External id\":1,\"%s\":%s,"
             "\"est. achieved occupancy %%\":%s,\"co\\u0072relation\":%d}}",
             i ? "," : "", esc ? "n\\u0061me" : "name", want_name[i], pid, ts,
             esc ? "d\\u0075r" : "dur", dur, esc ? "Ext\\u0065rnal id" : "External id", ext, occ, i);
@@ -667,7 +667,33 @@ TEST(leading_zeros_refused)
     gp_trace_destroy(t);
 }
 
+/* A key given twice in "args" reads as its last value, as a key given twice
+ * in the event does ("dur") and as Python's json (HTA) reads both: a kernel's
+ * stream, device and correlation once came from the first, on the fast and
+ * the general path. */
+TEST(duplicate_arg_key_last_wins)
+{
+    static const char j[] =
+        "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1,"
+        "\"dur\":2,\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"correlation\":3,"
+        "\"stream\":21,\"device\":1,\"correlation\":4}}]";
+    for (int fast = 0; fast < 2; fast++) {
+        setenv("GPUPROF_IMPORT_FAST", fast ? "1" : "0", 1);
+        gp_trace *t = load(j);
+        ASSERT(t);
+        ASSERT_EQ_INT(t->slices.n, 1);
+        const gp_slice *sl = &t->slices.v[0];
+        ASSERT_EQ_INT(sl->dur, 5000);
+        ASSERT_EQ_INT(sl->correlation, 4);
+        ASSERT(sl->gpu != GP_NO_INDEX);
+        ASSERT_EQ_INT(t->gpu_info.v[sl->gpu].stream, 21);
+        ASSERT_EQ_INT(t->gpu_info.v[sl->gpu].device, 1);
+        gp_trace_destroy(t);
+    }
+    unsetenv("GPUPROF_IMPORT_FAST");
+}
+
 TEST_MAIN(us_to_ns_exact, timestamp_forms, kineto_event_kinds, string_escapes_and_unicode,
           unterminated_array_is_kept, gzip_input, bad_input_messages, truncated_at_every_offset,
           fixture_files, huge_event, gpuprof_export_section, fast_paths_match_general,
-          leading_zeros_refused, nul_escape_becomes_replacement)
+          leading_zeros_refused, nul_escape_becomes_replacement, duplicate_arg_key_last_wins)

@@ -57,7 +57,9 @@ typedef struct arg {
 
 /* The argument keys the importer reads, recognised once while an event's
  * args are parsed (arg_key_code) so that reading them is an index, not a
- * search: ev.kidx[AK_x] is the index of the first arg with that key, or -1. */
+ * search: ev.kidx[AK_x] is the index of the last arg with that key, or -1
+ * (a key given twice reads as its last value, as the event's own keys do and
+ * as Python's json, hence HTA, reads it). */
 #define ARG_KEYS(X)                                                                                \
     X(CORRELATION, "correlation")                                                                  \
     X(EXTERNAL_ID, "External id")                                                                  \
@@ -1029,7 +1031,7 @@ static const char *parse_flat_object(P *p, const char *s, arg *args, int max, in
             s = parse_string(p, s, &a->key);
             if (kidx) {
                 int c = arg_key_code(a->key);
-                if (c >= 0 && kidx[c] < 0) kidx[c] = (int8_t)*nargs;
+                if (c >= 0) kidx[c] = (int8_t)*nargs; /* the last one given */
             }
             s = expect(p, s, ':', "':' after key");
             s = parse_arg_value(p, s, a);
@@ -1361,7 +1363,7 @@ static const char *fast_args(P *p, const char *s, ev *e)
             size_t kn = a->key.n;
             int c = arg_key_code_w(a->key, load_head(a->key.s, kn < 8 ? kn : 8),
                                    kn > 8 ? load_head(a->key.s + 8, kn < 16 ? kn - 8 : 8) : 0);
-            if (c >= 0 && e->kidx[c] < 0) e->kidx[c] = (int8_t)n;
+            if (c >= 0) e->kidx[c] = (int8_t)n; /* the last one given */
             if (cv[0] == ':' && cv[1] == ' ' && (unsigned char)cv[2] > ' ')
                 s = cv + 2;
             else {
