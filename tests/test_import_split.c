@@ -557,5 +557,41 @@ TEST(split_span_refused)
     unlink(path);
 }
 
+/* a second "traceEvents" key is refused (Python's json and JSON.parse keep
+ * the last array, a streaming reader both), with the same message whether
+ * the file is read in one part or split (a later part starts inside the
+ * first array and must know it) */
+TEST(trace_events_twice_refused)
+{
+    char path[] = "/tmp/gp_split_twice_XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    close(fd);
+    FILE *f = fopen(path, "w");
+    for (int a = 0; a < 2; a++) {
+        fprintf(f, a ? "],\"x\":1,\"traceEvents\":[" : "{\"traceEvents\":[");
+        for (int i = 0; i < 3000; i++)
+            fprintf(f,
+                    "%s\n{\"ph\":\"X\",\"name\":\"x%d\",\"pid\":1,\"tid\":2,\"ts\":%d,\"dur\":1}",
+                    i ? "," : "", i, i * 3);
+    }
+    fprintf(f, "]}\n");
+    fclose(f);
+    setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
+    gp_err e1, e2;
+    gp_trace *t = NULL;
+    gp_import_opts o1 = {0, 1, 0};
+    ASSERT_EQ_INT(gp_import_json_file(path, &o1, &t, &e1), GP_EPARSE);
+    ASSERT_CONTAINS(e1.msg, "\"traceEvents\" given twice");
+    for (int threads = 2; threads <= 8; threads *= 2) {
+        gp_import_opts o = {0, threads, 0};
+        ASSERT_EQ_INT(gp_import_json_file(path, &o, &t, &e2), GP_EPARSE);
+        ASSERT_EQ_STR(e2.msg, e1.msg);
+        ASSERT(t == NULL);
+    }
+    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
+    unlink(path);
+}
+
 TEST_MAIN(split_object_form, split_array_form, split_export_every_kind, split_export_shared_traces,
-          split_span_refused)
+          split_span_refused, trace_events_twice_refused)

@@ -155,8 +155,9 @@ typedef struct P {
     size_t scratch_map_len; /* scratch mapped (not malloc'd) when map is set */
     int fast;               /* fast_event first ($GPUPROF_IMPORT_FAST=0: the general path only) */
     int state, array_form;
-    int gp_stream; /* "gpuprofStream" leads the document: a cut in the events is kept */
-    int top_keys;  /* top-level keys read so far */
+    int gp_stream;   /* "gpuprofStream" leads the document: a cut in the events is kept */
+    int top_keys;    /* top-level keys read so far */
+    int seen_events; /* inside or past a "traceEvents" array (a later part starts inside) */
     jmp_buf jb;
     const char *err_at;
     int64_t err_off; /* absolute offset of an error found outside the buffer (merge), or -1 */
@@ -2473,7 +2474,12 @@ static const char *top_key(P *p, const char *s, int *events)
             char tmp[16];
             bad(p, s, "expected '[' for \"traceEvents\", found %s", describe_at(p, s, tmp));
         }
+        /* readers differ on a repeated key (Python's json, hence HTA, and
+         * JSON.parse keep the last; a streaming reader sees both): refused */
+        if (p->seen_events)
+            bad(p, s, "\"traceEvents\" given twice (JSON readers differ on which one counts)");
         *events = 1;
+        p->seen_events = 1;
         p->t->meta.has_trace_events = 1;
         return s + 1;
     }
@@ -3646,6 +3652,7 @@ static int import_split(const char *path, int nparts, int prog, int may_map, gp_
         if (k) {
             w->p->split_part = 1;
             w->p->top_keys = 2; /* never sees the document's first key */
+            w->p->seen_events = 1;
             w->p->base_off = bounds[k];
             w->p->state = S_EV_ITEM;
             w->p->array_form = -1; /* decided below from part 0's first byte */
