@@ -57,6 +57,15 @@ check "missing file" 2 "/nonexistent" "$GP" summary /nonexistent/trace.json
 mkdir "$tmp/empty"
 check "empty folder" 2 "$tmp/empty" "$GP" summary "$tmp/empty"
 check "bad --top" 2 "--top" "$GP" summary --top x "$fx"
+# counts and shards are digits only (strtol would take "", " 2" and "+2")
+for v in "" " 2" "+2" "2x" "-1"; do
+  check "bad --top '$v'" 2 "--top" "$GP" summary --top "$v" "$fx"
+  check "bad --workers '$v'" 2 "--workers" "$GP" analyze --workers "$v" "$fx"
+done
+for v in " 1/3" "+1/3" "1/+3" "1/ 3" "1/3 " "3/3" "1/0" "/3" "1/"; do
+  check "bad --shard '$v'" 2 "--shard" "$GP" analyze --shard "$v" "$fx"
+done
+check "good --shard" 0 "" "$GP" analyze --shard 0/2 -o "$tmp/part0.json" "$fx"
 check "bad --category" 2 "unknown category 'nope'" "$GP" summary --category kernel,nope "$fx"
 # the good file still works, and an unterminated bare array is accepted
 check "good file" 0 "" "$GP" summary "$fx"

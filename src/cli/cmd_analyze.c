@@ -144,12 +144,15 @@ static int parse_shard(const char *v, size_t *shard, size_t *nshards)
 {
     char *end;
     errno = 0;
-    unsigned long long i = strtoull(v, &end, 10), n = 0;
-    int ok = !errno && end != v && *end == '/' && v[0] != '-';
+    /* digits only on both sides: strtoull alone would take " 1/3" and "+1/3" */
+    int ok = v[0] >= '0' && v[0] <= '9';
+    unsigned long long i = ok ? strtoull(v, &end, 10) : 0, n = 0;
+    ok = ok && !errno && *end == '/';
     if (ok) {
         const char *d = end + 1;
-        n = strtoull(d, &end, 10);
-        ok = !errno && end != d && !*end && *d != '-' && n >= 1 && n <= 1000000 && i < n;
+        ok = *d >= '0' && *d <= '9';
+        n = ok ? strtoull(d, &end, 10) : 0;
+        ok = ok && !errno && !*end && n >= 1 && n <= 1000000 && i < n;
     }
     if (!ok) {
         fprintf(stderr, "gpuprof: --shard expects I/N with 0 <= I < N (e.g. 0/8), got '%s'\n", v);

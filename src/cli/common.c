@@ -120,8 +120,9 @@ long gp_cli_parse_count(const char *opt, const char *val)
 {
     char *end;
     errno = 0;
-    long v = val ? strtol(val, &end, 10) : -1;
-    if (!val || errno || *end || v < 0) {
+    /* digits only: strtol alone would take "", " 3" and "+3" */
+    long v = val && val[0] >= '0' && val[0] <= '9' ? strtol(val, &end, 10) : -1;
+    if (v < 0 || errno || *end) {
         fprintf(stderr, "gpuprof: %s expects a non-negative integer, got '%s'\n", opt,
                 val ? val : "");
         return -1;
