@@ -492,6 +492,124 @@ TEST(cuda_stand_in_known_durations)
 #endif
 }
 
+/* A session's bottleneck rows hold the session's share of the per-entry
+ * metrics, as of counts and times (docs/api.md "Sessions"): tracker calls
+ * and timings inside the ranges before the session are not counted, and the
+ * peak, a maximum over all the ranges of a name, is unknown (-1) for a name
+ * that allocated before the session. A gp_profiler_reset inside a session
+ * makes the session count from the reset (before: counts and launches
+ * wrapped around below zero). */
+TEST(session_share_of_entry_metrics)
+{
+    gp_profiler *p = gp_profiler_create(NULL);
+    ASSERT(p);
+    static char bufs[64];
+#ifdef GP_FAKE_CUDART
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(work != NULL);
+#endif
+    for (int i = 0; i < 10; i++) { /* before the session */
+        gp_range_begin(p, "step");
+        ASSERT_EQ_INT(gp_mem_track(p, "b", &bufs[i], 1000, NULL, 0, NULL), 0);
+        ASSERT_EQ_INT(gp_mem_untrack(p, &bufs[i]), 0);
+#ifdef GP_FAKE_CUDART
+        ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), 0);
+        work(1.0);
+        ASSERT_EQ_INT(gp_cuda_end_ex(p, "k", NULL, 1000), 0);
+#endif
+        gp_range_end(p);
+    }
+    gp_session *s = gp_session_begin(p, "s");
+    ASSERT(s);
+    for (int i = 0; i < 3; i++) {
+        gp_range_begin(p, "step");
+        ASSERT_EQ_INT(gp_mem_track(p, "b", &bufs[20 + i], 500, NULL, 0, NULL), 0);
+        ASSERT_EQ_INT(gp_mem_untrack(p, &bufs[20 + i]), 0);
+#ifdef GP_FAKE_CUDART
+        ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), 0);
+        work(0.5);
+        ASSERT_EQ_INT(gp_cuda_end_ex(p, "k", NULL, 4000), 0);
+#endif
+        gp_range_end(p);
+        gp_range_begin(p, "fresh"); /* only in the session: its own peak */
+        ASSERT_EQ_INT(gp_mem_track(p, "c", &bufs[30 + i], 700, NULL, 0, NULL), 0);
+        gp_range_end(p);
+    }
+    gp_session_result r;
+    ASSERT_EQ_INT(gp_session_end(s, &r), 0);
+    const gp_summary_row *st = NULL, *fr = NULL;
+    for (size_t i = 0; i < r.nbottlenecks; i++) {
+        if (!strcmp(r.bottlenecks[i].name, "step")) st = &r.bottlenecks[i];
+        if (!strcmp(r.bottlenecks[i].name, "fresh")) fr = &r.bottlenecks[i];
+    }
+    ASSERT(st && fr);
+    ASSERT_EQ_INT(st->count, 3);
+    ASSERT_EQ_INT(st->allocs, 3);
+    ASSERT_EQ_INT(st->frees, 3);
+    ASSERT_EQ_INT(st->alloc_bytes, 1500);
+    ASSERT_EQ_INT(st->freed_bytes, 1500);
+    ASSERT_EQ_INT(st->peak_bytes, -1);
+    ASSERT_EQ_INT(fr->allocs, 3);
+    ASSERT_EQ_INT(fr->alloc_bytes, 2100);
+    ASSERT_EQ_INT(fr->peak_bytes, 2100);
+#ifdef GP_FAKE_CUDART
+    ASSERT_EQ_INT(r.kernel_launches, 3);
+    ASSERT_EQ_INT(r.gpu_ns, 1500000);
+    ASSERT_EQ_INT(st->gpu_timers, 3);
+    ASSERT_EQ_INT(st->gpu_ns, 1500000);
+    ASSERT_EQ_INT(st->xfers, 3);
+    ASSERT_EQ_INT(st->xfer_ns, 1500000);
+    ASSERT_EQ_INT(st->xfer_bytes, 12000);
+    ASSERT_NEAR(st->bandwidth_Bps, 12000 / 1.5e-3, 1e-6);
+#else
+    ASSERT_EQ_INT(st->gpu_timers, 0);
+    ASSERT(isnan(st->bandwidth_Bps));
+#endif
+    gp_session_result_free(&r);
+    for (int i = 0; i < 3; i++) ASSERT_EQ_INT(gp_mem_untrack(p, &bufs[30 + i]), 0);
+
+    /* a reset inside the session */
+    s = gp_session_begin(p, "with reset");
+    ASSERT(s);
+    gp_range_begin(p, "step");
+    gp_range_end(p);
+    ASSERT_EQ_INT(gp_profiler_reset(p), 0);
+    for (int i = 0; i < 2; i++) {
+        gp_range_begin(p, "step");
+        ASSERT_EQ_INT(gp_mem_track(p, "b", &bufs[40 + i], 300, NULL, 0, NULL), 0);
+        ASSERT_EQ_INT(gp_mem_untrack(p, &bufs[40 + i]), 0);
+#ifdef GP_FAKE_CUDART
+        ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), 0);
+        work(0.25);
+        ASSERT_EQ_INT(gp_cuda_end(p, "k", NULL), 0);
+#endif
+        gp_range_end(p);
+    }
+    ASSERT_EQ_INT(gp_session_end(s, &r), 0);
+    st = NULL;
+    for (size_t i = 0; i < r.nbottlenecks; i++)
+        if (!strcmp(r.bottlenecks[i].name, "step")) st = &r.bottlenecks[i];
+    ASSERT(st);
+    ASSERT_EQ_INT(st->count, 2);
+    ASSERT_CMP_INT(st->total_ns, >=, 0);
+    ASSERT_CMP_INT(st->self_ns, >=, 0);
+    ASSERT_EQ_INT(st->allocs, 2);
+    ASSERT_EQ_INT(st->alloc_bytes, 600);
+    ASSERT_EQ_INT(st->peak_bytes, 300);
+#ifdef GP_FAKE_CUDART
+    ASSERT_EQ_INT(r.kernel_launches, 2);
+    ASSERT_EQ_INT(r.gpu_ns, 500000);
+    ASSERT_EQ_INT(r.nkernels, 1);
+    ASSERT_EQ_INT(r.kernels[0].count, 2);
+#else
+    ASSERT_EQ_INT(r.kernel_launches, 0);
+#endif
+    gp_session_result_free(&r);
+    gp_profiler_destroy(p);
+}
+
 TEST(no_range_no_metrics)
 {
     /* tracker calls outside every range count nowhere; a range without
@@ -516,4 +634,4 @@ TEST(no_range_no_metrics)
 }
 
 TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
-          cuda_stand_in_known_durations, no_range_no_metrics)
+          cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics)

@@ -1932,6 +1932,7 @@ int gp_profiler_reset(gp_profiler *p)
     p->sessions.n = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
+    p->clears++;
     p->mem_peak = p->mem_window_peak = p->mem_cur;
     pthread_mutex_unlock(&p->mu);
     return 0;

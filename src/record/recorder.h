@@ -297,6 +297,9 @@ struct gp_profiler {
     GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
     int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
     uint64_t kernel_count;
+    /* times the results were cleared (gp_profiler_reset, a forked child's
+     * stream): a gp_session begun before then counts from the clearing */
+    uint64_t clears;
 
     /* per-entry metrics (entry.c) */
     GP_VEC(gp_khost) khost; /* ascending slice */

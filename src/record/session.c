@@ -21,6 +21,7 @@ struct gp_session {
     char name[128];
     int64_t t0, cpu0, gpu0;
     uint64_t kc0;
+    uint64_t clears0;     /* p->clears at the begin: a reset since voids the snapshot */
     gp_summary_row *rows; /* statistics at the begin */
     size_t nrows;
     gp_kernel_row *krows;
@@ -43,6 +44,11 @@ gp_session *gp_session_begin(gp_profiler *p, const char *name)
     if (!s) return NULL;
     s->p = p;
     snprintf(s->name, sizeof s->name, "%s", name ? name : "session");
+    /* read before the snapshot: a reset between the two then counts as one
+     * in the session (the session counts from it), never the other way */
+    pthread_mutex_lock(&p->mu);
+    s->clears0 = p->clears;
+    pthread_mutex_unlock(&p->mu);
     if (gp_summary_rows(p, &s->rows, &s->nrows) || gp_kernel_stats(p, &s->krows, &s->nk)) {
         gp_summary_rows_free(s->rows, s->nrows);
         free(s);
@@ -76,22 +82,38 @@ static const gp_kernel_row *find_krow(const gp_kernel_row *r, size_t n, const gp
     return NULL;
 }
 
-/* Turns end-of-session rows into the session's share: counts and times
- * minus those at the begin. Min, max, std and percentiles are the row's own
- * only when the operation had not run before the session; otherwise they
- * are unknown (min/max -1, the others NaN). Rows without calls in the
- * session are removed. Returns the new count. */
+/* Turns end-of-session rows into the session's share: counts, times and
+ * per-entry metrics minus those at the begin. Min, max, std, percentiles
+ * and the memory peak are the row's own only when the operation had not run
+ * before the session; otherwise they are unknown (min/max/peak -1, the
+ * others NaN). Rows without calls in the session are removed. A row with
+ * fewer calls than at the begin (results cleared since) is taken whole.
+ * Returns the new count. */
 static size_t rows_delta(gp_summary_row *r, size_t n, const gp_summary_row *r0, size_t n0)
 {
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
         const gp_summary_row *b = find_row(r0, n0, &r[i]);
-        if (b) {
+        if (b && b->count <= r[i].count) {
             r[i].count -= b->count;
             r[i].total_ns -= b->total_ns;
             r[i].self_ns -= b->self_ns;
             r[i].aggregated -= b->aggregated < r[i].aggregated ? b->aggregated : r[i].aggregated;
             if (r[i].bytes >= 0 && b->bytes >= 0) r[i].bytes -= b->bytes;
+            r[i].gpu_timers -= b->gpu_timers;
+            r[i].gpu_ns -= b->gpu_ns;
+            r[i].xfers -= b->xfers;
+            r[i].xfer_ns -= b->xfer_ns;
+            r[i].xfer_bytes -= b->xfer_bytes;
+            r[i].bandwidth_Bps =
+                r[i].xfer_ns > 0 ? (double)r[i].xfer_bytes * 1e9 / (double)r[i].xfer_ns : NAN;
+            r[i].allocs -= b->allocs;
+            r[i].frees -= b->frees;
+            r[i].alloc_bytes -= b->alloc_bytes;
+            r[i].freed_bytes -= b->freed_bytes;
+            /* the peak is the highest over all the row's ranges: the
+             * session's own only when none before it allocated */
+            if (!r[i].allocs || b->allocs) r[i].peak_bytes = -1;
             if (b->count) {
                 r[i].min_ns = r[i].max_ns = -1;
                 r[i].std_ns = r[i].p50_ns = r[i].p95_ns = r[i].p99_ns = NAN;
@@ -112,7 +134,7 @@ static size_t krows_delta(gp_kernel_row *r, size_t n, const gp_kernel_row *r0, s
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
         const gp_kernel_row *b = find_krow(r0, n0, &r[i]);
-        if (b) {
+        if (b && b->count <= r[i].count) {
             r[i].count -= b->count;
             r[i].total_ns -= b->total_ns;
             if (b->count) {
@@ -144,9 +166,12 @@ int gp_session_end(gp_session *s, gp_session_result *out)
     size_t nrows = 0, nk = 0;
     int rc = gp_summary_rows(p, &rows, &nrows);
     if (!rc) rc = gp_kernel_stats(p, &krows, &nk);
-    if (!rc) {
-        nrows = rows_delta(rows, nrows, s->rows, s->nrows);
-        nk = krows_delta(krows, nk, s->krows, s->nk);
+    pthread_mutex_lock(&p->mu);
+    int cleared = p->clears != s->clears0; /* gp_profiler_reset in the session */
+    pthread_mutex_unlock(&p->mu);
+    if (!rc) { /* after a reset everything left was recorded in the session */
+        nrows = rows_delta(rows, nrows, s->rows, cleared ? 0 : s->nrows);
+        nk = krows_delta(krows, nk, s->krows, cleared ? 0 : s->nk);
     }
     gp_mem_pool pool;
     if (gp_mem_pool_info(p, &pool) == 0 && pool.total_valid && pool.free_valid) {
@@ -156,9 +181,10 @@ int gp_session_end(gp_session *s, gp_session_result *out)
     pthread_mutex_lock(&p->mu);
     gp_cuda_resolve_(p, 1);
     gp_cl_resolve_(p, 1);
-    f.kernel_launches = p->kernel_count - s->kc0;
+    cleared |= p->clears != s->clears0 || p->kernel_count < s->kc0;
+    f.kernel_launches = p->kernel_count - (cleared ? 0 : s->kc0);
     f.gpu_valid = f.kernel_launches > 0;
-    f.gpu_ns = p->kernel_ns_total - s->gpu0;
+    f.gpu_ns = p->kernel_ns_total - (cleared ? 0 : s->gpu0);
     for (gp_sess_peak **q = &p->open_sessions; *q; q = &(*q)->next)
         if (*q == &s->mem) {
             *q = s->mem.next;

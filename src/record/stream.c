@@ -521,6 +521,7 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     p->streamed_ranges = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
+    p->clears++;
     gp_rec_entry_reset(p); /* per-entry records name the cleared slices */
 }
 
