@@ -5,12 +5,15 @@
  * streamed as events and ranges rolled over into range_stats while the drain
  * was held back), kernel-less counters and tracked memory in the store, and a
  * recording child killed with SIGKILL: the store opens, the run reads as
- * interrupted and holds exactly what its last commit counted. */
+ * interrupted and holds exactly what its last commit counted; a stream
+ * (file or store) past the file size limit: the program is not ended and
+ * the ranges not written are counted as dropped. */
 #include "analysis/summary.h"
 #include "record/recorder.h"
 #include "store/store.h"
 #include "stream_helpers.h"
 #include "test.h"
+#include "trace/import.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
 #include <signal.h>
@@ -332,5 +335,101 @@ TEST(store_stream_fork)
 }
 
 /* the RSS test runs first: later tests raise the process's peak */
+/* The child of stream_write_fails_counted: records 400,000 ranges into a
+ * stream at path under a file size limit of `limit` bytes, with a results
+ * call (which drains in this thread) every 1,000, and sends its record
+ * stats and last error to fd. */
+static void limited_child(const char *path, rlim_t limit, int fd)
+{
+    signal(SIGXFSZ, SIG_DFL); /* a write past the limit would end the process */
+    struct rlimit rl = {limit, limit};
+    if (setrlimit(RLIMIT_FSIZE, &rl)) _exit(2);
+    gp_profiler *p = gp_test_stream_create(path);
+    if (!p) _exit(3);
+    for (int r = 0; r < 400; r++) {
+        for (int i = 0; i < 1000; i++) {
+            gp_range_begin(p, "step");
+            gp_range_end(p);
+        }
+        gp_summary_row *rows;
+        size_t n;
+        if (gp_summary_rows(p, &rows, &n)) _exit(4);
+        if (n != 1 || rows[0].count != (uint64_t)(r + 1) * 1000) _exit(5); /* stats stay exact */
+        gp_summary_rows_free(rows, n);
+    }
+    gp_record_stats st;
+    gp_record_stats_get(p, &st);
+    uint64_t v[3] = {st.kept, st.dropped, st.aggregated};
+    char e[256];
+    snprintf(e, sizeof e, "%s", gp_last_error(p));
+    if (write(fd, v, sizeof v) != (ssize_t)sizeof v || write(fd, e, sizeof e) != (ssize_t)sizeof e)
+        _exit(6);
+    gp_profiler_destroy(p);
+    _exit(0);
+}
+
+/* A stream that reaches the file size limit (as a full disk: the write
+ * fails) neither ends the program (SIGXFSZ; before, the store's close
+ * checkpoint in the program's thread raised it) nor hides the loss: the
+ * ranges not written are dropped in gp_record_stats (before: counted as
+ * kept, and nothing in gp_last_error for the store), kept + dropped +
+ * aggregated is every range, and a file holds exactly the kept ones. */
+TEST(stream_write_fails_counted)
+{
+    for (int store = 0; store < 2; store++) {
+        char path[256];
+        if (store)
+            store_path(path, sizeof path, "fsize");
+        else
+            snprintf(path, sizeof path, "/tmp/gp_test_store_fsize_%ld.json", (long)getpid());
+        unlink(path);
+        int fds[2];
+        ASSERT_EQ_INT(pipe(fds), 0);
+        fflush(stdout);
+        pid_t pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            limited_child(path, store ? 2 << 20 : 64 << 10, fds[1]);
+        }
+        close(fds[1]);
+        uint64_t v[3] = {0, 0, 0};
+        char e[256] = "";
+        ssize_t got = read(fds[0], v, sizeof v);
+        ssize_t got2 = read(fds[0], e, sizeof e);
+        close(fds[0]);
+        int ws = 0;
+        ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
+        if (WIFSIGNALED(ws)) printf("  child ended by signal %d\n", WTERMSIG(ws));
+        ASSERT(WIFEXITED(ws));
+        ASSERT_EQ_INT(WEXITSTATUS(ws), 0);
+        ASSERT_EQ_INT(got, (ssize_t)sizeof v);
+        ASSERT_EQ_INT(got2, (ssize_t)sizeof e);
+        e[sizeof e - 1] = 0;
+        ASSERT_EQ_INT(v[0] + v[1] + v[2], 400000);
+        ASSERT_CMP_INT(v[1], >, 0);
+        ASSERT_CMP_INT(v[0], >, 0);
+        if (store) {
+            ASSERT_CONTAINS(e, "cannot be written");
+            gp_test_rm_db(path);
+            continue;
+        }
+        ASSERT_CONTAINS(e, "File too large");
+        gp_trace *t = NULL;
+        gp_err err = {0};
+        gp_import_opts io = {0};
+        ASSERT_EQ_INT(gp_import_json_file(path, &io, &t, &err), 0);
+        ASSERT_EQ_INT(t->meta.unterminated, 1);
+        gp_summary s;
+        ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+        const gp_op_row *step = op_named(t, &s, "step");
+        ASSERT(step);
+        ASSERT_EQ_INT(step->st.count, v[0]); /* the file holds exactly the kept ranges */
+        gp_summary_free(&s);
+        gp_trace_destroy(t);
+        unlink(path);
+    }
+}
+
 TEST_MAIN(store_stream_bounded_memory, store_stream_exact_with_rollover, store_stream_survives_kill,
-          store_stream_fork)
+          store_stream_fork, stream_write_fails_counted)

@@ -271,7 +271,15 @@ static void default_stream_end(void)
     gp_rec_drain_stop(p);
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
-    gp_stream_close_(p);
+    const char *path = getenv("GPUPROF_STREAM");
+    /* nobody reads gp_last_error at exit: a stream that could not be
+     * written whole is said in one line */
+    if (gp_stream_close_(p)) {
+        fprintf(stderr, "gpuprof: GPUPROF_STREAM=%s: %s", path ? path : "", p->err);
+        if (p->stream_lost)
+            fprintf(stderr, " (%llu events not written)", (unsigned long long)p->stream_lost);
+        fputc('\n', stderr);
+    }
     pthread_mutex_unlock(&p->mu);
 }
 

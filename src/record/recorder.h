@@ -291,8 +291,11 @@ struct gp_profiler {
     pid_t drain_pid;
     pid_t pid; /* getpid() (a system call): set at create and in a forked child */
     struct gp_stream *stream;
-    /* (typedef for stream.c) */   /* GP_SINK_STREAM output (stream.c) */
-    uint64_t streamed_ranges;      /* ranges written by the stream and dropped from tr */
+    /* (typedef for stream.c) */ /* GP_SINK_STREAM output (stream.c) */
+    uint64_t streamed_ranges;    /* ranges written by the stream and dropped from tr */
+    /* of them, ranges the stream could not write (a failed write of the
+     * file, events the store's writer dropped): counted as dropped */
+    uint64_t stream_lost;
     struct gp_profiler *next_live; /* registry of live profilers (fork handlers) */
     GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
     int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
@@ -381,7 +384,9 @@ void gp_rec_drain_stop(gp_profiler *p);
  * p->mu), and finishes the file at destroy (caller holds p->mu). */
 int gp_stream_open_(gp_profiler *p, const char *path);
 int gp_stream_flush_(gp_profiler *p);
-void gp_stream_close_(gp_profiler *p);
+/* gp_stream_close_ returns 0, or GP_EIO when the stream could not be
+ * written whole (the reason in p->err, the ranges lost in p->stream_lost). */
+int gp_stream_close_(gp_profiler *p);
 /* Zeroes b's inline aggregates (entries stay, so the owner's pointers hold). */
 void gp_rec_aggs_zero(gp_tbuf *b);
 /* Fork handlers of a store stream's writer (phase 0 prepare, 1 parent,

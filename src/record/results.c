@@ -28,6 +28,11 @@ int gp_record_stats_get(gp_profiler *p, gp_record_stats *out)
     out->kept = p->streamed_ranges;
     for (size_t i = 0; i < p->tr->slices.n; i++)
         if (p->tr->slices.v[i].cat == p->cat_range) out->kept++;
+    /* ranges the stream sink could not write are dropped, not kept (their
+     * statistics stay in the results) */
+    uint64_t lost = p->stream_lost < out->kept ? p->stream_lost : out->kept;
+    out->kept -= lost;
+    out->dropped += lost;
     pthread_mutex_unlock(&p->mu);
     return 0;
 }

@@ -23,6 +23,7 @@ struct gp_stream {
     FILE *f;
     char *path;
     int err;                 /* errno of the first failed write (later output is skipped) */
+    int said;                /* the store's writer dropped events: said in p->err */
     int lazy;                /* a forked child's file: created at its first output */
     gp_u64map row_of;        /* name id -> index in rows */
     GP_VEC(gp_agg_row) rows; /* statistics of the streamed ranges */
@@ -84,7 +85,20 @@ static char *self_command(void)
     return argc ? gp_redact_argv(argv, argc) : NULL;
 }
 
+static int store_open_(gp_profiler *p, gp_stream *st);
+
+/* Begins the run and starts the writer; in the program's thread, so its
+ * writes must not end the program (gp_xfsz_block). */
 static int store_open(gp_profiler *p, gp_stream *st)
+{
+    gp_xfsz_guard g; /* the program's thread */
+    gp_xfsz_block(&g);
+    int rc = store_open_(p, st);
+    gp_xfsz_unblock(&g);
+    return rc;
+}
+
+static int store_open_(gp_profiler *p, gp_stream *st)
 {
     gp_err err = {0};
     gp_store *db;
@@ -187,35 +201,69 @@ static void store_slice(gp_profiler *p, gp_stream *st, size_t i)
     store_put(st, &ev);
 }
 
-/* Writes b whole to the file's descriptor (no stdio: a copy less). */
-static int write_all(int fd, const char *s, size_t n)
+/* Writes b whole to the file's descriptor (no stdio: a copy less). 0, or
+ * -1 with the bytes written before the failure in *done. */
+static int write_all(int fd, const char *s, size_t n, size_t *done)
 {
+    *done = 0;
     while (n) {
         ssize_t k = write(fd, s, n);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return -1;
         s += k;
         n -= (size_t)k;
+        *done += (size_t)k;
     }
     return 0;
 }
 
+/* Slices of b (file_slice output: each ",\n{...}") written whole in its
+ * first k bytes: each ends with a '}' followed by the next one's ",\n" or by
+ * the end of b (a name's newline is escaped, so ",\n" only separates). */
+static uint64_t slices_whole(const gp_sbuf *b, size_t k)
+{
+    uint64_t n = 0;
+    for (size_t q = 0; q < k; q++)
+        if (b->s[q] == '}' &&
+            (q + 1 == b->n || (q + 2 < b->n && b->s[q + 1] == ',' && b->s[q + 2] == '\n')))
+            n++;
+    return n;
+}
+
 static int child_open(gp_profiler *p);
 
-static void put(gp_profiler *p, gp_sbuf *b)
+/* Writes b, which holds `ranges` slices of ranges and nothing else (0: any
+ * other output). The ranges of a failed write that did not reach the file
+ * whole, and those of every later call, count in p->stream_lost. */
+static void put_ranges(gp_profiler *p, gp_sbuf *b, uint64_t ranges)
 {
     gp_stream *st = p->stream;
     if (st->lazy && (!b->n || child_open(p))) { /* nothing yet, or no file */
+        p->stream_lost += ranges;
         gp_sbuf_reset(b);
         return;
     }
     errno = 0;
-    if (!st->err && write_all(fileno(st->f), b->s, b->n) != 0) {
-        st->err = errno ? errno : EIO;
+    size_t done = 0;
+    gp_xfsz_guard g; /* results calls drain in the program's threads */
+    gp_xfsz_block(&g);
+    int failed = !st->err && write_all(fileno(st->f), b->s, b->n, &done) != 0;
+    int e = errno;
+    gp_xfsz_unblock(&g);
+    if (st->err) {
+        p->stream_lost += ranges;
+    } else if (failed) {
+        st->err = e ? e : EIO;
+        p->stream_lost += ranges - (ranges ? slices_whole(b, done) : 0);
         gp_rec_seterr(p, "%s: %s (stream sink: later events are counted as dropped)", st->path,
                       strerror(st->err));
     }
     gp_sbuf_reset(b);
+}
+
+static void put(gp_profiler *p, gp_sbuf *b)
+{
+    put_ranges(p, b, 0);
 }
 
 /* Writes a stream file's head: the header, the opening of the event array
@@ -336,6 +384,7 @@ int gp_stream_flush_(gp_profiler *p)
     gp_trace *t = p->tr;
     gp_sbuf b = {0};
     size_t w = 0;
+    uint64_t nb = 0; /* ranges in b */
     int rc = 0, attrs_used = 0;
     for (size_t i = 0; i < t->slices.n; i++) {
         if (t->slices.v[i].cat != p->cat_range) { /* kernel timings: written at close */
@@ -345,18 +394,38 @@ int gp_stream_flush_(gp_profiler *p)
             w++;
             continue;
         }
-        if (st->w)
+        if (st->w) {
             store_slice(p, st, i);
-        else if (!st->err)
+        } else if (!st->err) {
             file_slice(p, st, &b, i);
+            nb++;
+        } else {
+            p->stream_lost++;
+        }
         if (fold(p, i)) rc = GP_ENOMEM;
         p->streamed_ranges++;
-        if (b.n >= (1u << 20)) put(p, &b);
+        if (b.n >= (1u << 20)) {
+            put_ranges(p, &b, nb);
+            nb = 0;
+        }
     }
-    if (st->w)
+    if (st->w) {
         store_put_end(st);
-    else
-        put(p, &b);
+        /* during the run the writer holds only ranges: what it dropped (a
+         * store that cannot be written: disk full, file size limit) are
+         * ranges lost */
+        uint64_t lost = gp_store_writer_dropped(st->w);
+        if (lost > p->stream_lost) p->stream_lost = lost;
+        if (lost && !st->said) {
+            st->said = 1;
+            gp_rec_seterr(p,
+                          "%s: the run store cannot be written (stream sink: its writer "
+                          "dropped %llu events; later ones are counted as dropped)",
+                          st->path, (unsigned long long)lost);
+        }
+    } else {
+        put_ranges(p, &b, nb);
+    }
     gp_sbuf_free(&b);
     t->slices.n = p->ext.n = w;
     t->inline_children.n = 0; /* they name ranges, all written above */
@@ -385,7 +454,20 @@ int gp_stream_stats_(gp_profiler *p)
  * ranges aggregated inline (range_stats), the writer's last commit and the
  * run's end (by the process that began it; a forked child's processes row
  * ends with its writer). */
-static void store_close(gp_profiler *p, gp_stream *st)
+static int store_close_(gp_profiler *p, gp_stream *st);
+
+/* The end of a store stream in the program's thread (destroy, exit): its
+ * writes must not end the program (gp_xfsz_block). */
+static int store_close(gp_profiler *p, gp_stream *st)
+{
+    gp_xfsz_guard g;
+    gp_xfsz_block(&g);
+    int rc = store_close_(p, st);
+    gp_xfsz_unblock(&g);
+    return rc;
+}
+
+static int store_close_(gp_profiler *p, gp_stream *st)
 {
     gp_trace *t = p->tr;
     for (size_t i = 0; i < t->slices.n; i++) store_slice(p, st, i);
@@ -436,7 +518,11 @@ static void store_close(gp_profiler *p, gp_stream *st)
     }
     uint64_t dropped = gp_rec_count(p, 0) + (na && !sv ? gp_rec_count(p, 1) : 0);
     int64_t proc = gp_store_writer_proc(st->w);
-    dropped += gp_store_writer_dropped(st->w);
+    /* committed first, so that the count holds what the last commit lost */
+    gp_store_writer_flush(st->w);
+    uint64_t lost = gp_store_writer_dropped(st->w);
+    if (lost > p->stream_lost) p->stream_lost = lost;
+    dropped += lost;
     int rc = gp_store_writer_stop(st->w); /* commits everything queued, strings included */
     st->w = NULL;
     gp_err err = {0};
@@ -444,6 +530,7 @@ static void store_close(gp_profiler *p, gp_stream *st)
     if (gp_store_open(st->path, &db, &err) == 0) {
         if (sv && gp_store_range_stats(db, proc, sv, na, &err)) {
             dropped += gp_rec_count(p, 1);
+            p->stream_lost += gp_rec_count(p, 1);
             if (!rc) rc = GP_EIO;
         }
         if (getpid() == st->owner &&
@@ -452,14 +539,16 @@ static void store_close(gp_profiler *p, gp_stream *st)
             !rc)
             rc = GP_EIO;
         gp_store_close(db);
-    } else if (!rc) {
-        rc = GP_EIO;
+    } else {
+        if (sv) p->stream_lost += gp_rec_count(p, 1); /* their range_stats */
+        if (!rc) rc = GP_EIO;
     }
     if (rc) gp_rec_seterr(p, "stream sink: %s", err.msg[0] ? err.msg : "cannot write the store");
     free(sv);
     GP_VEC_FREE(st->trk);
     GP_VEC_FREE(st->evs);
     gp_u64map_free(&st->str_of);
+    return rc;
 }
 
 /* The path of a forked child's own stream file: PATH with ".<pid>" before
@@ -519,6 +608,7 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     p->tr->counters.n = 0;
     p->tr->mem_events.n = 0;
     p->streamed_ranges = 0;
+    p->stream_lost = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
     p->clears++;
@@ -548,15 +638,16 @@ static int child_open(gp_profiler *p)
     return st->err ? -1 : 0;
 }
 
-void gp_stream_close_(gp_profiler *p)
+int gp_stream_close_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
-    if (!st) return;
+    if (!st) return 0;
     gp_stream_flush_(p);
+    int rc = 0;
     if (st->w) {
         gp_cuda_resolve_(p, 0);
         gp_cl_resolve_(p, 0);
-        store_close(p, st);
+        rc = store_close(p, st);
         goto done;
     }
     gp_cuda_resolve_(p, 0);
@@ -587,7 +678,9 @@ void gp_stream_close_(gp_profiler *p)
         st->err = errno;
         gp_rec_seterr(p, "%s: %s", st->path, strerror(errno));
     }
+    if (st->err) rc = GP_EIO;
 done:
+    if (p->stream_lost) rc = GP_EIO;
     gp_u64map_free(&st->head_of);
     GP_VEC_FREE(st->heads);
     for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
@@ -597,4 +690,5 @@ done:
     free(st);
     p->stream = NULL;
     gp_rec_collect_aggs(p, 1);
+    return rc;
 }

@@ -992,12 +992,11 @@ static void status_report(int fd, uint64_t written, uint64_t dropped, int err)
  * default action ends the process. Between xfsz_block and xfsz_unblock the
  * signal is blocked in this thread (write then fails with EFBIG, an error
  * the writer counts) and one raised meanwhile is consumed. */
-typedef struct xfsz_guard {
-    sigset_t old;
-    int was_pending;
-} xfsz_guard;
+typedef gp_xfsz_guard xfsz_guard;
+#define xfsz_block   gp_xfsz_block
+#define xfsz_unblock gp_xfsz_unblock
 
-static void xfsz_block(xfsz_guard *g)
+void gp_xfsz_block(gp_xfsz_guard *g)
 {
     sigset_t x, pend;
     sigemptyset(&x);
@@ -1006,7 +1005,7 @@ static void xfsz_block(xfsz_guard *g)
     g->was_pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
 }
 
-static void xfsz_unblock(xfsz_guard *g)
+void gp_xfsz_unblock(gp_xfsz_guard *g)
 {
     sigset_t x, pend;
     sigemptyset(&x);
@@ -1603,6 +1602,10 @@ int gp_store_writer_stop(gp_store_writer *w)
         rc = GP_EIO; /* not writing since a fork: what it queued is lost */
     }
     status_report(w->status_fd, w->written, dropped, rc);
+    /* closing the connection checkpoints the WAL into the store: writes */
+    xfsz_guard g;
+    xfsz_block(&g);
     writer_free(w);
+    xfsz_unblock(&g);
     return rc;
 }

@@ -5,6 +5,7 @@
 #define GP_STORE_STORE_H
 #include "core/error.h"
 #include "trace/trace.h"
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -163,6 +164,18 @@ int gp_store_writer_stop(gp_store_writer *w);
 void gp_store_writer_fork_prepare(gp_store_writer *w);
 void gp_store_writer_fork_parent(gp_store_writer *w);
 void gp_store_writer_fork_child(gp_store_writer *w);
+/* A write of the library in a thread of the recorded program must not end
+ * it: under a file size limit (ulimit -f) a write past the limit raises
+ * SIGXFSZ, whose default action ends the process. Between gp_xfsz_block and
+ * gp_xfsz_unblock the signal is blocked in the calling thread (the write
+ * fails with EFBIG instead) and one raised meanwhile is consumed. */
+typedef struct gp_xfsz_guard {
+    sigset_t old;
+    int was_pending;
+} gp_xfsz_guard;
+void gp_xfsz_block(gp_xfsz_guard *g);
+void gp_xfsz_unblock(gp_xfsz_guard *g);
+
 /* The processes row of this writer (its events' proc). */
 int64_t gp_store_writer_proc(gp_store_writer *w);
 /* Events written (committed) and dropped so far. */
