@@ -57,7 +57,10 @@ int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
     if (!b) return 0;
     int d = atomic_load_explicit(&b->depth, memory_order_relaxed);
     uint32_t ninl = 0;
-    for (int i = 0; i < d; i++) ninl += b->fr[i].mode == GP_FR_INLINE;
+    for (int i = 0; i < d; i++) {
+        ninl += b->fr[i].mode == GP_FR_INLINE;
+        c->in_event |= b->fr[i].mode == GP_FR_EVENT;
+    }
     if (ninl && !(c->ix = malloc(ninl * sizeof *c->ix))) return GP_ENOMEM;
     pthread_mutex_lock(&p->mu);
     uint32_t trk = gp_rec_thread_track(p, b); /* made on first use */
@@ -129,7 +132,7 @@ void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, in
     /* the stream sink writes ranges out (and moves the timings) as they are
      * drained, before timings resolve: its ranges carry no metrics; the
      * aggregate sink keeps no range as an event: nothing to join */
-    if (c->thr && !p->stream && p->sink != GP_SINK_AGGREGATE && GP_VEC_PUSH(p->khost, k))
+    if (c->thr && c->in_event && !p->stream && GP_VEC_PUSH(p->khost, k))
         gp_rec_seterr(p, "per-entry metrics: out of memory");
     gp_entry_sum d = gp_rec_entry_timing(dur, bytes);
     gp_rec_entry_inline_add(p, c, &d);
@@ -153,7 +156,7 @@ static gp_entry_sum memop_sum(const gp_memop *m)
 void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total)
 {
     gp_memop m = {c->thr, c->host_ns, bytes, total};
-    if (c->thr && !p->stream && p->sink != GP_SINK_AGGREGATE && GP_VEC_PUSH(p->memops, m))
+    if (c->thr && c->in_event && !p->stream && GP_VEC_PUSH(p->memops, m))
         gp_rec_seterr(p, "per-entry metrics: out of memory");
     gp_entry_sum d = memop_sum(&m);
     gp_rec_entry_inline_add(p, c, &d);

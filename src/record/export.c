@@ -153,11 +153,11 @@ void gp_exp_slice_rest(gp_profiler *p, gp_sbuf *b, size_t i)
 }
 
 /* Appends the counter samples as ",\n{...}" events (caller holds p->mu). */
-void gp_exp_counters(gp_profiler *p, gp_sbuf *b)
+void gp_exp_counters(gp_profiler *p, gp_sbuf *b, size_t from, size_t to)
 {
     const gp_trace *t = p->tr;
     long pid = (long)getpid();
-    for (size_t i = 0; i < t->counters.n; i++) {
+    for (size_t i = from; i < to && i < t->counters.n; i++) {
         const gp_counter_sample *c = &t->counters.v[i];
         gp_sbuf_puts(b, ",\n{\"ph\":\"C\",\"name\":");
         gp_json_str(b, gp_trace_s(t, t->series.v[c->series].name));
@@ -170,10 +170,10 @@ void gp_exp_counters(gp_profiler *p, gp_sbuf *b)
 }
 
 /* The tracker's [memory] events (as chrome.c writes them for exports). */
-void gp_exp_mem_events(gp_profiler *p, gp_sbuf *b)
+void gp_exp_mem_events(gp_profiler *p, gp_sbuf *b, size_t from, size_t to)
 {
     const gp_trace *t = p->tr;
-    for (size_t i = 0; i < t->mem_events.n; i++) {
+    for (size_t i = from; i < to && i < t->mem_events.n; i++) {
         const gp_mem_event *m = &t->mem_events.v[i];
         gp_sbuf_puts(b, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\","
                         "\"name\":\"[memory]\",\"pid\":");

@@ -19,6 +19,10 @@ static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts
     /* on the calling thread's track (the ranges it is made in enclose it),
      * the process's for a thread that never recorded a range */
     uint32_t trk = ec->thr ? ec->thr - 1 : p->proc_track;
+    if (p->samples_max && p->tr->mem_events.n >= p->samples_max) { /* counted, not kept */
+        p->values_dropped++;
+        return;
+    }
     gp_mem_event e = {ts,     (uint64_t)(uintptr_t)ptr, bytes, p->mem_cur, GP_NONE, trk, GP_NONE,
                       GP_NONE};
     if (GP_VEC_PUSH(p->tr->mem_events, e) == 0) {
@@ -34,6 +38,27 @@ static void mem_sample(gp_profiler *p)
     if (p->mem_series == UINT32_MAX)
         p->mem_series = gp_trace_str(p->tr, "memory.tracked_bytes", 20);
     gp_rec_counter_sample(p, p->mem_series, gp_rec_host_ns(p), (double)p->mem_cur);
+    /* the stream sink writes samples as the drain runs, and a program that
+     * only tracks buffers (no range) has no drain: written here then */
+    if (p->stream && p->tr->counters.n + p->tr->mem_events.n >= 8192) gp_stream_flush_(p);
+}
+
+/* A program that allocates at new addresses for hours would leave a
+ * tombstone per address ever untracked in mem_of: once they outnumber the
+ * live buffers, the index is built again from the live ones (caller holds
+ * p->mu; out of memory: the old index stays). */
+static void mem_index_compact(gp_profiler *p)
+{
+    if (p->mem_dead < 4096 || p->mem_dead < 4 * p->mem.n) return;
+    gp_u64map m = {0};
+    for (size_t i = 0; i < p->mem.n; i++)
+        if (gp_u64map_put(&m, (uint64_t)(uintptr_t)p->mem.v[i].ptr, i)) {
+            gp_u64map_free(&m);
+            return;
+        }
+    gp_u64map_free(&p->mem_of);
+    p->mem_of = m;
+    p->mem_dead = 0;
 }
 
 int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes,
@@ -46,11 +71,15 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     gp_rec_entry_ctx(p, &ec);
     pthread_mutex_lock(&p->mu);
     uint64_t idx;
-    if (gp_u64map_get(&p->mem_of, (uint64_t)(uintptr_t)ptr, &idx) && idx != UINT64_MAX) {
-        gp_rec_seterr(p, "gp_mem_track(%s): %p is already tracked as '%s'", name ? name : "", ptr,
-                      p->mem.v[idx].name);
-        rc = GP_EINVAL;
-        goto out;
+    int was_dead = 0;
+    if (gp_u64map_get(&p->mem_of, (uint64_t)(uintptr_t)ptr, &idx)) {
+        if (idx != UINT64_MAX) {
+            gp_rec_seterr(p, "gp_mem_track(%s): %p is already tracked as '%s'", name ? name : "",
+                          ptr, p->mem.v[idx].name);
+            rc = GP_EINVAL;
+            goto out;
+        }
+        was_dead = 1; /* an address untracked before: its slot is reused */
     }
     gp_membuf m = {0};
     m.name = strdup(name ? name : "");
@@ -67,6 +96,7 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
         p->mem.n--;
         goto oom;
     }
+    if (was_dead) p->mem_dead--;
     p->mem_cur += m.bytes;
     if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
     if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
@@ -108,12 +138,14 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
     free(m->dtype);
     free(m->shape);
     gp_u64map_put(&p->mem_of, (uint64_t)(uintptr_t)ptr, UINT64_MAX); /* tombstone */
+    p->mem_dead++;
     size_t last = p->mem.n - 1;
     if (idx != last) {
         p->mem.v[idx] = p->mem.v[last];
         gp_u64map_put(&p->mem_of, (uint64_t)(uintptr_t)p->mem.v[idx].ptr, idx);
     }
     p->mem.n--;
+    mem_index_compact(p);
     mem_sample(p);
     gp_rec_entry_memop(p, &ec, -freed, p->mem_cur);
 out:

@@ -130,6 +130,9 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
     /* the default sink also caps what all threads keep together, so that a
      * program that keeps starting threads stays bounded (docs/api.md) */
     p->keep_total = p->sink == GP_SINK_AUTO ? p->keep_max * GP_KEEP_TOTAL_MUL : 0;
+    p->samples_max = p->sink == GP_SINK_AUTO        ? p->keep_total
+                     : p->sink == GP_SINK_AGGREGATE ? p->keep_max * GP_KEEP_TOTAL_MUL
+                                                    : 0;
     atomic_init(&p->keep_pool, (int64_t)p->keep_total);
     p->tr = gp_trace_create();
     p->interned = gp_strtab_create();
@@ -236,6 +239,7 @@ void gp_profiler_destroy(gp_profiler *p)
     GP_VEC_FREE(p->mem);
     for (size_t i = 0; i < p->sessions.n; i++) free(p->sessions.v[i]);
     GP_VEC_FREE(p->sessions);
+    GP_VEC_FREE(p->sstat);
     GP_VEC_FREE(p->ext);
     GP_VEC_FREE(p->attrs);
     gp_rec_entry_free(p);
@@ -1551,7 +1555,22 @@ int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v)
         if (GP_VEC_PUSH(p->tr->series, s)) return GP_ENOMEM;
         *slot = p->tr->series.n - 1;
     }
-    gp_counter_sample c = {ts, v, (uint32_t)*slot};
+    uint32_t si = (uint32_t)*slot;
+    while (p->sstat.n <= si) {
+        gp_series_stat z = {0, INT64_MIN, 0};
+        if (GP_VEC_PUSH(p->sstat, z)) return GP_ENOMEM;
+    }
+    gp_series_stat *st = &p->sstat.v[si];
+    st->n++;
+    if (ts >= st->last_ts) {
+        st->last_ts = ts;
+        st->last = v;
+    }
+    if (p->samples_max && p->tr->counters.n >= p->samples_max) { /* counted, not kept */
+        p->values_dropped++;
+        return 0;
+    }
+    gp_counter_sample c = {ts, v, si};
     if (GP_VEC_PUSH(p->tr->counters, c)) return GP_ENOMEM;
     if (p->tr->slices.n == 0 && p->tr->counters.n == 1) p->tr->t_begin = p->tr->t_end = ts;
     if (ts < p->tr->t_begin) p->tr->t_begin = ts;
@@ -1903,7 +1922,7 @@ void gp_rec_aggs_zero(gp_tbuf *b)
 
 uint64_t gp_rec_count(gp_profiler *p, int which)
 {
-    uint64_t n = 0;
+    uint64_t n = which ? 0 : p->values_dropped;
     for (gp_tbuf *b = p->threads; b; b = b->next_all)
         n += atomic_load_explicit(which ? &b->rolled : &b->dropped, memory_order_relaxed);
     return n;
@@ -1941,6 +1960,8 @@ int gp_profiler_reset(gp_profiler *p)
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
     p->clears++;
+    p->sstat.n = 0;
+    p->values_dropped = 0;
     p->mem_peak = p->mem_window_peak = p->mem_cur;
     pthread_mutex_unlock(&p->mu);
     return 0;

@@ -217,7 +217,17 @@ typedef struct gp_entry_ctx {
     int64_t host_ns;
     uint32_t n;
     uint32_t *ix;
+    int in_event; /* a range kept as an event is open on the thread: the call
+                     is noted for gp_rec_entry_metrics (else nothing holds it) */
 } gp_entry_ctx;
+
+/* Samples of one counter series (p->tr->series), all of them, whether
+ * still in p->tr->counters or not (streamed, beyond samples_max). */
+typedef struct gp_series_stat {
+    uint64_t n;
+    int64_t last_ts;
+    double last;
+} gp_series_stat;
 
 typedef struct gp_obs {
     uint32_t name;
@@ -296,6 +306,12 @@ struct gp_profiler {
     /* of them, ranges the stream could not write (a failed write of the
      * file, events the store's writer dropped): counted as dropped */
     uint64_t stream_lost;
+    /* counter samples and [memory] events kept in memory, each: the first
+     * samples_max (GP_SINK_AUTO, GP_SINK_AGGREGATE; 0 = no cap), later ones
+     * counted in values_dropped; the stream sink writes them out as it
+     * drains. sstat: per series, every sample (gp_counter_last). */
+    uint64_t samples_max, values_dropped;
+    GP_VEC(gp_series_stat) sstat;
     struct gp_profiler *next_live; /* registry of live profilers (fork handlers) */
     GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
     int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
@@ -313,6 +329,7 @@ struct gp_profiler {
     /* memory tracker */
     GP_VEC(gp_membuf) mem;
     gp_u64map mem_of; /* address -> index in mem */
+    size_t mem_dead;  /* addresses untracked in mem_of (UINT64_MAX): rebuilt when many */
     int64_t mem_cur, mem_peak, mem_window_peak;
     gp_sess_peak *open_sessions; /* the memory peaks of the open sessions */
     uint32_t mem_series;
@@ -423,8 +440,9 @@ void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
  * of one category, name and track: the stream sink caches it) and the rest. */
 void gp_exp_slice_head(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_slice_rest(gp_profiler *p, struct gp_sbuf *b, size_t i);
-void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b);
-void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b);
+/* counter samples / [memory] events of index from to to (exclusive) */
+void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b, size_t from, size_t to);
+void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b, size_t from, size_t to);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);
 /* Sets p->err (caller holds p->mu or owns p). */
 void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -330,18 +330,12 @@ int gp_counter_last(gp_profiler *p, const char *name, double *last, uint64_t *n)
     refresh(p);
     uint32_t id = gp_strtab_find(p->tr->strings, name, strlen(name));
     uint64_t si;
-    if (id != UINT32_MAX && gp_u64map_get(&p->series_of, id, &si)) {
-        int64_t best = INT64_MIN;
-        for (size_t i = 0; i < p->tr->counters.n; i++) {
-            const gp_counter_sample *c = &p->tr->counters.v[i];
-            if (c->series != si) continue;
-            (*n)++;
-            if (c->ts >= best) {
-                best = c->ts;
-                *last = c->value;
-            }
-        }
-        if (*n) rc = 0;
+    /* every sample counts, also those streamed or not kept (samples_max) */
+    if (id != UINT32_MAX && gp_u64map_get(&p->series_of, id, &si) && si < p->sstat.n &&
+        p->sstat.v[si].n) {
+        *n = p->sstat.v[si].n;
+        *last = p->sstat.v[si].last;
+        rc = 0;
     }
     pthread_mutex_unlock(&p->mu);
     return rc;

@@ -201,6 +201,33 @@ static void store_slice(gp_profiler *p, gp_stream *st, size_t i)
     store_put(st, &ev);
 }
 
+/* Hands the counter samples and the tracker's [memory] events in p->tr to
+ * the writer (the caller then drops them from p->tr). */
+static void store_samples(gp_profiler *p, gp_stream *st)
+{
+    const gp_trace *t = p->tr;
+    for (size_t i = 0; i < t->counters.n; i++) {
+        const gp_counter_sample *c = &t->counters.v[i];
+        gp_store_ev ev;
+        gp_store_ev_init(&ev, GP_ST_COUNTER);
+        ev.name = store_str(p, st, t->series.v[c->series].name);
+        ev.track = store_track(p, st, t->series.v[c->series].track, 0);
+        ev.ts = p->mono0 + c->ts;
+        ev.value = c->value;
+        store_put(st, &ev);
+    }
+    for (size_t i = 0; i < t->mem_events.n; i++) {
+        const gp_mem_event *m = &t->mem_events.v[i];
+        gp_store_ev ev;
+        gp_store_ev_init(&ev, GP_ST_MEM);
+        ev.track = store_track(p, st, m->track, 0); /* the calling thread's */
+        ev.ts = p->mono0 + m->ts;
+        ev.addr = (int64_t)m->addr;
+        ev.bytes = m->bytes;
+        store_put(st, &ev);
+    }
+}
+
 /* Writes b whole to the file's descriptor (no stdio: a copy less). 0, or
  * -1 with the bytes written before the failure in *done. */
 static int write_all(int fd, const char *s, size_t n, size_t *done)
@@ -217,9 +244,10 @@ static int write_all(int fd, const char *s, size_t n, size_t *done)
     return 0;
 }
 
-/* Slices of b (file_slice output: each ",\n{...}") written whole in its
- * first k bytes: each ends with a '}' followed by the next one's ",\n" or by
- * the end of b (a name's newline is escaped, so ",\n" only separates). */
+/* Events of b (file_slice, gp_exp_counters, gp_exp_mem_events output: each
+ * ",\n{...}") written whole in its first k bytes: each ends with a '}'
+ * followed by the next one's ",\n" or by the end of b (a name's newline is
+ * escaped, so ",\n" only separates). */
 static uint64_t slices_whole(const gp_sbuf *b, size_t k)
 {
     uint64_t n = 0;
@@ -232,14 +260,15 @@ static uint64_t slices_whole(const gp_sbuf *b, size_t k)
 
 static int child_open(gp_profiler *p);
 
-/* Writes b, which holds `ranges` slices of ranges and nothing else (0: any
- * other output). The ranges of a failed write that did not reach the file
- * whole, and those of every later call, count in p->stream_lost. */
-static void put_ranges(gp_profiler *p, gp_sbuf *b, uint64_t ranges)
+/* Writes b, which holds `events` events (file_slice, gp_exp_counters or
+ * gp_exp_mem_events output) and nothing else (0: any other output). The
+ * events of a failed write that did not reach the file whole, and those of
+ * every later call, are added to *lost. */
+static void put_events(gp_profiler *p, gp_sbuf *b, uint64_t events, uint64_t *lost)
 {
     gp_stream *st = p->stream;
     if (st->lazy && (!b->n || child_open(p))) { /* nothing yet, or no file */
-        p->stream_lost += ranges;
+        *lost += events;
         gp_sbuf_reset(b);
         return;
     }
@@ -251,10 +280,10 @@ static void put_ranges(gp_profiler *p, gp_sbuf *b, uint64_t ranges)
     int e = errno;
     gp_xfsz_unblock(&g);
     if (st->err) {
-        p->stream_lost += ranges;
+        *lost += events;
     } else if (failed) {
         st->err = e ? e : EIO;
-        p->stream_lost += ranges - (ranges ? slices_whole(b, done) : 0);
+        *lost += events - (events ? slices_whole(b, done) : 0);
         gp_rec_seterr(p, "%s: %s (stream sink: later events are counted as dropped)", st->path,
                       strerror(st->err));
     }
@@ -263,7 +292,14 @@ static void put_ranges(gp_profiler *p, gp_sbuf *b, uint64_t ranges)
 
 static void put(gp_profiler *p, gp_sbuf *b)
 {
-    put_ranges(p, b, 0);
+    uint64_t none = 0;
+    put_events(p, b, 0, &none);
+}
+
+/* put_events of b holding n ranges (file_slice). */
+static void put_ranges(gp_profiler *p, gp_sbuf *b, uint64_t n)
+{
+    put_events(p, b, n, &p->stream_lost);
 }
 
 /* Writes a stream file's head: the header, the opening of the event array
@@ -409,11 +445,34 @@ int gp_stream_flush_(gp_profiler *p)
             nb = 0;
         }
     }
+    /* counter samples and the tracker's [memory] events go out as they come
+     * too (a long run that tracks buffers or samples counters stays
+     * bounded; gp_counter_last reads p->sstat) */
+    if (st->w) {
+        store_samples(p, st);
+    } else if (t->counters.n || t->mem_events.n) {
+        put_ranges(p, &b, nb);
+        nb = 0;
+        /* in blocks of 4,096 (the buffer stays small) */
+        for (size_t i = 0; i < t->counters.n + t->mem_events.n; i += 4096) {
+            size_t to = i + 4096 < t->counters.n + t->mem_events.n
+                            ? i + 4096
+                            : t->counters.n + t->mem_events.n;
+            if (!st->err) {
+                gp_exp_counters(p, &b, i, to);
+                if (to > t->counters.n)
+                    gp_exp_mem_events(p, &b, i > t->counters.n ? i - t->counters.n : 0,
+                                      to - t->counters.n);
+            }
+            put_events(p, &b, to - i, &p->values_dropped);
+        }
+    }
+    t->counters.n = 0;
+    t->mem_events.n = 0;
     if (st->w) {
         store_put_end(st);
-        /* during the run the writer holds only ranges: what it dropped (a
-         * store that cannot be written: disk full, file size limit) are
-         * ranges lost */
+        /* what the writer dropped (a store that cannot be written: disk
+         * full, file size limit) is lost: ranges, and the samples above */
         uint64_t lost = gp_store_writer_dropped(st->w);
         if (lost > p->stream_lost) p->stream_lost = lost;
         if (lost && !st->said) {
@@ -471,26 +530,7 @@ static int store_close_(gp_profiler *p, gp_stream *st)
 {
     gp_trace *t = p->tr;
     for (size_t i = 0; i < t->slices.n; i++) store_slice(p, st, i);
-    for (size_t i = 0; i < t->counters.n; i++) {
-        const gp_counter_sample *c = &t->counters.v[i];
-        gp_store_ev ev;
-        gp_store_ev_init(&ev, GP_ST_COUNTER);
-        ev.name = store_str(p, st, t->series.v[c->series].name);
-        ev.track = store_track(p, st, t->series.v[c->series].track, 0);
-        ev.ts = p->mono0 + c->ts;
-        ev.value = c->value;
-        store_put(st, &ev);
-    }
-    for (size_t i = 0; i < t->mem_events.n; i++) {
-        const gp_mem_event *m = &t->mem_events.v[i];
-        gp_store_ev ev;
-        gp_store_ev_init(&ev, GP_ST_MEM);
-        ev.track = store_track(p, st, m->track, 0); /* the calling thread's */
-        ev.ts = p->mono0 + m->ts;
-        ev.addr = (int64_t)m->addr;
-        ev.bytes = m->bytes;
-        store_put(st, &ev);
-    }
+    store_samples(p, st);
     store_put_end(st);
     for (uint32_t k = 0; k < st->trk.n; k++)
         if (st->trk.v[k]) store_track(p, st, k, 1); /* thread names given later */
@@ -609,6 +649,8 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     p->tr->mem_events.n = 0;
     p->streamed_ranges = 0;
     p->stream_lost = 0;
+    p->values_dropped = 0;
+    p->sstat.n = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
     p->clears++;
@@ -662,8 +704,8 @@ int gp_stream_close_(gp_profiler *p)
     gp_sbuf b = {0};
     gp_exp_meta(p, &b, 0);
     for (size_t i = 0; i < p->tr->slices.n; i++) gp_exp_slice(p, &b, i);
-    gp_exp_counters(p, &b);
-    gp_exp_mem_events(p, &b);
+    gp_exp_counters(p, &b, 0, p->tr->counters.n);
+    gp_exp_mem_events(p, &b, 0, p->tr->mem_events.n);
     /* the file's rollover holds only what is not in its events */
     gp_rec_collect_aggs(p, 0);
     gp_sbuf_printf(&b,

@@ -1,0 +1,155 @@
+/* tests/test_libgpuprof_samples.c: a long run that tracks buffers and
+ * samples counters stays in bounded memory outside the keep sink
+ * (docs/api.md "Sinks"): each gp_mem_track/gp_mem_untrack pair left a
+ * [memory] event, two memory.tracked_bytes samples, an index entry per
+ * address ever tracked and two per-entry records in memory (about 180 B per
+ * pair, in every sink: 100 M pairs, 18 GB). Now the default and aggregate
+ * sinks keep the first 2 x keep_max samples and events and count the rest
+ * as dropped, the stream sink writes them out as it drains, the index
+ * forgets untracked addresses, and gp_counter_last still counts every
+ * sample. Each sink runs in a child process (its own RSS): 140,000
+ * iterations (a range holding a track, a counter sample and an untrack, at
+ * a new address each time), then 200,000 more over which the RSS may grow
+ * by at most 8 MB (it grew by about 40 MB). */
+#include "test.h"
+#include <gpuprof/gpuprof.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define WARM 140000
+#define MORE 200000
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
+    if (f) fclose(f);
+    return v;
+}
+
+static void iterate(gp_profiler *p, long from, long to)
+{
+    for (long i = from; i < to; i++) {
+        const char *a = (const char *)(uintptr_t)(0x100000 + i * 64); /* a new address */
+        gp_range_begin(p, "step");
+        gp_mem_track(p, "act", a, 4096, NULL, 0, "f32");
+        gp_counter(p, "loss", (double)i);
+        gp_mem_untrack(p, a);
+        gp_range_end(p);
+    }
+}
+
+/* The child: exit status 0 when every check holds, else the failing line
+ * (mod 256, at least 1). */
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "  child check failed line %d: %s\n", __LINE__, #c);                   \
+            _exit(__LINE__ % 255 + 1);                                                             \
+        }                                                                                          \
+    } while (0)
+
+static void child(int sink, const char *path)
+{
+    gp_options o = {0};
+    o.sink = sink;
+    o.stream_path = path;
+    gp_profiler *p = gp_profiler_create(&o);
+    CHECK(p);
+    iterate(p, 0, WARM);
+    gp_record_stats st;
+    gp_record_stats_get(p, &st); /* drains */
+    long r0 = rss_kb();
+    iterate(p, WARM, WARM + MORE);
+    gp_record_stats_get(p, &st);
+    long r1 = rss_kb();
+    fprintf(stderr, "  sink %d: RSS %ld -> %ld kB over %d more iterations\n", sink, r0, r1, MORE);
+    CHECK(r0 > 0 && r1 - r0 < 8 * 1024);
+    double last = -1;
+    uint64_t n = 0;
+    CHECK(gp_counter_last(p, "loss", &last, &n) == 0);
+    CHECK(n == WARM + MORE); /* every sample, kept or not */
+    CHECK(last == (double)(WARM + MORE - 1));
+    CHECK(gp_counter_last(p, "memory.tracked_bytes", &last, &n) == 0);
+    CHECK(n == 2 * (WARM + MORE));
+    CHECK(last == 0);
+    CHECK(gp_mem_current(p) == 0 && gp_mem_peak(p) == 4096 && gp_mem_count(p) == 0);
+    if (sink != GP_SINK_STREAM) {
+        /* the first 2 x keep_max (262,144) counter samples and [memory]
+         * events are kept, the others counted as dropped */
+        uint64_t samples = 3 * (uint64_t)(WARM + MORE), events = 2 * (uint64_t)(WARM + MORE);
+        CHECK(st.dropped == samples + events - 2 * 262144);
+    } else {
+        CHECK(st.dropped == 0);
+    }
+    CHECK(st.kept + st.aggregated == WARM + MORE);
+    gp_profiler_destroy(p);
+    _exit(0);
+}
+
+static void run_case(int sink, const char *ext)
+{
+    char path[256] = "";
+    if (ext) {
+        snprintf(path, sizeof path, "/tmp/gp_test_samples_%ld.%s", (long)getpid(), ext);
+        unlink(path);
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) child(sink, ext ? path : NULL);
+    int ws = 0;
+    ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
+    ASSERT(WIFEXITED(ws));
+    ASSERT_EQ_INT(WEXITSTATUS(ws), 0);
+    if (ext && !strcmp(ext, "json")) {
+        /* the file holds every sample and event: counted by their heads */
+        FILE *f = fopen(path, "r");
+        ASSERT(f);
+        char line[512];
+        uint64_t c = 0, m = 0;
+        while (fgets(line, sizeof line, f)) {
+            c += strstr(line, "{\"ph\":\"C\"") != NULL;
+            m += strstr(line, "\"name\":\"[memory]\"") != NULL;
+        }
+        fclose(f);
+        ASSERT_EQ_INT(c, 3 * (uint64_t)(WARM + MORE));
+        ASSERT_EQ_INT(m, 2 * (uint64_t)(WARM + MORE));
+    }
+    if (ext) {
+        char aux[300];
+        unlink(path);
+        snprintf(aux, sizeof aux, "%s-wal", path);
+        unlink(aux);
+        snprintf(aux, sizeof aux, "%s-shm", path);
+        unlink(aux);
+    }
+}
+
+TEST(samples_default_sink)
+{
+    run_case(GP_SINK_AUTO, NULL);
+}
+
+TEST(samples_aggregate_sink)
+{
+    run_case(GP_SINK_AGGREGATE, NULL);
+}
+
+TEST(samples_file_stream)
+{
+    run_case(GP_SINK_STREAM, "json");
+}
+
+TEST(samples_store_stream)
+{
+    run_case(GP_SINK_STREAM, "db");
+}
+
+TEST_MAIN(samples_default_sink, samples_aggregate_sink, samples_file_stream, samples_store_stream)
