@@ -10,7 +10,10 @@
  * sample. Each sink runs in a child process (its own RSS): 140,000
  * iterations (a range holding a track, a counter sample and an untrack, at
  * a new address each time), then 200,000 more over which the RSS may grow
- * by at most 8 MB (it grew by about 40 MB). */
+ * by at most 8 MB (it grew by about 40 MB). Likewise string attributes:
+ * the value of each gp_range_attr_str was interned for the profiler's life
+ * even when its range was aggregated inline (past keep_max, the aggregate
+ * sink), where attributes are not kept (55 B per range). */
 #include "test.h"
 #include <gpuprof/gpuprof.h>
 #include <stdint.h>
@@ -152,4 +155,65 @@ TEST(samples_store_stream)
     run_case(GP_SINK_STREAM, "db");
 }
 
-TEST_MAIN(samples_default_sink, samples_aggregate_sink, samples_file_stream, samples_store_stream)
+/* The child of attr_values_of_aggregated_ranges (exit status as child). */
+static void attr_child(int sink)
+{
+    gp_options o = {0};
+    o.sink = sink;
+    o.keep_max = 1000; /* the default sink: the first 1,000 kept, with their attributes */
+    gp_profiler *p = gp_profiler_create(&o);
+    CHECK(p);
+    char v[64];
+    long r0 = 0;
+    for (long i = 0; i < 20000 + 400000; i++) {
+        if (i == 20000) {
+            gp_record_stats st;
+            gp_record_stats_get(p, &st);
+            r0 = rss_kb();
+        }
+        gp_range_begin(p, "req");
+        snprintf(v, sizeof v, "user-%ld-session-abcdefgh", i); /* a new value each time */
+        gp_range_attr_str(p, "user", v);
+        gp_range_end(p);
+    }
+    gp_record_stats st;
+    gp_record_stats_get(p, &st);
+    long r1 = rss_kb();
+    fprintf(stderr, "  sink %d: RSS %ld -> %ld kB over 400,000 more ranges\n", sink, r0, r1);
+    CHECK(r0 > 0 && r1 - r0 < 4 * 1024);
+    CHECK(st.kept + st.aggregated == 420000 && st.dropped == 0);
+    if (sink == GP_SINK_AUTO) { /* kept ranges keep their attributes */
+        char path[128];
+        snprintf(path, sizeof path, "/tmp/gp_test_samples_attr_%ld.json", (long)getpid());
+        CHECK(gp_export_trace(p, path) == 0);
+        FILE *f = fopen(path, "r");
+        CHECK(f);
+        static char buf[1 << 20];
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        buf[got] = 0;
+        fclose(f);
+        unlink(path);
+        CHECK(strstr(buf, "\"user\":\"user-0-session-abcdefgh\""));
+        CHECK(strstr(buf, "\"user\":\"user-999-session-abcdefgh\""));
+        CHECK(!strstr(buf, "\"user\":\"user-1000-session-abcdefgh\""));
+    }
+    gp_profiler_destroy(p);
+    _exit(0);
+}
+
+TEST(attr_values_of_aggregated_ranges)
+{
+    for (int k = 0; k < 2; k++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0) attr_child(k ? GP_SINK_AGGREGATE : GP_SINK_AUTO);
+        int ws = 0;
+        ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
+        ASSERT(WIFEXITED(ws));
+        ASSERT_EQ_INT(WEXITSTATUS(ws), 0);
+    }
+}
+
+TEST_MAIN(samples_default_sink, samples_aggregate_sink, samples_file_stream, samples_store_stream,
+          attr_values_of_aggregated_ranges)

@@ -1452,6 +1452,12 @@ void gp_range_attr_int(gp_profiler *p, const char *key, int64_t value)
 void gp_range_attr_str_slow_(gp_profiler *p, const char *key, const char *value)
 {
     if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ || !value) return;
+    /* the value is interned for the profiler's life: only when the range
+     * keeps it (an innermost level recorded as an event; rec_value checks
+     * again), so that the attributes of ranges aggregated inline (past
+     * keep_max, the aggregate sink) cost no memory */
+    gp_tbuf *b = tbuf_find(p);
+    if (!b || depth_of(b) == 0 || b->fr[depth_of(b) - 1].mode != GP_FR_EVENT) return;
     const char *v = gp_intern(p, value);
     if (v) rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1);
 }
