@@ -92,6 +92,25 @@ static void child(int sink, const char *path)
         CHECK(st.dropped == 0);
     }
     CHECK(st.kept + st.aggregated == WARM + MORE);
+    if (sink != GP_SINK_STREAM) {
+        /* an event that raises the peak is kept beyond the cap: the views
+         * of the export's events show the tracker's peak */
+        static char big[1];
+        CHECK(gp_mem_track(p, "big", big, 8192, NULL, 0, NULL) == 0);
+        char xpath[128];
+        snprintf(xpath, sizeof xpath, "/tmp/gp_test_samples_peak_%ld.json", (long)getpid());
+        CHECK(gp_export_json(p, xpath) == 0);
+        FILE *f = fopen(xpath, "r");
+        CHECK(f);
+        char line[1024];
+        int found = 0;
+        while (fgets(line, sizeof line, f))
+            found |= strstr(line, "\"name\":\"[memory]\"") && strstr(line, "\"Bytes\":8192");
+        fclose(f);
+        unlink(xpath);
+        CHECK(found);
+        CHECK(gp_mem_untrack(p, big) == 0);
+    }
     gp_profiler_destroy(p);
     _exit(0);
 }

@@ -14,12 +14,15 @@
  * absent (views label it "tracked"). Caller holds p->mu; ec is the call's
  * context (gp_rec_entry_ctx). */
 static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts,
-                      const gp_entry_ctx *ec)
+                      const gp_entry_ctx *ec, int new_peak)
 {
     /* on the calling thread's track (the ranges it is made in enclose it),
      * the process's for a thread that never recorded a range */
     uint32_t trk = ec->thr ? ec->thr - 1 : p->proc_track;
-    if (p->samples_max && p->tr->mem_events.n >= p->samples_max) { /* counted, not kept */
+    /* beyond the sink's cap: counted, not kept, except an event that raises
+     * the peak (so that views of the events show the tracker's peak; a
+     * steady program makes none) */
+    if (p->samples_max && p->tr->mem_events.n >= p->samples_max && !new_peak) {
         p->values_dropped++;
         return;
     }
@@ -33,11 +36,11 @@ static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts
     }
 }
 
-static void mem_sample(gp_profiler *p)
+static void mem_sample(gp_profiler *p, int new_peak)
 {
     if (p->mem_series == UINT32_MAX)
         p->mem_series = gp_trace_str(p->tr, "memory.tracked_bytes", 20);
-    gp_rec_counter_sample(p, p->mem_series, gp_rec_host_ns(p), (double)p->mem_cur);
+    gp_rec_counter_sample(p, p->mem_series, gp_rec_host_ns(p), (double)p->mem_cur, new_peak);
     /* the stream sink writes samples as the drain runs, and a program that
      * only tracks buffers (no range) has no drain: written here then */
     if (p->stream && p->tr->counters.n + p->tr->mem_events.n >= 8192) gp_stream_flush_(p);
@@ -98,12 +101,13 @@ int gp_mem_track(gp_profiler *p, const char *name, const void *ptr, size_t bytes
     }
     if (was_dead) p->mem_dead--;
     p->mem_cur += m.bytes;
-    if (p->mem_cur > p->mem_peak) p->mem_peak = p->mem_cur;
+    int new_peak = p->mem_cur > p->mem_peak;
+    if (new_peak) p->mem_peak = p->mem_cur;
     if (p->mem_cur > p->mem_window_peak) p->mem_window_peak = p->mem_cur;
     for (gp_sess_peak *q = p->open_sessions; q; q = q->next) /* open sessions' peaks */
         if (p->mem_cur > q->peak) q->peak = p->mem_cur;
-    mem_event(p, ptr, m.bytes, m.ts, &ec);
-    mem_sample(p);
+    mem_event(p, ptr, m.bytes, m.ts, &ec, new_peak);
+    mem_sample(p, new_peak);
     gp_rec_entry_memop(p, &ec, m.bytes, p->mem_cur);
     goto out;
 oom:
@@ -133,7 +137,7 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
     gp_membuf *m = &p->mem.v[idx];
     int64_t freed = m->bytes;
     p->mem_cur -= m->bytes;
-    mem_event(p, ptr, -m->bytes, gp_rec_host_ns(p), &ec);
+    mem_event(p, ptr, -m->bytes, gp_rec_host_ns(p), &ec, 0);
     free(m->name);
     free(m->dtype);
     free(m->shape);
@@ -146,7 +150,7 @@ int gp_mem_untrack(gp_profiler *p, const void *ptr)
     }
     p->mem.n--;
     mem_index_compact(p);
-    mem_sample(p);
+    mem_sample(p, 0);
     gp_rec_entry_memop(p, &ec, -freed, p->mem_cur);
 out:
     pthread_mutex_unlock(&p->mu);

@@ -1552,7 +1552,7 @@ uint32_t gp_rec_gpu_track(gp_profiler *p, uint64_t key, const char *label)
     return tr;
 }
 
-int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v)
+int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v, int force)
 {
     uint64_t *slot = gp_u64map_slot(&p->series_of, name, UINT64_MAX);
     if (!slot) return GP_ENOMEM;
@@ -1572,7 +1572,7 @@ int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v)
         st->last_ts = ts;
         st->last = v;
     }
-    if (p->samples_max && p->tr->counters.n >= p->samples_max) { /* counted, not kept */
+    if (p->samples_max && p->tr->counters.n >= p->samples_max && !force) { /* counted */
         p->values_dropped++;
         return 0;
     }
@@ -1755,7 +1755,7 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
         return GP_VEC_PUSH(b->pattrs, a);
     }
     case GP_EV_COUNTER:
-        return gp_rec_counter_sample(p, str_id(p, e->p), gp_rec_ns(p, e->t), bitsd(e->v));
+        return gp_rec_counter_sample(p, str_id(p, e->p), gp_rec_ns(p, e->t), bitsd(e->v), 0);
     case GP_EV_OBSERVE: {
         uint32_t name = str_id(p, e->p);
         uint64_t *slot = gp_u64map_slot(&p->obs_of, name, UINT64_MAX);

@@ -425,7 +425,8 @@ long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t nam
 /* Returns (creating) the GPU track named `label` for key (stream/queue). */
 uint32_t gp_rec_gpu_track(gp_profiler *p, uint64_t key, const char *label);
 /* Appends a counter sample of series `name` (caller holds p->mu). */
-int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v);
+/* force: kept even beyond samples_max (the tracker's new peaks) */
+int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v, int force);
 typedef struct gp_stream gp_stream;
 /* Chrome-trace writers of export.c, shared with the stream sink (caller
  * holds p->mu): the file header up to "traceEvents", ns as microseconds
