@@ -45,7 +45,13 @@ typedef struct cu_state {
     GP_VEC(cudaEvent_t) pool;
     GP_VEC(cu_open) open;
     GP_VEC(cu_pending) pend;
+    size_t poll_at; /* pend.n that makes gp_cuda_end poll (0: GP_POLL_MIN) */
 } cu_state;
+
+/* Pending timings at which gp_cuda_end polls them (a program that asks for
+ * no results for hours would otherwise hold two events per timing): the
+ * first poll at GP_POLL_MIN, the next when the pending ones have doubled. */
+#define GP_POLL_MIN 1024
 
 static const char *cu_err(cu_state *s, cudaError_t e)
 {
@@ -181,7 +187,13 @@ int gp_cuda_end_ex(gp_profiler *p, const char *name, void *stream, int64_t bytes
         goto out;
     }
     rc = GP_VEC_PUSH(s->pend, pe);
-    if (!rc) ec.ix = NULL; /* owned by the pending record */
+    if (!rc) {
+        ec.ix = NULL; /* owned by the pending record */
+        if (s->pend.n >= (s->poll_at ? s->poll_at : GP_POLL_MIN)) {
+            size_t left = (size_t)gp_cuda_resolve_(p, 0); /* events back to the pool */
+            s->poll_at = left * 2 > GP_POLL_MIN ? left * 2 : GP_POLL_MIN;
+        }
+    }
 out:
     pthread_mutex_unlock(&p->mu);
     gp_rec_entry_ctx_free(&ec);

@@ -17,8 +17,14 @@ typedef struct cl_pending {
     gp_entry_ctx ec; /* the ranges open on the calling thread (per-entry metrics) */
 } cl_pending;
 
+/* Pending timings at which gp_cl_event polls them (a program that asks for
+ * no results for hours would otherwise retain every event): the first poll
+ * at GP_POLL_MIN, the next when the pending ones have doubled. */
+#define GP_POLL_MIN 1024
+
 typedef struct cl_state {
     GP_VEC(cl_pending) pend;
+    size_t poll_at; /* pend.n that makes gp_cl_event poll (0: GP_POLL_MIN) */
     int have_off;
     int64_t off; /* host ns - device ns, from the first resolved event */
 } cl_state;
@@ -61,6 +67,10 @@ int gp_cl_event_ex(gp_profiler *p, const char *name, struct _cl_event *ev, int64
         rc = GP_ENOMEM;
     } else {
         ec.ix = NULL; /* owned by the pending record */
+        if (st->pend.n >= (st->poll_at ? st->poll_at : GP_POLL_MIN)) {
+            size_t left = (size_t)gp_cl_resolve_(p, 0); /* completed ones: timed, released */
+            st->poll_at = left * 2 > GP_POLL_MIN ? left * 2 : GP_POLL_MIN;
+        }
     }
 out:
     pthread_mutex_unlock(&p->mu);
