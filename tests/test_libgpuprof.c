@@ -5,6 +5,9 @@
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef GP_HAVE_OPENCL
@@ -549,6 +552,55 @@ TEST(opencl_pending_timings_polled)
 #endif
 }
 
+/* An export past the file size limit (ulimit -f) fails with GP_EIO and the
+ * reason, and the program goes on: before, the write raised SIGXFSZ in the
+ * program's thread, whose default action ended it. */
+TEST(exports_past_file_size_limit)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "/tmp/gp_test_fsize_%ld", (long)getpid());
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_DFL);
+        struct rlimit rl = {64 << 10, 64 << 10};
+        if (setrlimit(RLIMIT_FSIZE, &rl)) _exit(2);
+        gp_options o = {0};
+        o.sink = GP_SINK_KEEP;
+        gp_profiler *p = gp_profiler_create(&o);
+        if (!p) _exit(3);
+        for (int i = 0; i < 20000; i++) {
+            gp_range_begin(p, "step");
+            gp_range_end(p);
+        }
+        char path[160];
+        snprintf(path, sizeof path, "%s.json", dir);
+        if (gp_export_json(p, path) != GP_EIO || !strstr(gp_last_error(p), "File too large"))
+            _exit(4);
+        snprintf(path, sizeof path, "%s.trace.json", dir);
+        if (gp_export_trace(p, path) != GP_EIO) _exit(5);
+        gp_range_begin(p, "after"); /* still recording */
+        gp_range_end(p);
+        gp_summary_row *rows;
+        size_t n;
+        if (gp_summary_rows(p, &rows, &n) || n != 2) _exit(6);
+        gp_summary_rows_free(rows, n);
+        gp_profiler_destroy(p);
+        _exit(0);
+    }
+    int ws = 0;
+    ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
+    if (WIFSIGNALED(ws)) printf("  child ended by signal %d\n", WTERMSIG(ws));
+    ASSERT(WIFEXITED(ws));
+    ASSERT_EQ_INT(WEXITSTATUS(ws), 0);
+    char path[160];
+    snprintf(path, sizeof path, "%s.json", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s.trace.json", dir);
+    remove(path);
+}
+
 TEST(opencl_queue_without_profiling)
 {
 #ifndef GP_HAVE_OPENCL
@@ -623,4 +675,4 @@ TEST_MAIN(ranges_nest_and_time, scope_func_and_call_macros, enable_disable, attr
           counters_and_observations, memory_tracker_and_leaks, measure_and_compare,
           bottlenecks_by_self_time, default_profiler, cuda_timer_or_skip, opencl_kernel_timers_pocl,
           opencl_queue_without_profiling, reset_discards, many_events_cross_chunks,
-          opencl_pending_timings_polled)
+          opencl_pending_timings_polled, exports_past_file_size_limit)

@@ -8,6 +8,7 @@
 #include "core/stats.h"
 #include "record/recorder.h"
 #include "render/chrome.h"
+#include "store/store.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,10 @@ static int write_trace(gp_profiler *p, const char *path, const char *extra)
         gp_rec_seterr(p, "%s: out of memory", path);
         return rc;
     }
+    /* in the program's thread: a write past the file size limit must fail
+     * (EFBIG), not end the program with SIGXFSZ */
+    gp_xfsz_guard g;
+    gp_xfsz_block(&g);
     FILE *f = fopen(path, "w");
     if (!f) {
         rc = GP_EIO;
@@ -318,7 +323,9 @@ static int write_trace(gp_profiler *p, const char *path, const char *extra)
         rc = gp_chrome_write_ex(&view, f, extra, NULL);
         if (fclose(f) != 0 && !rc) rc = GP_EIO;
     }
-    if (rc) gp_rec_seterr(p, "%s: %s", path, rc == GP_ENOMEM ? "out of memory" : strerror(errno));
+    int e = errno;
+    gp_xfsz_unblock(&g);
+    if (rc) gp_rec_seterr(p, "%s: %s", path, rc == GP_ENOMEM ? "out of memory" : strerror(e));
     view_free(&view);
     return rc;
 }

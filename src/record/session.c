@@ -10,6 +10,7 @@
 #include "core/stats.h"
 #include "core/table.h"
 #include "record/recorder.h"
+#include "store/store.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,10 +242,13 @@ int gp_session_result_json(const gp_session_result *r, const char *path)
     gp_sbuf b = {0};
     gp_report_session_result_json(&b, r);
     gp_sbuf_putc(&b, '\n');
+    gp_xfsz_guard g; /* a write past ulimit -f fails instead of ending the program */
+    gp_xfsz_block(&g);
     FILE *f = fopen(path, "w");
     int rc = 0;
     if (!f || gp_sbuf_write(&b, f) != 0) rc = GP_EIO;
     if (f && fclose(f) != 0) rc = GP_EIO;
+    gp_xfsz_unblock(&g);
     gp_sbuf_free(&b);
     return rc;
 }
