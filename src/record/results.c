@@ -258,14 +258,16 @@ void gp_print_summary(gp_profiler *p, FILE *f)
     if (p->unmatched_end)
         fprintf(f, "note: %llu range end(s) without a matching begin were ignored\n",
                 (unsigned long long)p->unmatched_end);
-    uint64_t agg = gp_rec_count(p, 1), drop = gp_rec_count(p, 0);
+    uint64_t agg = gp_rec_count(p, 1), drop = gp_rec_count(p, 0) + p->stream_lost;
     if (agg)
         fprintf(f,
                 "note: %llu range(s) kept as statistics only (sink; p50/p95/p99 of those rows "
                 "from the quantile sketch, within 1.6%%)\n",
                 (unsigned long long)agg);
     if (drop)
-        fprintf(f, "note: %llu event(s) dropped (keep cap or out of memory)\n",
+        fprintf(f,
+                "note: %llu event(s) dropped (keep cap, counter samples or memory events past "
+                "the sink's cap, a stream that could not be written, or out of memory)\n",
                 (unsigned long long)drop);
     pthread_mutex_unlock(&p->mu);
     gp_summary_rows_free(rows, n);

@@ -152,8 +152,9 @@ void gp_report_summary_text(FILE *f, const gp_trace *t, const gp_summary *s,
         fprintf(f, "note: the trace's event array was not closed (crashed writer?)\n");
     if (t->meta.lib_dropped)
         fprintf(f,
-                "note: libgpuprof dropped %llu event(s) while recording (keep cap or out of "
-                "memory): they are in no figure here\n",
+                "note: libgpuprof dropped %llu event(s) while recording (keep cap, counter "
+                "samples or memory events past the sink's cap, or out of memory): they are in "
+                "no figure here\n",
                 (unsigned long long)t->meta.lib_dropped);
     uint64_t agg = 0;
     size_t agg_ops = 0;
