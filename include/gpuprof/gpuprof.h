@@ -81,9 +81,11 @@ GP_API int gp_enabled(const gp_profiler *p);
 GP_API int gp_profiler_reset(gp_profiler *p);
 /* What happened to the ranges recorded so far. */
 typedef struct gp_record_stats {
-    uint64_t kept;       /* ranges kept as events (slices in memory or streamed) */
+    uint64_t kept;       /* ranges kept as events (slices in memory or written by the stream) */
     uint64_t aggregated; /* ranges known only as per-name statistics */
-    uint64_t dropped;    /* ranges and values lost (keep cap, out of memory), counted */
+    uint64_t dropped;    /* ranges and values lost (keep cap, out of memory, a stream that could
+                            not write them, counter samples / memory events past the sink's
+                            cap: docs/api.md "Sinks"), counted */
 } gp_record_stats;
 /* Fills *out (a snapshot while threads record). Returns 0. */
 GP_API int gp_record_stats_get(gp_profiler *p, gp_record_stats *out);
