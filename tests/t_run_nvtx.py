@@ -309,6 +309,22 @@ check(r.returncode == 0 and sum(1 for e in json.load(open(ej))["traceEvents"]
       "forkstart: export keeps all %d slices" % len(rows))
 c.close()
 
+# a thread still inside an NVTX call when the program exits (issue 19 check):
+# the injection's exit handler stops and frees the store writer; the call
+# must not use it afterwards (it crashed the program with SIGSEGV), and what
+# was recorded before the exit is stored
+dbl = os.path.join(tmp, "lateexit.db")
+r = subprocess.run([BIN, "run", "-o", dbl, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                    "--no-summary", "--", PROG, "lateexit"], capture_output=True, text=True,
+                   timeout=60)
+check(r.returncode == 0 and "late call finished" in r.stderr,
+      "lateexit: the program exits normally: %d %s" % (r.returncode, r.stderr))
+c = sqlite3.connect(dbl)
+got = [n for (n,) in c.execute("SELECT s.s FROM slices x JOIN strings s ON s.proc = x.proc AND "
+                               "s.id = x.name")]
+check(got == ["before exit"], "lateexit: the range before the exit stored: %r" % got)
+c.close()
+
 if failures:
     sys.exit(1)
 print("ok")

@@ -18,12 +18,19 @@
  *          differ only at their end
  *        nvtx_prog forkstart: start/end ranges started before a fork (by
  *          the forking thread and by an exited thread) and ended in the child
- *          by another thread and in the parent */
+ *          by another thread and in the parent
+ *        nvtx_prog lateexit: a thread still inside an NVTX call (reading
+ *          its message, held up by a fault handler) when the program exits;
+ *          it finishes the call in the program's last exit handler */
+#include <errno.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -289,8 +296,87 @@ static int forkstart(void)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
+/* lateexit: the message lies in a page made unreadable; the fault handler
+ * holds the thread inside the NVTX call (after its first check that the
+ * injection records) until the program's last exit handler, registered
+ * before the injection's and so run after it, makes the page readable. */
+static char *late_page;
+static nvtxDomainHandle_t late_dom;
+static sem_t late_in, late_go, late_done;
+
+static int late_wait(sem_t *s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 10;
+    int rc;
+    while ((rc = sem_timedwait(s, &ts)) && errno == EINTR) {
+    }
+    return rc;
+}
+
+static void late_segv(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if ((char *)si->si_addr < late_page || (char *)si->si_addr >= late_page + 4096) {
+        signal(sig, SIG_DFL);
+        return;
+    }
+    sem_post(&late_in);
+    while (sem_wait(&late_go) && errno == EINTR) {
+    }
+}
+
+static void *late_thread(void *arg)
+{
+    (void)arg;
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = late_page;
+    nvtxDomainRangePushEx(late_dom, &a);
+    nvtxDomainRangePop(late_dom);
+    nvtxRangePushA("after exit");
+    nvtxRangePop();
+    sem_post(&late_done);
+    return NULL;
+}
+
+static void late_last(void)
+{
+    mprotect(late_page, 4096, PROT_READ | PROT_WRITE);
+    sem_post(&late_go);
+    if (late_wait(&late_done) == 0) fprintf(stderr, "nvtx_prog: late call finished\n");
+}
+
+static int late_exit(void)
+{
+    atexit(late_last);
+    sem_init(&late_in, 0, 0);
+    sem_init(&late_go, 0, 0);
+    sem_init(&late_done, 0, 0);
+    late_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (late_page == MAP_FAILED) return 1;
+    strcpy(late_page, "late message");
+    struct sigaction sa = {0};
+    sa.sa_sigaction = late_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, NULL);
+    late_dom = nvtxDomainCreateA("late");
+    nvtxRangePushA("before exit"); /* starts the injection (and its exit handler) */
+    nvtxRangePop();
+    mprotect(late_page, 4096, PROT_NONE);
+    pthread_t th;
+    pthread_create(&th, NULL, late_thread, NULL);
+    pthread_detach(th);
+    if (late_wait(&late_in)) fprintf(stderr, "nvtx_prog: the NVTX call never read its message\n");
+    return 0; /* exit while the thread is inside nvtxDomainRangePushEx */
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "lateexit")) return late_exit();
     if (argc > 1 && !strcmp(argv[1], "domains")) return domains();
     if (argc > 1 && !strcmp(argv[1], "wide")) return wide();
     if (argc > 1 && !strcmp(argv[1], "longdom")) return longdom();

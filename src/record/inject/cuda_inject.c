@@ -441,11 +441,29 @@ static inline nthr *n_self(void)
     return t ? t : n_self_slow();
 }
 
+/* The writer's string and thread-track tables, from an NVTX call (a cache
+ * miss, a thread's first event, a thread name): under S.mu, so that a thread
+ * still inside a call when the program exits never uses the writer at_exit
+ * stops and frees (it gets 0; what it records then is not drained). */
+static uint32_t n_str(const char *s)
+{
+    pthread_mutex_lock(&S.mu);
+    uint32_t id = S.w ? gp_store_writer_str(S.w, s) : 0;
+    pthread_mutex_unlock(&S.mu);
+    return id;
+}
+
+static uint32_t n_thread_track(int64_t tid, const char *name)
+{
+    pthread_mutex_lock(&S.mu);
+    uint32_t id = S.w ? gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, tid, GP_NONE, name) : 0;
+    pthread_mutex_unlock(&S.mu);
+    return id;
+}
+
 static uint32_t n_track(nthr *t)
 {
-    if (t->track == UINT32_MAX)
-        t->track = gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, (int64_t)syscall(SYS_gettid),
-                                         GP_NONE, NULL);
+    if (t->track == UINT32_MAX) t->track = n_thread_track((int64_t)syscall(SYS_gettid), NULL);
     return t->track;
 }
 
@@ -501,7 +519,7 @@ typedef struct nreg { /* an nvtxStringHandle_t */
 static uint32_t n_intern(const ndomain *d, const char *m)
 {
     if (!m) m = "";
-    if (!d || !d->name) return gp_store_writer_str(S.w, m);
+    if (!d || !d->name) return n_str(m);
     /* whole, however long (a cache miss only: not on the hot path) */
     size_t ld = strlen(d->name), lm = strlen(m);
     char sbuf[512], *buf = sbuf;
@@ -513,7 +531,7 @@ static uint32_t n_intern(const ndomain *d, const char *m)
         memcpy(buf + ld, "::", 2);
         memcpy(buf + ld + 2, m, lm + 1);
     }
-    uint32_t id = gp_store_writer_str(S.w, buf);
+    uint32_t id = n_str(buf);
     if (buf != sbuf) free(buf);
     return id;
 }
@@ -1128,13 +1146,13 @@ static int NVTX_API n_RangePop(void)
 }
 static void NVTX_API n_NameOsThreadA(uint32_t tid, const char *name)
 {
-    if (S.w && name) gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, tid, GP_NONE, name);
+    if (S.w && name) n_thread_track(tid, name);
 }
 static void NVTX_API n_NameOsThreadW(uint32_t tid, const wchar_t *name)
 {
     if (!S.w || !name) return;
     char *u = n_utf8(name);
-    if (u) gp_store_writer_track(S.w, GP_STORE_TRACK_THREAD, tid, GP_NONE, u);
+    if (u) n_thread_track(tid, u);
     free(u);
 }
 static void NVTX_API n_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
