@@ -1,7 +1,9 @@
 /* tests/test_nvsmi_faults.c: the nvidia-smi fallback against a misbehaving
  * nvidia-smi (tests/data/monitor/misbehaving-nvidia-smi): lines that are no
  * rows of the query on the -lms stream (warnings, over-long lines) never
- * make a GPU lost, in either mode, and show in health once they recur; the
+ * make a GPU lost, in either mode, and show in health once they recur; a
+ * warning line after the process rows of the compute-apps query leaves the
+ * process list alone, in either mode; the
  * driver's own error reaches health and the devices' status; a hung
  * --help-query-gpu is reported as no answer, and hung field probes stop at
  * the first. */
@@ -127,6 +129,39 @@ TEST(per_tick_warning_lines)
     check_no_gpu_lost("garbage", "per-tick", "WARNING: infoROM is corrupted");
 }
 
+/* A warning after each iteration's process rows (appsgarbage): every GPU's
+ * process is listed, streamed as per tick (the stream emptied the list at
+ * every such line, so it never listed any). */
+static void check_procs_listed(const char *per_tick)
+{
+    gp_monitor *m = smi_monitor("appsgarbage", per_tick);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_dev_proc p0[4], p1[4];
+    size_t n0 = 0, n1 = 0;
+    for (int i = 0; i < 300 && !(n0 == 1 && n1 == 1); i++) {
+        gp_monitor_sample_now(m);
+        n0 = gp_monitor_processes(m, 0, p0, 4);
+        n1 = gp_monitor_processes(m, 1, p1, 4);
+        if (!(n0 == 1 && n1 == 1)) sleep_ms(20);
+    }
+    if (n0 != 1 || n1 != 1) fprintf(stderr, "processes: GPU 0 %zu, GPU 1 %zu\n", n0, n1);
+    ASSERT_EQ_INT((int)n0, 1);
+    ASSERT_EQ_INT((int)n1, 1);
+    ASSERT_EQ_INT(p1[0].pid, 999999);
+    smi_done(m);
+}
+
+TEST(stream_apps_warning_after_rows)
+{
+    check_procs_listed(NULL);
+}
+
+TEST(per_tick_apps_warning_after_rows)
+{
+    check_procs_listed("per-tick");
+}
+
 TEST(driver_error_at_start)
 {
     gp_monitor *m = smi_monitor("failstart", NULL);
@@ -186,5 +221,6 @@ TEST(field_probes_that_hang)
 }
 
 TEST_MAIN(stream_warning_before_each_iteration, stream_warning_after_each_iteration,
-          stream_over_long_lines, per_tick_warning_lines, driver_error_at_start,
-          driver_error_on_the_stream, help_query_that_hangs, field_probes_that_hang)
+          stream_over_long_lines, per_tick_warning_lines, stream_apps_warning_after_rows,
+          per_tick_apps_warning_after_rows, driver_error_at_start, driver_error_on_the_stream,
+          help_query_that_hangs, field_probes_that_hang)

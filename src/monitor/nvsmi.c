@@ -839,23 +839,23 @@ static void health_note(nvsmi_state *st)
 }
 
 /* One line of the --query-compute-apps stream (timestamp, gpu_uuid, pid,
- * used_memory): lines with the newest timestamp form the process list; a
- * line of another shape (e.g. "No running processes found") empties it. */
+ * used_memory): lines with the newest timestamp form the process list. A
+ * line of another shape (a warning such as "WARNING: infoROM is corrupted
+ * ...", garbage) is no row: it is ignored, as in per-tick mode, and neither
+ * empties the list nor counts as a row for its timing (an iteration without
+ * processes prints no row, which max(3 periods, 1 s) of silence stands
+ * for). */
 static void app_line(nvsmi_state *st, char *line, int toolong, int64_t now)
 {
-    if (toolong) return; /* no row, and no "No running processes found" */
+    if (toolong) return; /* no row */
     char *c[4];
     int nc = split_csv(line, c, 4);
     if (nc == 1 && !*c[0]) return;
-    st->app_last_ns = now;
     st->apps.delivered = 1; /* the stream answers */
     char *end;
     long pid = nc == 4 ? strtol(c[2], &end, 10) : 0;
-    if (nc != 4 || *end || pid <= 0) {
-        st->app_n = 0;
-        st->app_ts[0] = 0;
-        return;
-    }
+    if (nc != 4 || *end || pid <= 0) return;
+    st->app_last_ns = now;
     if (strcmp(c[0], st->app_ts)) { /* a new iteration */
         st->app_n = 0;
         gp_backend_strcpy(st->app_ts, sizeof st->app_ts, c[0]);
