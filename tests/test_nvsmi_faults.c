@@ -3,7 +3,8 @@
  * rows of the query on the -lms stream (warnings, over-long lines) never
  * make a GPU lost, in either mode, and show in health once they recur; a
  * warning line after the process rows of the compute-apps query leaves the
- * process list alone, in either mode; the
+ * process list alone, in either mode, and a compute-apps stream that ends
+ * after each iteration does not empty it when it ends; the
  * driver's own error reaches health and the devices' status; a hung
  * --help-query-gpu is reported as no answer, and hung field probes stop at
  * the first. */
@@ -162,6 +163,38 @@ TEST(per_tick_apps_warning_after_rows)
     check_procs_listed("per-tick");
 }
 
+TEST(stream_apps_that_end)
+{
+    /* appsdie: the compute-apps stream prints one iteration and exits, so
+     * it is restarted at most once a second, each time at a tick that read
+     * its group and its end together (which emptied the list for that
+     * tick); the list is read until two restarts were seen */
+    gp_monitor *m = smi_monitor("appsdie", NULL);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_dev_proc p[4];
+    int listed = 0, empty_after = 0, starts0 = -1;
+    for (int i = 0; i < 600; i++) {
+        gp_monitor_sample_now(m);
+        size_t n0 = gp_monitor_processes(m, 0, p, 4), n1 = gp_monitor_processes(m, 1, p, 4);
+        int starts = count_starts("--query-compute-apps=timestamp");
+        if (n0 == 1 && n1 == 1 && !listed) {
+            listed = 1;
+            starts0 = starts;
+        } else if (listed && (n0 != 1 || n1 != 1)) {
+            fprintf(stderr, "tick %d: GPU 0 %zu, GPU 1 %zu processes (stream %d)\n", i, n0, n1,
+                    starts);
+            empty_after++;
+        }
+        if (listed && starts >= starts0 + 2) break;
+        sleep_ms(20);
+    }
+    ASSERT(listed);
+    ASSERT_CMP_INT(count_starts("--query-compute-apps=timestamp"), >=, starts0 + 2);
+    ASSERT_EQ_INT(empty_after, 0);
+    smi_done(m);
+}
+
 TEST(driver_error_at_start)
 {
     gp_monitor *m = smi_monitor("failstart", NULL);
@@ -222,5 +255,5 @@ TEST(field_probes_that_hang)
 
 TEST_MAIN(stream_warning_before_each_iteration, stream_warning_after_each_iteration,
           stream_over_long_lines, per_tick_warning_lines, stream_apps_warning_after_rows,
-          per_tick_apps_warning_after_rows, driver_error_at_start, driver_error_on_the_stream,
-          help_query_that_hangs, field_probes_that_hang)
+          per_tick_apps_warning_after_rows, stream_apps_that_end, driver_error_at_start,
+          driver_error_on_the_stream, help_query_that_hangs, field_probes_that_hang)

@@ -880,13 +880,14 @@ static int64_t apps_quiet(const nvsmi_state *st)
 }
 
 /* Publishes the process list: the newest group once the stream has been
- * quiet for a while after it (an iteration is printed at once); nothing
- * when no line came for max(3 periods, 1 s) (nvidia-smi prints no line for
- * an iteration without processes; a late iteration must not look empty). Returns 0 while a group is
- * arriving (the previous list stays). */
+ * quiet for a while after it (an iteration is printed at once), at once
+ * when the stream ended (nothing more comes); nothing when no row came for
+ * max(3 periods, 1 s) (nvidia-smi prints no line for an iteration without
+ * processes; a late iteration must not look empty). Returns 0 while a group
+ * is arriving (the previous list stays). */
 static int apps_publish(nvsmi_state *st, int64_t now)
 {
-    if (st->app_n && now - st->app_last_ns < apps_quiet(st)) return 0;
+    if (st->app_n && st->apps.pid > 0 && now - st->app_last_ns < apps_quiet(st)) return 0;
     int64_t empty_after = 3 * st->lms * 1000000 > 1000000000 ? 3 * st->lms * 1000000 : 1000000000;
     int n = st->app_n && now - st->app_last_ns < empty_after ? st->app_n : 0;
     st->nprocs = 0;
@@ -980,7 +981,7 @@ static void tick_stream(nvsmi_state *st)
             stream_read(st, &st->apps, app_line, gp_clock_mono_ns());
         }
     }
-    if (!apps_publish(st, gp_clock_mono_ns()) && st->apps.pid <= 0) st->nprocs = 0;
+    apps_publish(st, gp_clock_mono_ns());
 }
 
 /* GPUPROF_NVIDIA_SMI_MODE=per-tick: one query process per tick (and one for
