@@ -310,9 +310,9 @@ check(r.returncode == 0 and sum(1 for e in json.load(open(ej))["traceEvents"]
 c.close()
 
 # a thread still inside an NVTX call when the program exits (issue 19 check):
-# the injection's exit handler stops and frees the store writer; the call
-# must not use it afterwards (it crashed the program with SIGSEGV), and what
-# was recorded before the exit is stored
+# the injection's destructor stops and frees the store writer; the call must
+# not use it afterwards (it crashed the program with SIGSEGV), and what was
+# recorded before the exit is stored
 dbl = os.path.join(tmp, "lateexit.db")
 r = subprocess.run([BIN, "run", "-o", dbl, "--nvtx", "--no-opencl", "--no-cuda", "-q",
                     "--no-summary", "--", PROG, "lateexit"], capture_output=True, text=True,
@@ -323,6 +323,17 @@ c = sqlite3.connect(dbl)
 got = [n for (n,) in c.execute("SELECT s.s FROM slices x JOIN strings s ON s.proc = x.proc AND "
                                "s.id = x.name")]
 check(got == ["before exit"], "lateexit: the range before the exit stored: %r" % got)
+c.close()
+
+# NVTX in an exit handler that runs after the injection's atexit handler
+# (as a C++ static object's destructor does): recorded (it was lost)
+out, c, _ = run_mode("atexit")
+got = sorted(n for (n,) in c.execute("SELECT s.s FROM slices x JOIN strings s ON s.proc = x.proc "
+                                     "AND s.id = x.name"))
+marks = [n for (n,) in c.execute("SELECT s.s FROM instants x JOIN strings s ON s.proc = x.proc "
+                                 "AND s.id = x.name")]
+check(got == ["in exit handler", "in main"] and marks == ["exit mark"],
+      "atexit: the exit handler's range and mark stored: %r %r" % (got, marks))
 c.close()
 
 if failures:

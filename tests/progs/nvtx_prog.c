@@ -21,7 +21,10 @@
  *          by another thread and in the parent
  *        nvtx_prog lateexit: a thread still inside an NVTX call (reading
  *          its message, held up by a fault handler) when the program exits;
- *          it finishes the call in the program's last exit handler */
+ *          it finishes the call when stdio is flushed, after the library
+ *          destructors (the injection's stops the store writer)
+ *        nvtx_prog atexit: a range and a mark in an exit handler registered
+ *          before NVTX started (it runs after the injection's) */
 #include <errno.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -298,8 +301,9 @@ static int forkstart(void)
 
 /* lateexit: the message lies in a page made unreadable; the fault handler
  * holds the thread inside the NVTX call (after its first check that the
- * injection records) until the program's last exit handler, registered
- * before the injection's and so run after it, makes the page readable. */
+ * injection records) until exit flushes the stdio streams, after the
+ * library destructors: a stream of ours (fopencookie) with buffered text
+ * then makes the page readable and waits for the call to finish. */
 static char *late_page;
 static nvtxDomainHandle_t late_dom;
 static sem_t late_in, late_go, late_done;
@@ -343,16 +347,21 @@ static void *late_thread(void *arg)
     return NULL;
 }
 
-static void late_last(void)
+static ssize_t late_flush(void *cookie, const char *buf, size_t n)
 {
+    (void)cookie;
+    (void)buf;
     mprotect(late_page, 4096, PROT_READ | PROT_WRITE);
     sem_post(&late_go);
     if (late_wait(&late_done) == 0) fprintf(stderr, "nvtx_prog: late call finished\n");
+    return (ssize_t)n;
 }
 
 static int late_exit(void)
 {
-    atexit(late_last);
+    cookie_io_functions_t io = {NULL, late_flush, NULL, NULL};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (!f || setvbuf(f, NULL, _IOFBF, 64) || fputs("x", f) < 0) return 1;
     sem_init(&late_in, 0, 0);
     sem_init(&late_go, 0, 0);
     sem_init(&late_done, 0, 0);
@@ -374,8 +383,26 @@ static int late_exit(void)
     return 0; /* exit while the thread is inside nvtxDomainRangePushEx */
 }
 
+/* atexit: an exit handler registered before NVTX started, so run after the
+ * injection's own, records a range and a mark */
+static void exit_ranges(void)
+{
+    nvtxRangePushA("in exit handler");
+    nvtxMarkA("exit mark");
+    nvtxRangePop();
+}
+
+static int at_exit_ranges(void)
+{
+    atexit(exit_ranges);
+    nvtxRangePushA("in main");
+    nvtxRangePop();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "atexit")) return at_exit_ranges();
     if (argc > 1 && !strcmp(argv[1], "lateexit")) return late_exit();
     if (argc > 1 && !strcmp(argv[1], "domains")) return domains();
     if (argc > 1 && !strcmp(argv[1], "wide")) return wide();

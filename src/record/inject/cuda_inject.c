@@ -145,10 +145,20 @@ static void n_fork_parent(void);
 static void n_fork_child(void);
 static void n_drain_stop(void);
 
+/* exit, first part (an atexit handler, registered when the injection
+ * starts): CUPTI's buffers are flushed while the driver is still up. */
 static void at_exit(void)
 {
     if (S.started_cupti) S.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (n_started) n_drain_stop(); /* hands every published NVTX event to the writer */
+}
+
+/* exit, last part (the library's destructor, run by the dynamic linker after
+ * every atexit handler and C++ static destructor, which may still record
+ * NVTX ranges): hands every published NVTX event to the writer and stops
+ * it. */
+__attribute__((destructor)) static void at_fini(void)
+{
+    if (n_started) n_drain_stop();
     pthread_mutex_lock(&S.mu);
     gp_store_writer *w = S.w;
     S.w = NULL;
@@ -443,7 +453,7 @@ static inline nthr *n_self(void)
 
 /* The writer's string and thread-track tables, from an NVTX call (a cache
  * miss, a thread's first event, a thread name): under S.mu, so that a thread
- * still inside a call when the program exits never uses the writer at_exit
+ * still inside a call when the program exits never uses the writer at_fini
  * stops and frees (it gets 0; what it records then is not drained). */
 static uint32_t n_str(const char *s)
 {
