@@ -4,7 +4,9 @@
  * make a GPU lost, in either mode, and show in health once they recur; a
  * warning line after the process rows of the compute-apps query leaves the
  * process list alone, in either mode, and a compute-apps stream that ends
- * after each iteration does not empty it when it ends; the
+ * after each iteration does not empty it when it ends; a GPU that appears
+ * (re-discovery lists it) is sampled although the running stream started
+ * without it; the
  * driver's own error reaches health and the devices' status; a hung
  * --help-query-gpu is reported as no answer, and hung field probes stop at
  * the first. */
@@ -195,6 +197,44 @@ TEST(stream_apps_that_end)
     smi_done(m);
 }
 
+TEST(stream_gpu_appears)
+{
+    /* fixedset: one GPU at first; the stream started then never prints the
+     * second, so re-discovery listing it must restart the stream (else the
+     * new GPU is "no longer reported" at every tick) */
+    char one[64];
+    snprintf(one, sizeof one, "/tmp/gp_nvsmi_one_%d", (int)getpid());
+    FILE *f = fopen(one, "w");
+    ASSERT(f);
+    fclose(f);
+    setenv("MISB_SMI_ONE", one, 1);
+    gp_monitor *m = smi_monitor("fixedset", NULL);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 1);
+    for (int i = 0; i < 5; i++) { /* the stream runs with one GPU */
+        gp_monitor_sample_now(m);
+        sleep_ms(20);
+    }
+    unlink(one);
+    ASSERT_EQ_INT(gp_monitor_rediscover(m), 2);
+    for (int i = 0; i < 20; i++) {
+        gp_monitor_sample_now(m);
+        for (int d = 0; d < 2; d++) {
+            gp_dev_info di;
+            ASSERT_EQ_INT(gp_monitor_device_info(m, (size_t)d, &di), 0);
+            if (!di.present) fprintf(stderr, "tick %d: GPU %d: %s\n", i, d, di.status);
+            ASSERT_EQ_INT(di.present, 1);
+        }
+        sleep_ms(20);
+    }
+    gp_dev_sample s;
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
+    ASSERT_NEAR(s.v[GP_MF_TEMP], 38, 0);
+    ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 0);
+    unsetenv("MISB_SMI_ONE");
+    smi_done(m);
+}
+
 TEST(driver_error_at_start)
 {
     gp_monitor *m = smi_monitor("failstart", NULL);
@@ -255,5 +295,6 @@ TEST(field_probes_that_hang)
 
 TEST_MAIN(stream_warning_before_each_iteration, stream_warning_after_each_iteration,
           stream_over_long_lines, per_tick_warning_lines, stream_apps_warning_after_rows,
-          per_tick_apps_warning_after_rows, stream_apps_that_end, driver_error_at_start,
-          driver_error_on_the_stream, help_query_that_hangs, field_probes_that_hang)
+          per_tick_apps_warning_after_rows, stream_apps_that_end, stream_gpu_appears,
+          driver_error_at_start, driver_error_on_the_stream, help_query_that_hangs,
+          field_probes_that_hang)

@@ -525,7 +525,7 @@ static int nvsmi_discover(void *state, gp_dev_info *out, int max, gp_err *err)
     gp_sbuf o = {0};
     char msg[SMI_MSG_MAX + 1];
     int rc = run_capture(st->exe, args, &o, msg, sizeof msg);
-    int n = 0;
+    int n = 0, changed = 0;
     char *save = NULL;
     for (char *line = strtok_r((char *)gp_sbuf_cstr(&o), "\n", &save);
          line && n < max && n < GP_MAX_DEVS; line = strtok_r(NULL, "\n", &save)) {
@@ -544,6 +544,7 @@ static int nvsmi_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         gp_backend_strcpy(d->pci_bus_id, sizeof d->pci_bus_id, c[3]);
         gp_backend_strcpy(d->driver_version, sizeof d->driver_version, c[4][0] == '[' ? "" : c[4]);
         d->present = 1;
+        if (n >= st->ndev || strcmp(st->uuid[n], c[2])) changed = 1;
         gp_backend_strcpy(st->uuid[n], sizeof st->uuid[n], c[2]);
         n++;
     }
@@ -553,7 +554,20 @@ static int nvsmi_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         describe_failure(st->exe, rc, msg, why, sizeof why);
         return gp_err_set(err, GP_ENODEV, "%s", why);
     }
+    if (n != st->ndev) changed = 1;
     st->ndev = n;
+    if (changed && !st->per_tick && st->gpu.starts) {
+        /* the GPUs changed (one appeared, went or moved): a running stream
+         * keeps the set it started with, and its snapshot the old indices,
+         * so both streams are restarted at the next tick, whose snapshot
+         * is then the new stream's first */
+        stream_stop(st, &st->gpu);
+        stream_stop(st, &st->apps);
+        st->gpu.next_start_ns = st->apps.next_start_ns = 0;
+        st->asm_open = 0;
+        st->snap_ns = 0;
+        for (int i = 0; i < GP_MAX_DEVS; i++) st->rows[i].present = 0;
+    }
     return n;
 }
 
