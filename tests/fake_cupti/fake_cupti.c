@@ -4,10 +4,15 @@
  * its kernel, a pageable copy, a memset, a stream synchronization, an
  * allocation and its free and an overhead record, all stamped through the
  * registered timestamp callback, and reports 2 dropped records. Records are
- * laid out as [uint64 size][record] (only this file reads the layout). */
+ * laid out as [uint64 size][record] (only this file reads the layout).
+ * FAKE_CUPTI_LATE=1: the buffer is completed on a thread of the stand-in's
+ * own, as CUPTI's worker may do while the program exits; the flush returns
+ * once that thread has read its first record, and the thread then waits
+ * 300 ms inside the completion before reading on. */
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_version.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,11 @@ static CUpti_BuffersCallbackCompleteFunc done_cb;
 static CUpti_TimestampCallbackFunc ts_cb;
 static uint64_t enabled; /* bit per kind < 64 */
 static int flushed;
+static int late;           /* FAKE_CUPTI_LATE: completion on the stand-in's thread */
+static int late_first = 1; /* the late thread's first record is yet to be read */
+static pthread_mutex_t late_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t late_cv = PTHREAD_COND_INITIALIZER;
+static int late_inside;
 
 EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
                                                            CUpti_BuffersCallbackCompleteFunc c)
@@ -77,6 +87,14 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buf, size_t vali
         p = (uint8_t *)*rec + *(uint64_t *)((uint8_t *)*rec - 8);
     if (p + 8 > buf + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
     *rec = (CUpti_Activity *)(p + 8);
+    if (late && late_first) { /* inside the late completion: the flush may return */
+        late_first = 0;
+        pthread_mutex_lock(&late_mu);
+        late_inside = 1;
+        pthread_cond_signal(&late_cv);
+        pthread_mutex_unlock(&late_mu);
+        usleep(300000);
+    }
     return CUPTI_SUCCESS;
 }
 
@@ -87,6 +105,18 @@ static uint8_t *put(uint8_t *p, const void *rec, size_t n)
     memset(p + 8, 0, sz);
     memcpy(p + 8, rec, n);
     return p + 8 + sz;
+}
+
+typedef struct late_buf {
+    uint8_t *buf;
+    size_t size, valid;
+} late_buf;
+
+static void *late_main(void *arg)
+{
+    late_buf *b = arg;
+    done_cb(NULL, 0, b->buf, b->size, b->valid);
+    return NULL;
 }
 
 EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
@@ -195,6 +225,20 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
         o.start = t + 100;
         o.end = t + 600;
         p = put(p, &o, sizeof o);
+    }
+    const char *lv = getenv("FAKE_CUPTI_LATE");
+    late = lv && lv[0] == '1';
+    if (late) {
+        static late_buf b;
+        pthread_t th;
+        b = (late_buf){buf, size, (size_t)(p - buf)};
+        if (pthread_create(&th, NULL, late_main, &b) == 0) {
+            pthread_detach(th);
+            pthread_mutex_lock(&late_mu);
+            while (!late_inside) pthread_cond_wait(&late_cv, &late_mu);
+            pthread_mutex_unlock(&late_mu);
+            return CUPTI_SUCCESS;
+        }
     }
     done_cb(NULL, 0, buf, size, (size_t)(p - buf));
     (void)flag;

@@ -125,6 +125,11 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
     gp_store_ev batch[256];
     size_t n = 0;
     CUpti_Activity *rec = NULL;
+    /* CUPTI may complete a buffer on its own thread while the program exits:
+     * the writer (and the sink's string and track helpers, which use it) is
+     * reached under S.mu, which at_fini takes to stop it; a buffer comes
+     * every few MB of activity, so the lock costs nothing measurable */
+    pthread_mutex_lock(&S.mu);
     while (S.w && S.GetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
         if (gp_cupti_convert(rec, &S.sink, &batch[n]) && ++n == 256) {
             gp_store_writer_put(S.w, batch, n);
@@ -135,6 +140,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
     size_t dropped = 0;
     if (S.w && S.GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         gp_store_writer_add_dropped(S.w, dropped);
+    pthread_mutex_unlock(&S.mu);
     free(buf);
     (void)size;
 }
