@@ -126,6 +126,45 @@ def errors(tmp, folder, other):
         os.unlink(p)
 
 
+def outputs_in_place(tmp, folder):
+    """-o replaces a regular file whole (a failed write leaves it), but a
+    FIFO or a symbolic link is written through, never replaced by a file
+    (before, -o /dev/null run as root turned /dev/null into a file)."""
+    want = ok("analyze", "--json", folder)
+    fifo = os.path.join(tmp, "out.fifo")
+    os.mkfifo(fifo)
+    got = {}
+
+    def read():
+        with open(fifo, "rb") as f:
+            got["b"] = f.read()
+    import threading
+    th = threading.Thread(target=read, daemon=True)  # never left blocking the exit
+    th.start()
+    ok("analyze", "--json", "-o", fifo, folder)
+    th.join(20)
+    check(os.path.exists(fifo) and not os.path.isfile(fifo) and got.get("b") == want,
+          "analyze -o FIFO: written through, still a FIFO")
+    target = os.path.join(tmp, "target.json")
+    link = os.path.join(tmp, "out.link")
+    with open(target, "w") as f:
+        f.write("old")
+    os.symlink(target, link)
+    ok("analyze", "--json", "-o", link, folder)
+    check(os.path.islink(link) and open(target, "rb").read() == want,
+          "analyze -o LINK: written through the link, still a link")
+    # a regular file is replaced by rename: a file opened before keeps the
+    # old bytes; nothing is left beside it
+    reg = os.path.join(tmp, "reg.json")
+    with open(reg, "w") as f:
+        f.write("old")
+    with open(reg, "rb") as before:
+        ok("analyze", "--json", "-o", reg, folder)
+        check(before.read() == b"old" and open(reg, "rb").read() == want,
+              "analyze -o FILE: replaced whole")
+    check(not [x for x in os.listdir(tmp) if ".tmp" in x], "no temporary file left")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         syn = os.path.join(tmp, "syn")
@@ -143,6 +182,7 @@ def main():
             for m in members:
                 shutil.copy(os.path.join(syn, m), d)
             same_as_single(tmp, d, [1, 2, 3])
+        outputs_in_place(tmp, os.path.join(tmp, "s_one"))
         on = ok("analyze", "--compat", "hta", os.path.join(tmp, "s_on")).decode()
         off = ok("analyze", "--compat", "hta", os.path.join(tmp, "s_off")).decode()
         check(on.count("events after the last ProfilerStep dropped") == 2,

@@ -1,11 +1,15 @@
 /* tests/test_core.c: string interning, hash map, stats, JSON escaping. */
 #include "test.h"
+#include "core/afile.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/sbuf.h"
 #include "core/stats.h"
 #include "core/strtab.h"
 #include "core/table.h"
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 TEST(strtab_interns_once)
 {
@@ -139,5 +143,82 @@ TEST(sbuf_spill_pieces)
     gp_sbuf_free(&part);
 }
 
+/* gp_afile: a regular or new file is replaced whole, by rename; a failed
+ * output leaves the earlier file and no temporary one; a device, a FIFO and
+ * a symbolic link are written in place (never replaced by a file) */
+TEST(afile_replaces_whole)
+{
+    char dir[] = "/tmp/gp_afile_XXXXXX", path[256], link[256], fifo[256];
+    ASSERT(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    gp_afile a;
+    ASSERT_EQ_INT(gp_afile_open(&a, path), 0);
+    ASSERT(a.tmp != NULL);
+    fputs("first", a.f);
+    ASSERT_EQ_INT(gp_afile_close(&a, 0), 0);
+    struct stat s1, s2;
+    ASSERT_EQ_INT(stat(path, &s1), 0);
+    ASSERT_EQ_INT(s1.st_size, 5);
+    ASSERT_EQ_INT(chmod(path, 0600), 0);
+    /* a failed output: the earlier file stays, the temporary one goes */
+    ASSERT_EQ_INT(gp_afile_open(&a, path), 0);
+    fputs("second, cut short", a.f);
+    errno = ENOSPC;
+    ASSERT_EQ_INT(gp_afile_close(&a, 1), -1);
+    ASSERT_EQ_INT(errno, ENOSPC);
+    ASSERT_EQ_INT(stat(path, &s2), 0);
+    ASSERT_EQ_INT(s2.st_size, 5);
+    ASSERT_EQ_INT(s2.st_ino, s1.st_ino);
+    /* a good one replaces it and keeps its mode */
+    ASSERT_EQ_INT(gp_afile_open(&a, path), 0);
+    fputs("second", a.f);
+    ASSERT_EQ_INT(gp_afile_close(&a, 0), 0);
+    ASSERT_EQ_INT(stat(path, &s2), 0);
+    ASSERT_EQ_INT(s2.st_size, 6);
+    ASSERT_EQ_INT(s2.st_mode & 0777, 0600);
+    /* nothing but the file in the folder */
+    char cmd[320];
+    snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) = 1", dir);
+    ASSERT_EQ_INT(system(cmd), 0);
+    /* a symbolic link is written through, and stays a link */
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    ASSERT_EQ_INT(symlink(path, link), 0);
+    ASSERT_EQ_INT(gp_afile_open(&a, link), 0);
+    ASSERT(a.tmp == NULL);
+    fputs("through the link", a.f);
+    ASSERT_EQ_INT(gp_afile_close(&a, 0), 0);
+    ASSERT_EQ_INT(lstat(link, &s2), 0);
+    ASSERT(S_ISLNK(s2.st_mode));
+    ASSERT_EQ_INT(stat(path, &s2), 0);
+    ASSERT_EQ_INT(s2.st_size, 16);
+    /* /dev/null stays a device */
+    ASSERT_EQ_INT(gp_afile_open(&a, "/dev/null"), 0);
+    ASSERT(a.tmp == NULL);
+    fputs("x", a.f);
+    ASSERT_EQ_INT(gp_afile_close(&a, 0), 0);
+    ASSERT_EQ_INT(stat("/dev/null", &s2), 0);
+    ASSERT(S_ISCHR(s2.st_mode));
+    /* a FIFO is written in place (a reader gets the bytes) */
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    ASSERT_EQ_INT(mkfifo(fifo, 0600), 0);
+    snprintf(cmd, sizeof cmd, "cat %s > %s/fifo.out &", fifo, dir);
+    ASSERT_EQ_INT(system(cmd), 0);
+    ASSERT_EQ_INT(gp_afile_open(&a, fifo), 0);
+    ASSERT(a.tmp == NULL);
+    fputs("piped", a.f);
+    ASSERT_EQ_INT(gp_afile_close(&a, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             "for i in $(seq 50); do grep -q piped %s/fifo.out && exit 0; sleep 0.1; done; exit 1",
+             dir);
+    ASSERT_EQ_INT(system(cmd), 0);
+    ASSERT_EQ_INT(lstat(fifo, &s2), 0);
+    ASSERT(S_ISFIFO(s2.st_mode));
+    /* no folder to create a file in: the error of the open */
+    ASSERT_EQ_INT(gp_afile_open(&a, "/nonexistent/x.json"), -1);
+    ASSERT_EQ_INT(errno, ENOENT);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ASSERT_EQ_INT(system(cmd), 0);
+}
+
 TEST_MAIN(strtab_interns_once, u64map_roundtrip, stats_match_numpy, radix_sort_large,
-          json_escape_is_valid, units_per_column, sbuf_spill_pieces)
+          json_escape_is_valid, units_per_column, sbuf_spill_pieces, afile_replaces_whole)

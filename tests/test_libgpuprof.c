@@ -4,9 +4,11 @@
 #include "test.h"
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -574,12 +576,31 @@ TEST(exports_past_file_size_limit)
             gp_range_begin(p, "step");
             gp_range_end(p);
         }
-        char path[160];
+        char path[160], path2[160];
         snprintf(path, sizeof path, "%s.json", dir);
+        snprintf(path2, sizeof path2, "%s.trace.json", dir);
+        /* earlier exports of a small profile at both paths: a failed export
+         * replaces nothing and leaves no partial or temporary file */
+        gp_profiler *small = gp_profiler_create(&o);
+        if (!small) _exit(3);
+        gp_range_begin(small, "earlier");
+        gp_range_end(small);
+        if (gp_export_json(small, path) || gp_export_trace(small, path2)) _exit(7);
+        gp_profiler_destroy(small);
+        struct stat s1, s2, a1, a2;
+        if (stat(path, &s1) || stat(path2, &s2)) _exit(8);
         if (gp_export_json(p, path) != GP_EIO || !strstr(gp_last_error(p), "File too large"))
             _exit(4);
-        snprintf(path, sizeof path, "%s.trace.json", dir);
-        if (gp_export_trace(p, path) != GP_EIO) _exit(5);
+        if (gp_export_trace(p, path2) != GP_EIO) _exit(5);
+        if (stat(path, &a1) || stat(path2, &a2) || a1.st_size != s1.st_size ||
+            a2.st_size != s2.st_size || a1.st_ino != s1.st_ino || a2.st_ino != s2.st_ino)
+            _exit(9);
+        const char *base = strrchr(dir, '/') + 1;
+        DIR *d = opendir("/tmp");
+        if (!d) _exit(10);
+        for (struct dirent *de; (de = readdir(d));)
+            if (!strncmp(de->d_name, base, strlen(base)) && strstr(de->d_name, ".tmp")) _exit(11);
+        closedir(d);
         gp_range_begin(p, "after"); /* still recording */
         gp_range_end(p);
         gp_summary_row *rows;
@@ -590,15 +611,16 @@ TEST(exports_past_file_size_limit)
         _exit(0);
     }
     int ws = 0;
-    ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
-    if (WIFSIGNALED(ws)) printf("  child ended by signal %d\n", WTERMSIG(ws));
-    ASSERT(WIFEXITED(ws));
-    ASSERT_EQ_INT(WEXITSTATUS(ws), 0);
-    char path[160];
+    pid_t got = waitpid(pid, &ws, 0);
+    char path[160]; /* removed before any assertion can return */
     snprintf(path, sizeof path, "%s.json", dir);
     remove(path);
     snprintf(path, sizeof path, "%s.trace.json", dir);
     remove(path);
+    ASSERT_EQ_INT(got, pid);
+    if (WIFSIGNALED(ws)) printf("  child ended by signal %d\n", WTERMSIG(ws));
+    ASSERT(WIFEXITED(ws));
+    ASSERT_EQ_INT(WEXITSTATUS(ws), 0);
 }
 
 TEST(opencl_queue_without_profiling)

@@ -3,6 +3,7 @@
  * queue length, memory bandwidth, CPU/GPU timeline, steps, stragglers) per
  * rank, as a text report or JSON; --compat hta gives HTA 0.6.1's numbers. */
 #include "cli/cli.h"
+#include "core/afile.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "report/analyze.h"
@@ -53,41 +54,39 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
     return 0;
 }
 
-/* Output to path (atomically: a temporary file, renamed by out_close), or
- * stdout for NULL. *tmp is set to the temporary name (free'd by out_close).
- * NULL when the file cannot be created (out_close reports it). */
-static FILE *out_open(const char *path, char **tmp)
+/* Output to path (replaced whole or not at all: core/afile.h; a device or
+ * a FIFO such as /dev/null is written in place), or stdout for NULL. NULL
+ * when the file cannot be created (out_close reports it). */
+static FILE *out_open(const char *path, gp_afile **af)
 {
-    *tmp = NULL;
+    *af = NULL;
     if (!path) return stdout;
-    size_t n = strlen(path) + 16;
-    *tmp = gp_xmalloc(n);
-    snprintf(*tmp, n, "%s.tmp%ld", path, (long)getpid());
-    return fopen(*tmp, "wb");
+    *af = gp_xcalloc(1, sizeof **af);
+    return gp_afile_open(*af, path) ? NULL : (*af)->f;
 }
 
-/* Closes what out_open gave (bad: a write failed) and renames the file into
+/* Closes what out_open gave (bad: a write failed) and puts the file in
  * place. Returns 0 or 1, with the message printed for a file; a failed
  * stdout is reported once, by main (close_stdout). */
-static int out_close(FILE *f, const char *path, char *tmp, int bad)
+static int out_close(FILE *f, const char *path, gp_afile *af, int bad)
 {
     if (!f) bad = 1;
-    if (f && (path ? fclose(f) != 0 : fflush(f) != 0)) bad = 1;
-    if (path && !bad && rename(tmp, path)) bad = 1;
-    if (bad && path) {
-        fprintf(stderr, "gpuprof: %s: cannot write: %s\n", path, strerror(errno));
-        unlink(tmp);
+    if (!path) {
+        if (f && fflush(f) != 0) bad = 1;
+        return bad;
     }
-    free(tmp);
+    if (f && gp_afile_close(af, bad) != 0) bad = 1;
+    if (bad) fprintf(stderr, "gpuprof: %s: cannot write: %s\n", path, strerror(errno));
+    free(af);
     return bad;
 }
 
 /* Writes b to path as out_open/out_close do. */
 static int write_out(const gp_sbuf *b, const char *path)
 {
-    char *tmp;
-    FILE *f = out_open(path, &tmp);
-    return out_close(f, path, tmp, f && gp_sbuf_write(b, f));
+    gp_afile *af;
+    FILE *f = out_open(path, &af);
+    return out_close(f, path, af, f && gp_sbuf_write(b, f));
 }
 
 /* The result's text report or JSON document to out (NULL: stdout). */
@@ -105,29 +104,20 @@ static void note_dup_ranks(const gp_analyze_result *r, const char *a, const char
 static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, int json,
                         const char *out)
 {
-    if (json) { /* written in 1 MiB pieces: hundreds of ranks' JSON is never whole in memory */
-        char *tmp;
-        FILE *f = out_open(out, &tmp);
-        int bad = 0;
-        if (f) {
-            gp_sbuf b = {0};
-            gp_sbuf_spill_to(&b, f);
-            gp_report_analyze_json(&b, res, o);
-            bad = gp_sbuf_spill_end(&b) != 0;
-            gp_sbuf_free(&b);
-        }
-        return out_close(f, out, tmp, bad);
+    gp_afile *af;
+    FILE *f = out_open(out, &af);
+    int bad = 0;
+    if (f && json) { /* written in 1 MiB pieces: hundreds of ranks' JSON is never whole in memory */
+        gp_sbuf b = {0};
+        gp_sbuf_spill_to(&b, f);
+        gp_report_analyze_json(&b, res, o);
+        bad = gp_sbuf_spill_end(&b) != 0;
+        gp_sbuf_free(&b);
+    } else if (f) {
+        gp_report_analyze_text(f, res, o);
+        bad = ferror(f) != 0;
     }
-    FILE *f = out ? fopen(out, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "gpuprof: %s: cannot write: %s\n", out, strerror(errno));
-        return 1;
-    }
-    gp_report_analyze_text(f, res, o);
-    int bad = ferror(f) != 0;
-    if (out ? fclose(f) != 0 : fflush(f) != 0) bad = 1;
-    if (bad && out) fprintf(stderr, "gpuprof: %s: cannot write: %s\n", out, strerror(errno));
-    return bad; /* stdout: reported by main */
+    return out_close(f, out, af, bad); /* stdout: reported by main */
 }
 
 /* a file named on the command line must be a trace holding events */

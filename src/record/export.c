@@ -6,6 +6,7 @@
 #include "core/sbuf.h"
 #include "analysis/summary.h"
 #include "core/stats.h"
+#include "core/afile.h"
 #include "record/recorder.h"
 #include "render/chrome.h"
 #include "store/store.h"
@@ -316,12 +317,14 @@ static int write_trace(gp_profiler *p, const char *path, const char *extra)
      * (EFBIG), not end the program with SIGXFSZ */
     gp_xfsz_guard g;
     gp_xfsz_block(&g);
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    /* replaced whole or not at all: a failed write leaves an earlier
+     * export as it was */
+    gp_afile af;
+    if (gp_afile_open(&af, path)) {
         rc = GP_EIO;
     } else {
-        rc = gp_chrome_write_ex(&view, f, extra, NULL);
-        if (fclose(f) != 0 && !rc) rc = GP_EIO;
+        rc = gp_chrome_write_ex(&view, af.f, extra, NULL);
+        if (gp_afile_close(&af, rc != 0) != 0 && !rc) rc = GP_EIO;
     }
     int e = errno;
     gp_xfsz_unblock(&g);

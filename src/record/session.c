@@ -3,6 +3,7 @@
  * and the device pool, top kernels and bottlenecks of the session (deltas of
  * the profiler's per-operation statistics), and the advice engine's
  * recommendations; printing, JSON and gp_session_compare. */
+#include "core/afile.h"
 #include "analysis/session_result.h"
 #include "report/session_result.h"
 #include "core/clock.h"
@@ -244,10 +245,12 @@ int gp_session_result_json(const gp_session_result *r, const char *path)
     gp_sbuf_putc(&b, '\n');
     gp_xfsz_guard g; /* a write past ulimit -f fails instead of ending the program */
     gp_xfsz_block(&g);
-    FILE *f = fopen(path, "w");
+    gp_afile af; /* replaced whole or not at all */
     int rc = 0;
-    if (!f || gp_sbuf_write(&b, f) != 0) rc = GP_EIO;
-    if (f && fclose(f) != 0) rc = GP_EIO;
+    if (gp_afile_open(&af, path))
+        rc = GP_EIO;
+    else if (gp_afile_close(&af, gp_sbuf_write(&b, af.f) != 0))
+        rc = GP_EIO;
     gp_xfsz_unblock(&g);
     gp_sbuf_free(&b);
     return rc;

@@ -1,4 +1,5 @@
 /* render/export.c: gp_export_write (see export.h). */
+#include "core/afile.h"
 #include "render/export.h"
 #include "render/chrome.h"
 #include "render/perfetto.h"
@@ -20,18 +21,26 @@ int gp_export_write(const gp_trace *t, gp_export_format fmt, const char *path, g
     gp_export_stats dummy;
     if (!st) st = &dummy;
     int to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "wb");
-    if (!f) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    gp_afile af; /* a file is replaced whole or not at all (core/afile.h) */
+    if (!to_stdout && gp_afile_open(&af, path))
+        return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    FILE *f = to_stdout ? stdout : af.f;
     int rc = fmt == GP_EXPORT_PERFETTO ? gp_perfetto_write(t, f, st) : gp_chrome_write(t, f, st);
+    int e = 0;
     if (!to_stdout) {
         long pos = ftell(f);
         if (pos > 0) st->bytes = (uint64_t)pos;
-        if (fclose(f) != 0 && !rc) rc = GP_EIO;
+        if (gp_afile_close(&af, rc != 0) != 0 && !rc) {
+            rc = GP_EIO;
+            e = errno;
+        }
     } else if (fflush(f) != 0 && !rc) {
         rc = GP_EIO;
     }
     if (rc)
         return gp_err_set(err, rc, "%s: %s", path,
-                          rc == GP_ENOMEM ? "out of memory" : "write failed");
+                          rc == GP_ENOMEM ? "out of memory"
+                          : e             ? strerror(e)
+                                          : "write failed");
     return 0;
 }

@@ -1,5 +1,6 @@
 /* render/html.c: the page frame, embedded CSS/JS and file writing shared
  * by every HTML view. No external resources: everything is inline. */
+#include "core/afile.h"
 #include "render/html.h"
 #include "render/web.h"
 #include <errno.h>
@@ -98,11 +99,11 @@ int gp_write_file(const char *path, const gp_sbuf *b, gp_err *err)
             return gp_err_set(err, GP_EIO, "stdout: write failed");
         return 0;
     }
-    FILE *f = fopen(path, "wb");
-    if (!f) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
-    int bad = gp_sbuf_write(b, f) != 0;
-    if (fclose(f) != 0) bad = 1;
-    if (bad) return gp_err_set(err, GP_EIO, "%s: write failed", path);
+    gp_afile af; /* replaced whole or not at all (core/afile.h) */
+    if (gp_afile_open(&af, path)) return gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    int bad = gp_sbuf_write(b, af.f) != 0;
+    if (gp_afile_close(&af, bad) != 0)
+        return gp_err_set(err, GP_EIO, "%s: write failed: %s", path, strerror(errno));
     return 0;
 }
 

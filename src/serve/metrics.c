@@ -1,6 +1,7 @@
 /* serve/metrics.c: the Prometheus exposition of the device monitor: gpuprof_*
  * families in base units, the seed's eight gpu_* metrics, optionally the
  * dcgm-exporter names, and a per-generation cache of the rendered text. */
+#include "core/afile.h"
 #include "serve/metrics.h"
 #include "monitor/alerts.h"
 #include <errno.h>
@@ -633,34 +634,18 @@ int gp_metrics_write_textfile(gp_metrics *x, const char *path, gp_err *err)
 {
     gp_metrics_text *t = gp_metrics_acquire(x);
     if (!t) return gp_err_set(err, GP_ENOMEM, "out of memory");
-    char tmp[4200];
+    /* replaced whole (core/afile.h): the textfile collector never reads a
+     * partial file, and reads *.prom only, so the temporary name (PATH.*.tmp)
+     * is skipped; flushed to disk before the rename */
+    gp_afile af;
     int rc = 0;
-    /* the textfile collector reads *.prom only: the temporary name is skipped */
-    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp) {
-        gp_metrics_release(t);
-        return gp_err_set(err, GP_EINVAL, "%s: path too long", path);
+    if (gp_afile_open(&af, path)) {
+        rc = gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    } else {
+        af.sync = 1;
+        int bad = fwrite(t->data, 1, t->len, af.f) != t->len;
+        if (gp_afile_close(&af, bad)) rc = gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = gp_err_set(err, GP_EIO, "%s: %s", tmp, strerror(errno));
-        goto done;
-    }
-    size_t off = 0;
-    while (off < t->len) {
-        ssize_t w = write(fd, t->data + off, t->len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            rc = gp_err_set(err, GP_EIO, "%s: %s", tmp, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (!rc && fsync(fd)) rc = gp_err_set(err, GP_EIO, "%s: %s", tmp, strerror(errno));
-    if (close(fd) && !rc) rc = gp_err_set(err, GP_EIO, "%s: %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path))
-        rc = gp_err_set(err, GP_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (rc) unlink(tmp);
-done:
     gp_metrics_release(t);
     return rc;
 }
