@@ -73,7 +73,9 @@ static void child(int sink, const char *path)
     gp_record_stats_get(p, &st);
     long r1 = rss_kb();
     fprintf(stderr, "  sink %d: RSS %ld -> %ld kB over %d more iterations\n", sink, r0, r1, MORE);
-    CHECK(r0 > 0 && r1 - r0 < 8 * 1024);
+    /* the bound holds in the normal build; under ASan its quarantine keeps
+     * freed memory (up to 256 MB), which reads as growth */
+    CHECK(r0 > 0 && (GP_TEST_SANITIZED || r1 - r0 < 8 * 1024));
     double last = -1;
     uint64_t n = 0;
     CHECK(gp_counter_last(p, "loss", &last, &n) == 0);
