@@ -57,12 +57,10 @@ static int parse_us(const char *opt, const char *val, int64_t *ns)
 /* Output to path (replaced whole or not at all: core/afile.h; a device or
  * a FIFO such as /dev/null is written in place), or stdout for NULL. NULL
  * when the file cannot be created (out_close reports it). */
-static FILE *out_open(const char *path, gp_afile **af)
+static FILE *out_open(const char *path, gp_afile *af)
 {
-    *af = NULL;
     if (!path) return stdout;
-    *af = gp_xcalloc(1, sizeof **af);
-    return gp_afile_open(*af, path) ? NULL : (*af)->f;
+    return gp_afile_open(af, path) ? NULL : af->f;
 }
 
 /* Closes what out_open gave (bad: a write failed) and puts the file in
@@ -77,19 +75,17 @@ static int out_close(FILE *f, const char *path, gp_afile *af, int bad)
     }
     if (f && gp_afile_close(af, bad) != 0) bad = 1;
     if (bad) fprintf(stderr, "gpuprof: %s: cannot write: %s\n", path, strerror(errno));
-    free(af);
     return bad;
 }
 
 /* Writes b to path as out_open/out_close do. */
 static int write_out(const gp_sbuf *b, const char *path)
 {
-    gp_afile *af;
+    gp_afile af;
     FILE *f = out_open(path, &af);
-    return out_close(f, path, af, f && gp_sbuf_write(b, f));
+    return out_close(f, path, &af, f && gp_sbuf_write(b, f));
 }
 
-/* The result's text report or JSON document to out (NULL: stdout). */
 /* A rank number given to several files is said on stderr (each file stays
  * a rank of its own in the report); path(i) names input file i. */
 static void note_dup_ranks(const gp_analyze_result *r, const char *a, const char *b)
@@ -101,10 +97,11 @@ static void note_dup_ranks(const gp_analyze_result *r, const char *a, const char
             r->dup_rank, a, b, r->ndup > 1 ? " and other ranks too" : "");
 }
 
+/* The result's text report or JSON document to out (NULL: stdout). */
 static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, int json,
                         const char *out)
 {
-    gp_afile *af;
+    gp_afile af;
     FILE *f = out_open(out, &af);
     int bad = 0;
     if (f && json) { /* written in 1 MiB pieces: hundreds of ranks' JSON is never whole in memory */
@@ -117,7 +114,7 @@ static int write_result(const gp_analyze_result *res, const gp_analyze_opts *o, 
         gp_report_analyze_text(f, res, o);
         bad = ferror(f) != 0;
     }
-    return out_close(f, out, af, bad); /* stdout: reported by main */
+    return out_close(f, out, &af, bad); /* stdout: reported by main */
 }
 
 /* a file named on the command line must be a trace holding events */

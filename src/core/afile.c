@@ -27,14 +27,11 @@ int gp_afile_open(gp_afile *a, const char *path)
                 a->f = fdopen(fd, "w");
                 if (a->f) {
                     a->tmp = tmp;
-                    a->path = strdup(path);
-                    if (a->path) return 0;
-                    fclose(a->f);
-                    a->f = NULL;
-                } else
-                    close(fd);
+                    a->path = path;
+                    return 0;
+                }
+                close(fd);
                 unlink(tmp);
-                a->tmp = NULL;
             }
             free(tmp);
         }
@@ -67,8 +64,8 @@ int gp_afile_close(gp_afile *a, int failed)
         if (rc) unlink(a->tmp);
     }
     free(a->tmp);
-    free(a->path);
-    a->tmp = a->path = NULL;
+    a->tmp = NULL;
+    a->path = NULL;
     if (rc) errno = e;
     return rc;
 }

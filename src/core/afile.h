@@ -10,13 +10,14 @@
 #include <stdio.h>
 
 typedef struct gp_afile {
-    FILE *f;    /* write here */
-    char *path; /* the destination */
-    char *tmp;  /* the temporary file, or NULL when writing in place */
-    int sync;   /* set by the caller: fsync before the rename */
+    FILE *f;          /* write here */
+    const char *path; /* the destination (the caller's string, kept until the close) */
+    char *tmp;        /* the temporary file, or NULL when writing in place */
+    int sync;         /* set by the caller: fsync before the rename */
 } gp_afile;
 
-/* Opens the output; 0, or -1 with errno set (nothing created). */
+/* Opens the output; 0, or -1 with errno set (nothing created). path must
+ * stay valid until gp_afile_close. */
 int gp_afile_open(gp_afile *a, const char *path);
 /* Closes and renames into place; 0, or -1 with errno set (the temporary
  * file removed, PATH untouched). `failed`: a write already failed (the

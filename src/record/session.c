@@ -3,9 +3,9 @@
  * and the device pool, top kernels and bottlenecks of the session (deltas of
  * the profiler's per-operation statistics), and the advice engine's
  * recommendations; printing, JSON and gp_session_compare. */
-#include "core/afile.h"
 #include "analysis/session_result.h"
 #include "report/session_result.h"
+#include "core/afile.h"
 #include "core/clock.h"
 #include "core/sbuf.h"
 #include "core/stats.h"

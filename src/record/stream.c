@@ -453,16 +453,14 @@ int gp_stream_flush_(gp_profiler *p)
     } else if (t->counters.n || t->mem_events.n) {
         put_ranges(p, &b, nb);
         nb = 0;
-        /* in blocks of 4,096 (the buffer stays small) */
-        for (size_t i = 0; i < t->counters.n + t->mem_events.n; i += 4096) {
-            size_t to = i + 4096 < t->counters.n + t->mem_events.n
-                            ? i + 4096
-                            : t->counters.n + t->mem_events.n;
+        /* in blocks of 4,096 (the buffer stays small), counter samples
+         * [0, nc) then [memory] events [nc, all) */
+        size_t nc = t->counters.n, all = nc + t->mem_events.n;
+        for (size_t i = 0; i < all; i += 4096) {
+            size_t to = all - i > 4096 ? i + 4096 : all;
             if (!st->err) {
-                gp_exp_counters(p, &b, i, to);
-                if (to > t->counters.n)
-                    gp_exp_mem_events(p, &b, i > t->counters.n ? i - t->counters.n : 0,
-                                      to - t->counters.n);
+                gp_exp_counters(p, &b, i, to); /* clamps to nc */
+                if (to > nc) gp_exp_mem_events(p, &b, i > nc ? i - nc : 0, to - nc);
             }
             put_events(p, &b, to - i, &p->values_dropped);
         }
@@ -686,14 +684,12 @@ int gp_stream_close_(gp_profiler *p)
     if (!st) return 0;
     gp_stream_flush_(p);
     int rc = 0;
+    gp_cuda_resolve_(p, 0);
+    gp_cl_resolve_(p, 0);
     if (st->w) {
-        gp_cuda_resolve_(p, 0);
-        gp_cl_resolve_(p, 0);
         rc = store_close(p, st);
         goto done;
     }
-    gp_cuda_resolve_(p, 0);
-    gp_cl_resolve_(p, 0);
     if (st->lazy) { /* a forked child that has written nothing yet */
         const gp_trace *t = p->tr;
         gp_rec_collect_aggs(p, 0);
