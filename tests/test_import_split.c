@@ -532,6 +532,26 @@ TEST(split_export_shared_traces)
 
 /* Times too far apart for int64 ns from the trace start are refused after
  * the merge as after a sequential import (the same line), never wrapped. */
+/* path (a file the test wrote) is refused with a message holding want,
+ * the same read in one part and split into 2, 4 and 8; the file is removed */
+static void split_refuses(const char *path, const char *want)
+{
+    setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
+    gp_err e1, e2;
+    gp_trace *t = NULL;
+    gp_import_opts o1 = {0, 1, 0};
+    ASSERT_EQ_INT(gp_import_json_file(path, &o1, &t, &e1), GP_EPARSE);
+    ASSERT_CONTAINS(e1.msg, want);
+    for (int threads = 2; threads <= 8; threads *= 2) {
+        gp_import_opts o = {0, threads, 0};
+        ASSERT_EQ_INT(gp_import_json_file(path, &o, &t, &e2), GP_EPARSE);
+        ASSERT_EQ_STR(e2.msg, e1.msg);
+        ASSERT(t == NULL);
+    }
+    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
+    unlink(path);
+}
+
 TEST(split_span_refused)
 {
     char path[] = "/tmp/gp_split_span_XXXXXX";
@@ -544,17 +564,7 @@ TEST(split_span_refused)
         fprintf(f, ",\n{\"ph\":\"X\",\"name\":\"x%d\",\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":1}", i);
     fprintf(f, ",\n{\"ph\":\"i\",\"name\":\"z\",\"pid\":1,\"tid\":1,\"ts\":9223372036854775}]");
     fclose(f);
-    setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
-    gp_err e1, e2;
-    gp_trace *t = NULL;
-    gp_import_opts o1 = {0, 1, 0}, o4 = {0, 4, 0};
-    ASSERT_EQ_INT(gp_import_json_file(path, &o1, &t, &e1), GP_EPARSE);
-    ASSERT_CONTAINS(e1.msg, "do not fit int64 nanoseconds from the trace start");
-    ASSERT_EQ_INT(gp_import_json_file(path, &o4, &t, &e2), GP_EPARSE);
-    ASSERT_EQ_STR(e2.msg, e1.msg);
-    ASSERT(t == NULL);
-    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
-    unlink(path);
+    split_refuses(path, "do not fit int64 nanoseconds from the trace start");
 }
 
 /* a second "traceEvents" key is refused (Python's json and JSON.parse keep
@@ -577,20 +587,7 @@ TEST(trace_events_twice_refused)
     }
     fprintf(f, "]}\n");
     fclose(f);
-    setenv("GPUPROF_SPLIT_MIN_BYTES", "1", 1);
-    gp_err e1, e2;
-    gp_trace *t = NULL;
-    gp_import_opts o1 = {0, 1, 0};
-    ASSERT_EQ_INT(gp_import_json_file(path, &o1, &t, &e1), GP_EPARSE);
-    ASSERT_CONTAINS(e1.msg, "\"traceEvents\" given twice");
-    for (int threads = 2; threads <= 8; threads *= 2) {
-        gp_import_opts o = {0, threads, 0};
-        ASSERT_EQ_INT(gp_import_json_file(path, &o, &t, &e2), GP_EPARSE);
-        ASSERT_EQ_STR(e2.msg, e1.msg);
-        ASSERT(t == NULL);
-    }
-    unsetenv("GPUPROF_SPLIT_MIN_BYTES");
-    unlink(path);
+    split_refuses(path, "\"traceEvents\" given twice");
 }
 
 TEST_MAIN(split_object_form, split_array_form, split_export_every_kind, split_export_shared_traces,
