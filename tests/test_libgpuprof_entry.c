@@ -633,5 +633,206 @@ TEST(no_range_no_metrics)
     gp_profiler_destroy(p);
 }
 
+#ifdef GP_FAKE_CUDART
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
+    if (f) fclose(f);
+    return v;
+}
+
+/* Timings i of kernel_timings_*: name i % 3, 0.125 .. 0.625 ms (exact in
+ * float ms and in ns). */
+static const char *const kname[3] = {"gemm", "softmax", "copy"};
+static int64_t kdur_ns(long i)
+{
+    return 125000 * (1 + (i * 7) % 5);
+}
+
+/* Records timings [from, to) inside the open ranges of the caller, each
+ * inside a range "iter" of its own. */
+static void ktimings(gp_profiler *p, void (*work)(double), long from, long to)
+{
+    for (long i = from; i < to; i++) {
+        gp_range_begin(p, "iter");
+        ASSERT_EQ_INT(gp_cuda_begin(p, kname[i % 3], NULL), 0);
+        work((double)kdur_ns(i) / 1e6);
+        ASSERT_EQ_INT(gp_cuda_end(p, kname[i % 3], NULL), 0);
+        gp_range_end(p);
+    }
+}
+
+/* gp_kernel_stats against the exact figures of timings [0, n). */
+static void check_kstats(gp_profiler *p, long n)
+{
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    gp_kernel_row *rows;
+    size_t nr;
+    ASSERT_EQ_INT(gp_kernel_stats(p, &rows, &nr), 0);
+    ASSERT_EQ_INT(nr, 3);
+    for (int k = 0; k < 3; k++) {
+        uint64_t c = 0;
+        int64_t tot = 0, mn = INT64_MAX, mx = 0;
+        for (long i = k; i < n; i += 3) {
+            c++;
+            tot += kdur_ns(i);
+            if (kdur_ns(i) < mn) mn = kdur_ns(i);
+            if (kdur_ns(i) > mx) mx = kdur_ns(i);
+        }
+        double mean = (double)tot / (double)c, acc = 0;
+        for (long i = k; i < n; i += 3)
+            acc += ((double)kdur_ns(i) - mean) * ((double)kdur_ns(i) - mean);
+        const gp_kernel_row *r = NULL;
+        for (size_t j = 0; j < nr; j++)
+            if (!strcmp(rows[j].name, kname[k])) r = &rows[j];
+        ASSERT(r != NULL);
+        ASSERT_EQ_INT(r->count, c);
+        ASSERT_EQ_INT(r->total_ns, tot);
+        ASSERT_EQ_INT(r->min_ns, mn);
+        ASSERT_EQ_INT(r->max_ns, mx);
+        ASSERT_NEAR(r->mean_ns, mean, 1e-6);
+        ASSERT_NEAR(r->std_ns, sqrt(acc / (double)(c - 1)), 1e-6 * mean);
+    }
+    gp_kernel_rows_free(rows, nr);
+}
+
+/* Kernel slices and the kernel group's count per name in the export at jp. */
+static void check_export_kernels(const char *jp, long n, size_t max_slices)
+{
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    size_t ks = 0;
+    for (size_t i = 0; i < t->slices.n; i++)
+        if (!strcmp(gp_trace_s(t, t->cats.v[t->slices.v[i].cat].name), "kernel")) ks++;
+    ASSERT_CMP_INT(ks, <=, max_slices);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    uint64_t got = 0;
+    int64_t tot = 0, want_tot = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (s.rows[i].group == GP_G_KERNEL) {
+            got += s.rows[i].st.count;
+            tot += s.rows[i].st.sum;
+        }
+    for (long i = 0; i < n; i++) want_tot += kdur_ns(i);
+    ASSERT_EQ_INT(got, (uint64_t)n);
+    ASSERT_EQ_INT(tot, want_tot);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+}
+#endif
+
+/* Kernel timings in a long run: past 2 x keep_max (the default and
+ * aggregate sinks) they fold into per-(name, stream) statistics instead of
+ * one slice each, so memory stays bounded while gp_kernel_stats, the
+ * summary of an export and the per-entry metrics of a kept range around
+ * all of them stay exact; before, every timing stayed a slice (about 100 B
+ * each, 10 M timings: 1 GB) and its per-entry record another 16 B. */
+TEST(kernel_timings_bounded)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(work != NULL);
+    gp_options o = {0};
+    o.keep_max = 500; /* 1000 kernel timings kept as slices */
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p != NULL);
+    const long n = 20000;
+    gp_range_begin(p, "epoch"); /* kept: all n timings inside it */
+    ktimings(p, work, 0, n);
+    gp_range_end(p);
+    check_kstats(p, n);
+    gp_summary_row *rows;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &rows, &nr), 0);
+    int64_t all = 0;
+    for (long i = 0; i < n; i++) all += kdur_ns(i);
+    const gp_summary_row *ep = find_row(rows, nr, "epoch"), *it = find_row(rows, nr, "iter");
+    ASSERT(ep != NULL && it != NULL);
+    ASSERT_EQ_INT(ep->gpu_timers, (uint64_t)n);
+    ASSERT_EQ_INT(ep->gpu_ns, all);
+    ASSERT_EQ_INT(it->count, (uint64_t)n);
+    ASSERT_EQ_INT(it->gpu_timers, (uint64_t)n); /* kept ones and rolled-over ones */
+    ASSERT_EQ_INT(it->gpu_ns, all);
+    gp_summary_rows_free(rows, nr);
+    char jp[256];
+    tmp_path(jp, sizeof jp, "ktimings.json");
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    check_export_kernels(jp, n, 1000);
+    remove(jp);
+    gp_profiler_destroy(p);
+
+    /* the stream sink writes every timing as it comes (here into a file),
+     * keeps their statistics, and never counts them twice in its rollover */
+    gp_options so = {0};
+    so.sink = GP_SINK_STREAM;
+    tmp_path(jp, sizeof jp, "kstream.json");
+    so.stream_path = jp;
+    p = gp_profiler_create(&so);
+    ASSERT(p != NULL);
+    ktimings(p, work, 0, n);
+    check_kstats(p, n);
+    gp_profiler_destroy(p);
+    check_export_kernels(jp, n, (size_t)n);
+    remove(jp);
+    /* the same into the run store: every timing a row of its kernels table */
+    tmp_path(jp, sizeof jp, "kstream.db");
+    remove(jp);
+    so.stream_path = jp;
+    p = gp_profiler_create(&so);
+    ASSERT(p != NULL);
+    ktimings(p, work, 0, n);
+    check_kstats(p, n);
+    gp_profiler_destroy(p);
+    const char *bin = getenv("GPUPROF_BIN");
+    if (bin) {
+        char cmd[800], out[300];
+        snprintf(out, sizeof out, "%s.out", jp);
+        snprintf(cmd, sizeof cmd,
+                 "'%s' sql '%s' \"SELECT count(*) || '|' || sum(dur) FROM kernels\" > '%s'", bin,
+                 jp, out);
+        ASSERT_EQ_INT(system(cmd), 0);
+        char *txt = gp_test_slurp(out);
+        ASSERT(txt != NULL);
+        char want[64];
+        int64_t all_ns = 0;
+        for (long i = 0; i < n; i++) all_ns += kdur_ns(i);
+        snprintf(want, sizeof want, "%ld|%lld", n, (long long)all_ns);
+        ASSERT_CONTAINS(txt, want);
+        free(txt);
+        remove(out);
+    }
+    remove(jp);
+
+    if (GP_TEST_SANITIZED) return; /* ASan's quarantine holds freed memory */
+    /* the default sink: RSS flat over 600,000 more timings, every one inside
+     * one kept range, once 2 x keep_max are kept */
+    p = gp_profiler_create(NULL);
+    ASSERT(p != NULL);
+    gp_range_begin(p, "epoch");
+    ktimings(p, work, 0, 300000);
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    long r1 = rss_kb();
+    ktimings(p, work, 300000, 900000);
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    long r2 = rss_kb();
+    gp_range_end(p);
+    fprintf(stderr, "  RSS %ld kB after 300,000 timings, %ld kB after 900,000\n", r1, r2);
+    ASSERT_CMP_INT(r2 - r1, <, 8192);
+    check_kstats(p, 900000);
+    gp_profiler_destroy(p);
+#endif
+}
+
 TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
-          cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics)
+          cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
+          kernel_timings_bounded)

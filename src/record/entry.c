@@ -57,10 +57,16 @@ int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
     if (!b) return 0;
     int d = atomic_load_explicit(&b->depth, memory_order_relaxed);
     uint32_t ninl = 0;
+    uint64_t sig = 0x6a09e667f3bcc909ull;
     for (int i = 0; i < d; i++) {
         ninl += b->fr[i].mode == GP_FR_INLINE;
-        c->in_event |= b->fr[i].mode == GP_FR_EVENT;
+        if (b->fr[i].mode != GP_FR_EVENT) continue;
+        /* a kept range is told apart by its depth and begin time (a later
+         * range at the same depth begins later) */
+        c->in_event = 1;
+        sig = gp_hash_u64(sig ^ gp_hash_u64(b->fr[i].t0 ^ (uint64_t)i << 56));
     }
+    c->sig = sig;
     if (ninl && !(c->ix = malloc(ninl * sizeof *c->ix))) return GP_ENOMEM;
     pthread_mutex_lock(&p->mu);
     uint32_t trk = gp_rec_thread_track(p, b); /* made on first use */
@@ -124,54 +130,53 @@ gp_entry_sum gp_rec_entry_timing(int64_t dur, int64_t bytes)
     return d;
 }
 
-void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, int64_t dur,
-                              int64_t bytes)
+/* Adds d to the item of c's thread and set of open kept ranges (made when
+ * new), for gp_rec_entry_metrics (caller holds p->mu). Only while a kept
+ * range is open on the thread, and not for the stream sink, which writes
+ * its ranges out (with no metrics) before their timings resolve. */
+static void eitem_add(gp_profiler *p, const gp_entry_ctx *c, const gp_entry_sum *d)
 {
-    if (si < 0 || (p->tr->slices.v[si].flags & GP_SLICE_WARMUP)) return;
-    gp_khost k = {(uint32_t)si, c->thr, c->host_ns};
-    /* the stream sink writes ranges out (and moves the timings) as they are
-     * drained, before timings resolve: its ranges carry no metrics; the
-     * aggregate sink keeps no range as an event: nothing to join */
-    if (c->thr && c->in_event && !p->stream && GP_VEC_PUSH(p->khost, k))
+    if (!c->thr || !c->in_event || p->stream) return;
+    uint64_t *slot = gp_u64map_slot(&p->eitem_of, gp_hash_u64(c->sig ^ c->thr), UINT64_MAX);
+    if (slot && *slot != UINT64_MAX && p->eitems.v[*slot].thr == c->thr) {
+        gp_eitem *e = &p->eitems.v[*slot];
+        gp_entry_sum_add(&e->d, d);
+        if (c->host_ns < e->ts) e->ts = c->host_ns; /* the set was open then too */
+        return;
+    }
+    gp_eitem e = {c->thr, c->host_ns, *d};
+    if (!slot || GP_VEC_PUSH(p->eitems, e)) {
         gp_rec_seterr(p, "per-entry metrics: out of memory");
-    gp_entry_sum d = gp_rec_entry_timing(dur, bytes);
-    gp_rec_entry_inline_add(p, c, &d);
+        return;
+    }
+    *slot = p->eitems.n - 1;
 }
 
-/* The metrics of one tracker call. */
-static gp_entry_sum memop_sum(const gp_memop *m)
+void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, int64_t dur, int64_t bytes)
 {
-    gp_entry_sum d = {0};
-    if (m->bytes >= 0) {
-        d.allocs = 1;
-        d.alloc_bytes = m->bytes;
-        d.peak_bytes = m->total;
-    } else {
-        d.frees = 1;
-        d.freed_bytes = -m->bytes;
-    }
-    return d;
+    gp_entry_sum d = gp_rec_entry_timing(dur, bytes);
+    eitem_add(p, c, &d);
+    gp_rec_entry_inline_add(p, c, &d);
 }
 
 void gp_rec_entry_memop(gp_profiler *p, const gp_entry_ctx *c, int64_t bytes, int64_t total)
 {
-    gp_memop m = {c->thr, c->host_ns, bytes, total};
-    if (c->thr && c->in_event && !p->stream && GP_VEC_PUSH(p->memops, m))
-        gp_rec_seterr(p, "per-entry metrics: out of memory");
-    gp_entry_sum d = memop_sum(&m);
+    gp_entry_sum d = {0};
+    if (bytes >= 0) {
+        d.allocs = 1;
+        d.alloc_bytes = bytes;
+        d.peak_bytes = total;
+    } else {
+        d.frees = 1;
+        d.freed_bytes = -bytes;
+    }
+    eitem_add(p, c, &d);
     gp_rec_entry_inline_add(p, c, &d);
 }
 
-/* A timer or tracker call, in the order of gp_rec_entry_metrics' join. */
-typedef struct item {
-    uint32_t thr;
-    int64_t ts;
-    gp_entry_sum d;
-} item;
-
 static int cmp_item(const void *a, const void *b)
 {
-    const item *x = a, *y = b;
+    const gp_eitem *x = a, *y = b;
     if (x->thr != y->thr) return x->thr < y->thr ? -1 : 1;
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
@@ -181,22 +186,11 @@ int gp_rec_entry_metrics(gp_profiler *p)
     gp_trace *t = p->tr;
     t->entry_metrics.n = 0;
     /* the kept ranges: calls by time on their own thread */
-    size_t ni = p->khost.n + p->memops.n;
-    if (!ni) return 0;
-    item *it = malloc(ni * sizeof *it);
+    size_t n = p->eitems.n;
+    if (!n) return 0;
+    gp_eitem *it = malloc(n * sizeof *it);
     if (!it) return GP_ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < p->khost.n; i++) {
-        const gp_khost *k = &p->khost.v[i];
-        if (k->slice >= t->slices.n) continue;
-        item e = {k->thr, k->host_ns,
-                  gp_rec_entry_timing(t->slices.v[k->slice].dur, p->ext.v[k->slice].bytes)};
-        it[n++] = e;
-    }
-    for (size_t i = 0; i < p->memops.n; i++) {
-        item e = {p->memops.v[i].thr, p->memops.v[i].ts, memop_sum(&p->memops.v[i])};
-        it[n++] = e;
-    }
+    memcpy(it, p->eitems.v, n * sizeof *it);
     qsort(it, n, sizeof *it, cmp_item);
     int rc = 0;
     for (size_t i = 0; i < t->slices.n && !rc; i++) {
@@ -223,16 +217,17 @@ int gp_rec_entry_metrics(gp_profiler *p)
 
 void gp_rec_entry_reset(gp_profiler *p)
 {
-    p->khost.n = 0;
-    p->memops.n = 0;
+    p->eitems.n = 0;
+    gp_u64map_free(&p->eitem_of);
+    memset(&p->eitem_of, 0, sizeof p->eitem_of);
     p->tr->entry_metrics.n = 0;
     for (size_t i = 0; i < p->inl.n; i++) memset(&p->inl.v[i].em, 0, sizeof p->inl.v[i].em);
 }
 
 void gp_rec_entry_free(gp_profiler *p)
 {
-    GP_VEC_FREE(p->khost);
-    GP_VEC_FREE(p->memops);
+    GP_VEC_FREE(p->eitems);
+    gp_u64map_free(&p->eitem_of);
     GP_VEC_FREE(p->inl);
     gp_u64map_free(&p->inl_of);
 }

@@ -1,9 +1,11 @@
 /* record/ktimer.c: kernel-timer results shared by the CUDA and OpenCL
  * back-ends (per-kernel statistics, the seed's kernel report), and the
  * "unsupported" answers of back-ends this build was made without. */
+#include "core/sketch.h"
 #include "core/stats.h"
 #include "core/table.h"
 #include "record/recorder.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,122 @@ int gp_kernels_resolve(gp_profiler *p, int wait)
     int n = gp_cuda_resolve_(p, wait) + gp_cl_resolve_(p, wait);
     pthread_mutex_unlock(&p->mu);
     return n;
+}
+
+int gp_rec_agg_init(gp_agg_row *r, uint32_t name, uint16_t cat, uint32_t track, int64_t ts,
+                    const gp_slice_ext *x)
+{
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->cat = cat;
+    r->track = track;
+    r->bytes = -1;
+    r->min_ns = INT64_MAX;
+    r->max_ns = INT64_MIN;
+    r->first_ns = r->last_ns = ts;
+    r->device = x->device;
+    r->backend = x->backend;
+    r->sketch = calloc(GP_SKETCH_BUCKETS, sizeof *r->sketch);
+    return r->sketch ? 0 : GP_ENOMEM;
+}
+
+void gp_rec_agg_add(gp_agg_row *r, int64_t ts, int64_t dur, const gp_slice_ext *x)
+{
+    /* Welford's update of the squared deviations */
+    double old_mean = r->count ? (double)r->total_ns / (double)r->count : 0;
+    r->count++;
+    r->total_ns += dur;
+    double new_mean = (double)r->total_ns / (double)r->count;
+    r->m2 += ((double)dur - old_mean) * ((double)dur - new_mean);
+    r->self_ns += x->self_ns;
+    if (dur < r->min_ns) r->min_ns = dur;
+    if (dur > r->max_ns) r->max_ns = dur;
+    if (x->bytes >= 0) r->bytes = (r->bytes < 0 ? 0 : r->bytes) + x->bytes;
+    if (ts < r->first_ns) r->first_ns = ts;
+    if (ts + dur > r->last_ns) r->last_ns = ts + dur;
+    r->sketch[gp_sketch_index(dur)]++;
+}
+
+/* Folds one timing into p->kagg. 0 or GP_ENOMEM. */
+static int kagg_add(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
+                    int64_t dur, const gp_slice_ext *x)
+{
+    if (track >= (1u << 31)) return GP_ENOMEM; /* no key for it (never: one per queue) */
+    uint64_t key = (uint64_t)name << 32 | (uint64_t)track << 1 | (cat == p->cat_cl);
+    uint64_t *slot = gp_u64map_slot(&p->kagg_of, key, UINT64_MAX);
+    if (!slot) return GP_ENOMEM;
+    if (*slot == UINT64_MAX) {
+        gp_agg_row r;
+        if (gp_rec_agg_init(&r, name, cat, track, ts, x) || GP_VEC_PUSH(p->kagg, r)) {
+            free(r.sketch); /* the slot stays unset: tried again next time */
+            return GP_ENOMEM;
+        }
+        *slot = p->kagg.n - 1;
+    }
+    gp_rec_agg_add(&p->kagg.v[*slot], ts, dur, x);
+    return 0;
+}
+
+int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
+                         int64_t dur, const gp_slice_ext *x, int warmup)
+{
+    if (!p->samples_max || p->kslices < p->samples_max) {
+        long si = gp_rec_add_slice(p, track, cat, name, ts, dur, x);
+        if (si < 0) return -1;
+        p->kslices++;
+        if (warmup) p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
+        /* a program that only times kernels never fills a range chunk:
+         * the stream writes its timings out here as well */
+        if (p->stream && p->kslices >= GP_KSTREAM_BLOCK) gp_stream_flush_(p);
+        return 0;
+    }
+    if (warmup) { /* left out of every statistic anyway: counted, not kept */
+        p->kwarm_dropped++;
+        return 0;
+    }
+    if (kagg_add(p, track, cat, name, ts, dur, x)) return -1;
+    if (ts < p->tr->t_begin) p->tr->t_begin = ts;
+    if (ts + dur > p->tr->t_end) p->tr->t_end = ts + dur;
+    return 0;
+}
+
+int gp_rec_kagg_stream(gp_profiler *p, size_t i)
+{
+    const gp_slice *s = &p->tr->slices.v[i];
+    if (s->flags & GP_SLICE_WARMUP) return 0; /* in the stream, out of the statistics */
+    return kagg_add(p, s->track, s->cat, s->name, s->ts, s->dur, &p->ext.v[i]);
+}
+
+int gp_rec_kagg_collect(gp_profiler *p, int with_streamed)
+{
+    /* the stream sink's rows are timings its output already holds */
+    if (p->sink == GP_SINK_STREAM && !with_streamed) return 0;
+    for (size_t i = 0; i < p->kagg.n; i++) {
+        gp_agg_row r = p->kagg.v[i];
+        r.sketch = malloc(GP_SKETCH_BUCKETS * sizeof *r.sketch);
+        if (!r.sketch) return GP_ENOMEM;
+        memcpy(r.sketch, p->kagg.v[i].sketch, GP_SKETCH_BUCKETS * sizeof *r.sketch);
+        if (GP_VEC_PUSH(p->tr->aggs, r)) {
+            free(r.sketch);
+            return GP_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+void gp_rec_kagg_clear(gp_profiler *p)
+{
+    for (size_t i = 0; i < p->kagg.n; i++) free(p->kagg.v[i].sketch);
+    p->kagg.n = 0;
+    gp_u64map_free(&p->kagg_of);
+    memset(&p->kagg_of, 0, sizeof p->kagg_of);
+    p->kwarm_dropped = 0;
+}
+
+void gp_rec_kagg_free(gp_profiler *p)
+{
+    gp_rec_kagg_clear(p);
+    GP_VEC_FREE(p->kagg);
 }
 
 static int cmp_krow(const void *a, const void *b)
@@ -43,7 +161,7 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
     *out = NULL;
     *nout = 0;
     row_of = malloc((t->slices.n + 1) * sizeof *row_of);
-    rows = calloc(t->slices.n + 1, sizeof *rows);
+    rows = calloc(t->slices.n + p->kagg.n + 1, sizeof *rows);
     if (!row_of || !rows) goto done;
     for (size_t i = 0; i < t->slices.n; i++) {
         const gp_slice *s = &t->slices.v[i];
@@ -61,10 +179,36 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
         }
         row_of[i] = (uint32_t)*slot;
     }
+    /* the timings folded past the cap or streamed (p->kagg): their rows'
+     * statistics merge with the slices' below */
+    uint32_t *krow = p->kagg.n ? malloc(p->kagg.n * sizeof *krow) : NULL;
+    if (p->kagg.n && !krow) goto done;
+    for (size_t i = 0; i < p->kagg.n; i++) {
+        const gp_agg_row *a = &p->kagg.v[i];
+        uint64_t key = (uint64_t)a->name << 1 | (a->cat == p->cat_cl);
+        uint64_t *slot = gp_u64map_slot(&m, key, UINT64_MAX);
+        if (!slot) {
+            free(krow);
+            goto done;
+        }
+        if (*slot == UINT64_MAX) {
+            rows[nrows].name = strdup(gp_trace_s(t, a->name));
+            if (!rows[nrows].name) {
+                free(krow);
+                goto done;
+            }
+            rows[nrows].backend = a->cat == p->cat_cl ? GP_BACKEND_OPENCL : GP_BACKEND_CUDA;
+            *slot = nrows++;
+        }
+        krow[i] = (uint32_t)*slot;
+    }
     cnt = calloc(nrows + 1, sizeof *cnt);
     off = calloc(nrows + 1, sizeof *off);
     durs = malloc((t->slices.n + 1) * sizeof *durs);
-    if (!cnt || !off || !durs) goto done;
+    if (!cnt || !off || !durs) {
+        free(krow);
+        goto done;
+    }
     for (size_t i = 0; i < t->slices.n; i++)
         if (row_of[i] != UINT32_MAX) cnt[row_of[i]]++;
     for (size_t r = 0, acc = 0; r < nrows; r++) {
@@ -84,6 +228,32 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
         rows[r].mean_ns = st.mean;
         rows[r].std_ns = st.std;
     }
+    /* Chan et al.'s merge of (count, mean, m2) with the folded rows */
+    double *m2 = calloc(nrows + 1, sizeof *m2);
+    if (!m2) {
+        free(krow);
+        goto done;
+    }
+    for (size_t r = 0; r < nrows; r++)
+        m2[r] =
+            rows[r].count > 1 ? rows[r].std_ns * rows[r].std_ns * (double)(rows[r].count - 1) : 0;
+    for (size_t i = 0; i < p->kagg.n; i++) {
+        const gp_agg_row *a = &p->kagg.v[i];
+        gp_kernel_row *w = &rows[krow[i]];
+        if (!a->count) continue;
+        double na = (double)w->count, nb = (double)a->count;
+        double mb = (double)a->total_ns / nb, delta = mb - w->mean_ns;
+        m2[krow[i]] += a->m2 + (w->count ? delta * delta * na * nb / (na + nb) : 0);
+        if (!w->count || a->min_ns < w->min_ns) w->min_ns = a->min_ns;
+        if (!w->count || a->max_ns > w->max_ns) w->max_ns = a->max_ns;
+        w->count += a->count;
+        w->total_ns += a->total_ns;
+        w->mean_ns = (double)w->total_ns / (double)w->count;
+    }
+    for (size_t r = 0; r < nrows; r++)
+        if (rows[r].count > 1) rows[r].std_ns = sqrt(m2[r] / (double)(rows[r].count - 1));
+    free(m2);
+    free(krow);
     qsort(rows, nrows, sizeof *rows, cmp_krow);
     *out = rows;
     *nout = nrows;

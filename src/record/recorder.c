@@ -243,6 +243,7 @@ void gp_profiler_destroy(gp_profiler *p)
     GP_VEC_FREE(p->ext);
     GP_VEC_FREE(p->attrs);
     gp_rec_entry_free(p);
+    gp_rec_kagg_free(p);
     gp_u64map_free(&p->obs_of);
     gp_u64map_free(&p->series_of);
     gp_u64map_free(&p->func_name);
@@ -1850,6 +1851,7 @@ int gp_rec_collect_aggs(gp_profiler *p, int with_streamed)
 {
     gp_trace_aggs_clear(p->tr);
     if (with_streamed && gp_stream_stats_(p)) return GP_ENOMEM;
+    if (gp_rec_kagg_collect(p, with_streamed)) return GP_ENOMEM;
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
         uint32_t na = atomic_load_explicit(&b->nagg, memory_order_acquire);
         for (uint32_t i = 0; i < na; i++) {
@@ -1965,6 +1967,8 @@ int gp_profiler_reset(gp_profiler *p)
     p->sessions.n = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
+    p->kslices = 0;
+    gp_rec_kagg_clear(p);
     p->clears++;
     p->sstat.n = 0;
     p->values_dropped = 0;

@@ -181,21 +181,16 @@ typedef struct gp_slice_ext {
     uint8_t device, backend;
 } gp_slice_ext;
 
-/* A kernel timing closed by a thread that has a buffer (per-entry metrics,
- * entry.c): its slice, the thread's track + 1 and the host time of the call
- * that closed it (gp_cuda_end, gp_cl_event). */
-typedef struct gp_khost {
-    uint32_t slice, thr;
-    int64_t host_ns;
-} gp_khost;
-
-/* A gp_mem_track (bytes > 0) or gp_mem_untrack (bytes < 0) call, with the
- * calling thread's track + 1 (0: a thread that never recorded a range), for
- * per-entry metrics (entry.c). */
-typedef struct gp_memop {
+/* Timer and tracker calls made while ranges kept as events were open on the
+ * calling thread (per-entry metrics, entry.c): the thread's track + 1, the
+ * host time of the first call, and the sum of the calls' metrics. Calls made
+ * under the same set of open kept ranges (gp_entry_ctx.sig) share one item,
+ * so the items are bounded by the kept ranges, not by the calls. */
+typedef struct gp_eitem {
     uint32_t thr;
-    int64_t ts, bytes, total; /* host ns, signed size, tracked total after */
-} gp_memop;
+    int64_t ts;
+    gp_entry_sum d;
+} gp_eitem;
 
 /* Per-entry metrics of the ranges of one (thread, name, device, kind) that
  * are aggregated inline, added when a slow-path call (timer, tracker) is made
@@ -219,6 +214,7 @@ typedef struct gp_entry_ctx {
     uint32_t *ix;
     int in_event; /* a range kept as an event is open on the thread: the call
                      is noted for gp_rec_entry_metrics (else nothing holds it) */
+    uint64_t sig; /* the set of kept ranges open (their depths and begin times) */
 } gp_entry_ctx;
 
 /* Samples of one counter series (p->tr->series), all of them, whether
@@ -316,13 +312,23 @@ struct gp_profiler {
     GP_VEC(char *) sessions;       /* results of ended sessions, JSON (export "sessions") */
     int64_t kernel_ns_total;       /* sum of kernel durations resolved so far (warm-up excluded) */
     uint64_t kernel_count;
+    /* kernel timings (ktimer.c, gp_rec_kernel_timing): kslices of them are
+     * slices in tr (the timeline); past samples_max (default and aggregate
+     * sinks) they are folded into kagg, per (name, GPU track, backend), so a
+     * long run stays bounded and gp_kernel_stats and the rollover stay
+     * exact; the stream sink writes every timing out as it comes and folds
+     * it into kagg as "streamed" (kept out of its own file's rollover) */
+    uint64_t kslices;
+    GP_VEC(gp_agg_row) kagg;
+    gp_u64map kagg_of;      /* kagg key (ktimer.c) -> index in kagg */
+    uint64_t kwarm_dropped; /* gp_measure warm-up timings past the cap (not on the timeline) */
     /* times the results were cleared (gp_profiler_reset, a forked child's
      * stream): a gp_session begun before then counts from the clearing */
     uint64_t clears;
 
     /* per-entry metrics (entry.c) */
-    GP_VEC(gp_khost) khost; /* ascending slice */
-    GP_VEC(gp_memop) memops;
+    GP_VEC(gp_eitem) eitems;
+    gp_u64map eitem_of; /* hash of (thread, sig) -> index in eitems */
     GP_VEC(gp_inl_metric) inl;
     gp_u64map inl_of; /* hash of (thread, key, dev, type) -> index in inl */
 
@@ -453,11 +459,10 @@ void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(p
  * not hold p->mu); 0 or GP_ENOMEM (c then counts nowhere). */
 int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c);
 void gp_rec_entry_ctx_free(gp_entry_ctx *c);
-/* Notes a kernel timing's slice si closed by the call of c (caller holds
- * p->mu; si < 0 or a warm-up timing: nothing) and adds it to c's inline
- * entries. */
-void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, long si, int64_t dur,
-                              int64_t bytes);
+/* Notes a kernel timing of device duration dur closed by the call of c
+ * (caller holds p->mu; not for warm-up timings) for the kept ranges open at
+ * the call, and adds it to c's inline entries. */
+void gp_rec_entry_timing_done(gp_profiler *p, const gp_entry_ctx *c, int64_t dur, int64_t bytes);
 /* The metrics of one timing of device duration dur (bytes >= 0: a transfer). */
 gp_entry_sum gp_rec_entry_timing(int64_t dur, int64_t bytes);
 /* Adds d to the inline entries of c (caller holds p->mu). */
@@ -480,6 +485,31 @@ void gp_rec_entry_free(gp_profiler *p);
 /* The calling thread's buffer in p, NULL when it has none (no lock taken
  * when cached). */
 struct gp_tbuf *gp_rec_tbuf_find(gp_profiler *p);
+
+/* A resolved kernel timing of a back-end (caller holds p->mu): a slice on
+ * track while fewer than samples_max are kept (no cap in the keep and
+ * stream sinks), else folded into p->kagg; warm-up timings are flagged
+ * GP_SLICE_WARMUP, and past the cap only counted (kwarm_dropped). The
+ * stream sink writes its timings out every GP_KSTREAM_BLOCK. 0, or -1 when
+ * out of memory (the timing is lost). */
+int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
+                         int64_t dur, const gp_slice_ext *x, int warmup);
+#define GP_KSTREAM_BLOCK 4096
+/* Folds one duration into an aggregate row (Welford's update of m2, the
+ * sketch, min, max, first and last); init makes r a fresh row of name and
+ * cat. 0, or GP_ENOMEM (the sketch). */
+int gp_rec_agg_init(gp_agg_row *r, uint32_t name, uint16_t cat, uint32_t track, int64_t ts,
+                    const gp_slice_ext *x);
+void gp_rec_agg_add(gp_agg_row *r, int64_t ts, int64_t dur, const gp_slice_ext *x);
+/* Appends p->kagg to p->tr->aggs (with_streamed: the stream's rows too)
+ * (caller holds p->mu). 0 or GP_ENOMEM. */
+int gp_rec_kagg_collect(gp_profiler *p, int with_streamed);
+/* Clears / frees p->kagg. */
+void gp_rec_kagg_clear(gp_profiler *p);
+void gp_rec_kagg_free(gp_profiler *p);
+/* Folds kernel slice i (a timing the stream sink writes out) into p->kagg
+ * as streamed (caller holds p->mu). 0 or GP_ENOMEM. */
+int gp_rec_kagg_stream(gp_profiler *p, size_t i);
 
 /* Kernel timer back-ends: resolve pending timings (wait: block until done);
  * return the number still pending. Free at destroy. */

@@ -356,38 +356,15 @@ static int fold(gp_profiler *p, size_t i)
     uint64_t *slot = gp_u64map_slot(&st->row_of, s->name, UINT64_MAX);
     if (!slot) return GP_ENOMEM;
     if (*slot == UINT64_MAX) {
-        gp_agg_row r = {0};
-        r.name = s->name;
-        r.cat = s->cat;
-        r.track = GP_NO_INDEX;
-        r.bytes = -1;
-        r.min_ns = INT64_MAX;
-        r.max_ns = INT64_MIN;
-        r.first_ns = s->ts;
-        r.last_ns = s->ts + s->dur;
-        r.device = x->device;
-        r.backend = x->backend;
-        r.sketch = calloc(GP_SKETCH_BUCKETS, sizeof *r.sketch);
-        if (!r.sketch || GP_VEC_PUSH(st->rows, r)) {
+        gp_agg_row r;
+        if (gp_rec_agg_init(&r, s->name, s->cat, GP_NO_INDEX, s->ts, x) ||
+            GP_VEC_PUSH(st->rows, r)) {
             free(r.sketch);
             return GP_ENOMEM;
         }
         *slot = st->rows.n - 1;
     }
-    gp_agg_row *r = &st->rows.v[*slot];
-    /* Welford's update of the squared deviations */
-    double old_mean = r->count ? (double)r->total_ns / (double)r->count : 0;
-    r->count++;
-    r->total_ns += s->dur;
-    double new_mean = (double)r->total_ns / (double)r->count;
-    r->m2 += ((double)s->dur - old_mean) * ((double)s->dur - new_mean);
-    r->self_ns += x->self_ns;
-    if (s->dur < r->min_ns) r->min_ns = s->dur;
-    if (s->dur > r->max_ns) r->max_ns = s->dur;
-    if (x->bytes >= 0) r->bytes = (r->bytes < 0 ? 0 : r->bytes) + x->bytes;
-    if (s->ts < r->first_ns) r->first_ns = s->ts;
-    if (s->ts + s->dur > r->last_ns) r->last_ns = s->ts + s->dur;
-    r->sketch[gp_sketch_index(s->dur)]++;
+    gp_rec_agg_add(&st->rows.v[*slot], s->ts, s->dur, x);
     return 0;
 }
 
@@ -420,26 +397,31 @@ int gp_stream_flush_(gp_profiler *p)
     gp_trace *t = p->tr;
     gp_sbuf b = {0};
     size_t w = 0;
-    uint64_t nb = 0; /* ranges in b */
+    uint64_t nb = 0; /* ranges and kernel timings in b */
     int rc = 0, attrs_used = 0;
     for (size_t i = 0; i < t->slices.n; i++) {
-        if (t->slices.v[i].cat != p->cat_range) { /* kernel timings: written at close */
-            t->slices.v[w] = t->slices.v[i];
-            p->ext.v[w] = p->ext.v[i];
-            attrs_used |= p->ext.v[w].nattr != 0;
-            w++;
-            continue;
+        if (t->slices.v[i].cat != p->cat_range) { /* kernel timings */
+            if (t->slices.v[i].cat != p->cat_cuda && t->slices.v[i].cat != p->cat_cl) {
+                t->slices.v[w] = t->slices.v[i]; /* (none today) kept */
+                p->ext.v[w] = p->ext.v[i];
+                attrs_used |= p->ext.v[w].nattr != 0;
+                w++;
+                continue;
+            }
+            /* written as they come, their statistics kept (gp_kernel_stats) */
+            if (gp_rec_kagg_stream(p, i)) rc = GP_ENOMEM;
+        } else {
+            if (fold(p, i)) rc = GP_ENOMEM;
+            p->streamed_ranges++;
         }
         if (st->w) {
             store_slice(p, st, i);
         } else if (!st->err) {
-            file_slice(p, st, &b, i);
+            file_slice(p, st, &b, i); /* its head cache holds kernel heads too */
             nb++;
         } else {
             p->stream_lost++;
         }
-        if (fold(p, i)) rc = GP_ENOMEM;
-        p->streamed_ranges++;
         if (b.n >= (1u << 20)) {
             put_ranges(p, &b, nb);
             nb = 0;
@@ -485,6 +467,7 @@ int gp_stream_flush_(gp_profiler *p)
     }
     gp_sbuf_free(&b);
     t->slices.n = p->ext.n = w;
+    p->kslices = 0;
     t->inline_children.n = 0; /* they name ranges, all written above */
     if (!attrs_used) p->attrs.n = 0;
     return st->err ? GP_EIO : rc;
@@ -651,6 +634,8 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     p->sstat.n = 0;
     p->kernel_ns_total = 0;
     p->kernel_count = 0;
+    p->kslices = 0;
+    gp_rec_kagg_clear(p);
     p->clears++;
     gp_rec_entry_reset(p); /* per-entry records name the cleared slices */
 }
@@ -682,10 +667,11 @@ int gp_stream_close_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
     if (!st) return 0;
-    gp_stream_flush_(p);
-    int rc = 0;
+    /* timings resolved first, so that the flush writes and counts them */
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
+    gp_stream_flush_(p);
+    int rc = 0;
     if (st->w) {
         rc = store_close(p, st);
         goto done;

@@ -220,15 +220,12 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             uint32_t track = gp_rec_gpu_track(p, (uint64_t)(uintptr_t)pe->stream, label);
             int64_t dur = (int64_t)((double)dur_ms * 1e6);
             gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_GPU, GP_BACKEND_CUDA};
-            long si =
-                track == GP_NO_INDEX
-                    ? -1
-                    : gp_rec_add_slice(p, track, p->cat_cuda, pe->name,
-                                       s->ref_host_ns + (int64_t)((double)at_ms * 1e6), dur, &x);
-            if (si >= 0 && pe->warmup) {
-                p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
-            } else if (si >= 0) {
-                gp_rec_entry_timing_done(p, &pe->ec, si, dur, pe->bytes);
+            int lost = track == GP_NO_INDEX ||
+                       gp_rec_kernel_timing(p, track, p->cat_cuda, pe->name,
+                                            s->ref_host_ns + (int64_t)((double)at_ms * 1e6), dur,
+                                            &x, pe->warmup);
+            if (!lost && !pe->warmup) {
+                gp_rec_entry_timing_done(p, &pe->ec, dur, pe->bytes);
                 p->kernel_ns_total += dur;
                 p->kernel_count++;
             }

@@ -102,13 +102,11 @@ static int cl_time(gp_profiler *p, cl_state *st, const cl_pending *pe)
     uint32_t track = gp_rec_gpu_track(p, pe->queue, label);
     if (track == GP_NO_INDEX) return 1;
     gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_UNSET, GP_BACKEND_OPENCL};
-    long si = gp_rec_add_slice(p, track, p->cat_cl, pe->name, (int64_t)s + st->off, dur, &x);
-    if (si < 0) return 1;
-    if (pe->warmup) {
-        p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
-        return 0;
-    }
-    gp_rec_entry_timing_done(p, &pe->ec, si, dur, pe->bytes);
+    if (gp_rec_kernel_timing(p, track, p->cat_cl, pe->name, (int64_t)s + st->off, dur, &x,
+                             pe->warmup))
+        return 1;
+    if (pe->warmup) return 0;
+    gp_rec_entry_timing_done(p, &pe->ec, dur, pe->bytes);
     p->kernel_ns_total += dur;
     p->kernel_count++;
     return 0;
