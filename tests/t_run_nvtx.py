@@ -336,6 +336,32 @@ check(got == ["in exit handler", "in main"] and marks == ["exit mark"],
       "atexit: the exit handler's range and mark stored: %r %r" % (got, marks))
 c.close()
 
+# many start/end ranges open at once, ended in a random order, then first
+# started first ended: each end closes its own start (a table by id; the
+# ends used to scan the open ranges)
+N = 3000
+dbs = os.path.join(tmp, "manystart.db")
+r = subprocess.run([BIN, "run", "-o", dbs, "--nvtx", "--no-opencl", "--no-cuda", "-q",
+                    "--no-summary", "--", PROG, "manystart", str(N)], capture_output=True, text=True)
+check(r.returncode == 0, "manystart run: %d %s" % (r.returncode, r.stderr))
+order = [int(v) for l in r.stdout.splitlines() if l.startswith("order ") for v in l.split()[1:]]
+c = sqlite3.connect(dbs)
+rows = c.execute(NAMES).fetchall()
+c.close()
+rr = {x[0]: x for x in rows if x[0].startswith("r")}
+check(len(rr) == N and len(order) == N, "manystart: %d ranges r*, %d ends" % (len(rr), len(order)))
+if len(rr) == N and len(order) == N:
+    starts = [rr["r%d" % i][1] for i in range(N)]
+    check(starts == sorted(starts), "manystart: r0 .. r%d start in order" % (N - 1))
+    by_end = [int(x[0][1:]) for x in sorted(rr.values(), key=lambda x: (ends(x), order.index(int(x[0][1:]))))]
+    check(by_end == order, "manystart: each end closed its own start (end order %r... vs %r...)"
+          % (by_end[:8], order[:8]))
+fifo = sorted((x for x in rows if x[0] == "fifo"), key=lambda x: x[1])
+check(len(fifo) == N, "manystart: %d fifo ranges (want %d)" % (len(fifo), N))
+check([ends(x) for x in fifo] == sorted(ends(x) for x in fifo),
+      "manystart: fifo ranges end in the order they started")
+check(len(rows) == 2 * N, "manystart: a second end and an unknown id add nothing: %d rows" % len(rows))
+
 if failures:
     sys.exit(1)
 print("ok")

@@ -400,8 +400,46 @@ static int at_exit_ranges(void)
     return 0;
 }
 
+/* manystart N: N start/end ranges open at once, named r0 .. rN-1 in start
+ * order, ended in a pseudo-random order printed as "order i j k ..."; then
+ * N more named "fifo" ended first-started first; an unknown id and a
+ * second end of an ended one are ignored */
+static int many_start(int n)
+{
+    nvtxRangeId_t *id = malloc((size_t)n * sizeof *id);
+    int *perm = malloc((size_t)n * sizeof *perm);
+    if (!id || !perm) return 1;
+    char name[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        id[i] = nvtxRangeStartA(name);
+        perm[i] = i;
+    }
+    unsigned x = 12345;
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates with a fixed LCG */
+        x = x * 1103515245u + 12345u;
+        int j = (int)((x >> 8) % (unsigned)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    printf("order");
+    for (int i = 0; i < n; i++) {
+        nvtxRangeEnd(id[perm[i]]);
+        printf(" %d", perm[i]);
+    }
+    printf("\n");
+    nvtxRangeEnd(id[perm[0]]);       /* ended already */
+    nvtxRangeEnd((nvtxRangeId_t)-7); /* never started */
+    for (int i = 0; i < n; i++) id[i] = nvtxRangeStartA("fifo");
+    for (int i = 0; i < n; i++) nvtxRangeEnd(id[i]);
+    free(id);
+    free(perm);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "manystart")) return many_start(atoi(argv[2]));
     if (argc > 1 && !strcmp(argv[1], "atexit")) return at_exit_ranges();
     if (argc > 1 && !strcmp(argv[1], "lateexit")) return late_exit();
     if (argc > 1 && !strcmp(argv[1], "domains")) return domains();

@@ -794,6 +794,10 @@ typedef struct nstart { /* start/end ranges may end on another thread */
     uint32_t name, track; /* track: the starting thread's; NSTART_FORKED: see n_fork_child */
 } nstart;
 #define NSTART_FORKED UINT32_MAX
+/* The open start/end ranges: a table by id (open addressing, linear
+ * probing, id 0 = empty slot; cap a power of two, at most half full), so
+ * that an end finds its start in O(1) whatever the order of the ends (a
+ * scan of the open ranges made n ends in FIFO order cost O(n^2)). */
 static struct {
     pthread_mutex_t mu;
     nstart *v;
@@ -801,24 +805,46 @@ static struct {
     uint64_t next_id;
 } R = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+static size_t r_home(uint64_t id)
+{
+    return (size_t)(id * 0x9E3779B97F4A7C15ull >> 17) & (R.cap - 1);
+}
+
+static void r_place(nstart r)
+{
+    size_t i = r_home(r.id);
+    while (R.v[i].id) i = (i + 1) & (R.cap - 1);
+    R.v[i] = r;
+}
+
+/* Doubles the table (caller holds R.mu). 0, or -1 when out of memory. */
+static int r_grow(void)
+{
+    size_t oc = R.cap, nc = oc ? oc * 2 : 64;
+    nstart *ov = R.v, *nv = calloc(nc, sizeof *nv);
+    if (!nv) return -1;
+    R.v = nv;
+    R.cap = nc;
+    for (size_t i = 0; i < oc; i++)
+        if (ov[i].id) r_place(ov[i]);
+    free(ov);
+    return 0;
+}
+
 static uint64_t start_range(nthr *t, uint32_t name)
 {
     uint64_t now = n_now();
     uint32_t track = n_track(t);
     pthread_mutex_lock(&R.mu);
-    if (R.n == R.cap) {
-        size_t nc = R.cap ? R.cap * 2 : 64;
-        nstart *nv = realloc(R.v, nc * sizeof *nv);
-        if (!nv) {
-            pthread_mutex_unlock(&R.mu);
-            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-            return 0;
-        }
-        R.v = nv;
-        R.cap = nc;
+    if ((R.n + 1) * 2 > R.cap && r_grow()) {
+        pthread_mutex_unlock(&R.mu);
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return 0;
     }
     uint64_t id = ++R.next_id;
-    R.v[R.n++] = (nstart){id, now, name, track};
+    if (!id) id = ++R.next_id; /* 0 is "no range" (and the empty slot) */
+    r_place((nstart){id, now, name, track});
+    R.n++;
     pthread_mutex_unlock(&R.mu);
     return id;
 }
@@ -827,17 +853,31 @@ static void end_range(nthr *t, uint64_t id)
 {
     uint64_t t1 = n_now();
     pthread_mutex_lock(&R.mu);
-    for (size_t i = R.n; i-- > 0;)
-        if (R.v[i].id == id) {
-            nstart r = R.v[i];
-            R.v[i] = R.v[--R.n];
-            pthread_mutex_unlock(&R.mu);
-            /* on the starting thread's track; a range a thread of the
-             * parent started before the fork, on the ending thread's */
-            n_emit(t, r.t, t1, r.name, r.track == NSTART_FORKED ? n_track(t) : r.track);
-            return;
-        }
+    if (!id || !R.cap) {
+        pthread_mutex_unlock(&R.mu);
+        return;
+    }
+    size_t m = R.cap - 1, i = r_home(id);
+    while (R.v[i].id && R.v[i].id != id) i = (i + 1) & m;
+    if (!R.v[i].id) { /* not open: ended already, or never started */
+        pthread_mutex_unlock(&R.mu);
+        return;
+    }
+    nstart r = R.v[i];
+    /* deletion by backward shift: a later entry of the probe run moves into
+     * the hole unless its home lies cyclically in (hole, its slot] */
+    for (size_t j = (i + 1) & m; R.v[j].id; j = (j + 1) & m) {
+        size_t k = r_home(R.v[j].id);
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;
+        R.v[i] = R.v[j];
+        i = j;
+    }
+    R.v[i].id = 0;
+    R.n--;
     pthread_mutex_unlock(&R.mu);
+    /* on the starting thread's track; a range a thread of the parent
+     * started before the fork, on the ending thread's */
+    n_emit(t, r.t, t1, r.name, r.track == NSTART_FORKED ? n_track(t) : r.track);
 }
 
 /* ---- NVTX drain ---- */
@@ -1066,8 +1106,10 @@ static void n_fork_child(void)
      * thread that ends it */
     uint32_t old = self ? self->track : UINT32_MAX, now = UINT32_MAX;
     if (self) self->track = UINT32_MAX; /* the forking thread has a new tid in the child */
-    for (size_t i = 0; i < R.n; i++)
-        if (old != UINT32_MAX && R.v[i].track == old) {
+    for (size_t i = 0; i < R.cap; i++)
+        if (!R.v[i].id) {
+            continue;
+        } else if (old != UINT32_MAX && R.v[i].track == old) {
             if (now == UINT32_MAX) now = n_track(self);
             R.v[i].track = now;
         } else {
