@@ -120,6 +120,23 @@ def errors(tmp, folder, other):
         f.write(text.replace(b'"version":1', b'"version":"1"', 1))
     error("string version", ["merge", p3[0], bad, p3[2]], '"version" is not a number')
     error("no such part", ["merge", os.path.join(tmp, "nope.json")], "nope.json")
+    # parts compressed for the trip between machines (gzip, several members
+    # too) and a part on a pipe merge as the plain files do
+    import gzip
+    gz = p3[1] + ".gz"
+    with open(gz, "wb") as f:
+        f.write(gzip.compress(text[: len(text) // 3]) + gzip.compress(text[len(text) // 3:]))
+    check(ok("merge", "--json", p3[0], gz, p3[2]) == ok("merge", "--json", *p3),
+          "a gzip part (two members) merges as the plain one")
+    with open(p3[2], "rb") as f:
+        pp = subprocess.run([BIN, "merge", "--json", p3[0], p3[1], "/dev/stdin"], input=f.read(),
+                            capture_output=True)
+    check(pp.returncode == 0 and pp.stdout == ok("merge", "--json", *p3),
+          "a part on a pipe merges as the file: exit %d %r" % (pp.returncode, pp.stderr[:200]))
+    with open(gz, "wb") as f:
+        f.write(gzip.compress(text)[:-40])
+    error("truncated gzip part", ["merge", p3[0], gz, p3[2]], gz)
+    os.unlink(gz)
     for bad in ("3/3", "a/b", "-1/2", "1", "1/0", "0/2x"):
         error("--shard %s" % bad, ["analyze", "--shard", bad, folder], "--shard")
     for p in p3 + p2:

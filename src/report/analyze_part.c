@@ -7,6 +7,7 @@
  * strings ({"hex": ...} when not valid UTF-8). One table of fields serves
  * the writer and the reader. */
 #include "report/analyze_part.h"
+#include "trace/input.h"
 #include "core/jdom.h"
 #include <errno.h>
 #include <math.h>
@@ -565,17 +566,20 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
 int gp_analyze_part_read(const char *path, gp_analyze_part *p, gp_err *err)
 {
     memset(p, 0, sizeof *p);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* through the importers' input: a part compressed with gzip for the
+     * trip between machines, or given on a pipe, reads as the plain file */
+    gp_input *in;
+    int orc = gp_input_open_file(path, &in, err);
+    if (orc) return orc;
     gp_sbuf text = {0};
     char buf[65536];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, fp)) > 0) gp_sbuf_add(&text, buf, got);
-    int rerr = ferror(fp);
-    fclose(fp);
-    if (rerr) {
+    long got;
+    while ((got = gp_input_read(in, buf, sizeof buf, err)) > 0)
+        gp_sbuf_add(&text, buf, (size_t)got);
+    gp_input_close(in);
+    if (got < 0) {
         gp_sbuf_free(&text);
-        return gp_err_set(err, GP_EIO, "%s: read error", path);
+        return (int)got;
     }
     gp_jv doc;
     gp_err je = {0};
