@@ -1442,17 +1442,20 @@ static void rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v
 
 void gp_range_attr_int_slow_(gp_profiler *p, const char *key, int64_t value)
 {
+    if (p->no_attrs) return;
     rec_value(p, GP_EV_ATTR_INT, key, (uint64_t)value, 1);
 }
 
 void gp_range_attr_int(gp_profiler *p, const char *key, int64_t value)
 {
-    rec_value(p, GP_EV_ATTR_INT, key, (uint64_t)value, 1);
+    gp_range_attr_int_slow_(p, key, value);
 }
 
 void gp_range_attr_str_slow_(gp_profiler *p, const char *key, const char *value)
 {
-    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ || !value) return;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ || !value ||
+        p->no_attrs)
+        return;
     /* the value is interned for the profiler's life: only when the range
      * keeps it (an innermost level recorded as an event; rec_value checks
      * again), so that the attributes of ranges aggregated inline (past

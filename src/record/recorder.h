@@ -258,6 +258,10 @@ struct gp_profiler {
     /* GP_SINK_AUTO: ranges kept as events in all threads together (0: no
      * total); threads take it from keep_pool in grants (keep_more) */
     uint64_t keep_total;
+    /* a store stream: range attributes have no place in the store (its
+     * slices table holds none), so they are not recorded at all (their
+     * string values were interned for the profiler's life, for nothing) */
+    int no_attrs;
     gp_options opts;
     char name[64];
 

@@ -326,7 +326,10 @@ int gp_stream_open_(gp_profiler *p, const char *path)
     st->last_id = UINT32_MAX;
     if (st->path && is_store_path(path)) {
         p->stream = st;
-        if (store_open(p, st) == 0) return 0;
+        if (store_open(p, st) == 0) {
+            p->no_attrs = 1; /* set before any thread records (create) */
+            return 0;
+        }
         p->stream = NULL;
         gp_store_writer_stop(st->w);
         free(st->path);
