@@ -147,7 +147,7 @@ void gp_exp_slice_rest(gp_profiler *p, gp_sbuf *b, size_t i)
         const gp_attr *at = &p->attrs.v[x->attr_first + a];
         gp_json_key(b, gp_trace_s(t, at->key), comma++);
         if (at->is_str)
-            gp_json_str(b, gp_trace_s(t, at->sval));
+            gp_json_str(b, gp_attr_text(p, at));
         else
             gp_json_int(b, at->ival);
     }
@@ -281,7 +281,7 @@ static int trace_view(gp_profiler *p, gp_trace *view)
             const gp_attr *at = &p->attrs.v[x->attr_first + a];
             gp_json_key(&b, gp_trace_s(t, at->key), comma++);
             if (at->is_str)
-                gp_json_str(&b, gp_trace_s(t, at->sval));
+                gp_json_str(&b, gp_attr_text(p, at));
             else
                 gp_json_int(&b, at->ival);
         }

@@ -195,6 +195,7 @@ static void tbuf_free(gp_tbuf *b)
     for (uint32_t i = 0; i < GP_AGG_BLOCKS && b->agg_blk[i]; i++) free(b->agg_blk[i]);
     free(b->agg_idx);
     GP_VEC_FREE(b->stack);
+    gp_rec_attrs_release(b->pattrs.v, 0, b->pattrs.n);
     GP_VEC_FREE(b->pattrs);
     free(b->fr);
     free(b);
@@ -241,6 +242,7 @@ void gp_profiler_destroy(gp_profiler *p)
     GP_VEC_FREE(p->sessions);
     GP_VEC_FREE(p->sstat);
     GP_VEC_FREE(p->ext);
+    gp_rec_attrs_release(p->attrs.v, 0, p->attrs.n);
     GP_VEC_FREE(p->attrs);
     gp_rec_entry_free(p);
     gp_rec_kagg_free(p);
@@ -1421,23 +1423,26 @@ int gp_func_enter_(gp_profiler *p, const void *fn)
     return rec_begin(p, GP_EV_FUNC, fn, 0, 0);
 }
 
-static void rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v, int need_open)
+/* Records a value event; 1 when recorded, 0 when not (off, no buffer, no
+ * open event level for an attribute, no room: counted as dropped). */
+static int rec_value(gp_profiler *p, uint32_t type, const void *key, uint64_t v, int need_open)
 {
-    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_) return;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_) return 0;
     gp_tbuf *b = tbuf_get(p);
-    if (!b) return;
+    if (!b) return 0;
     /* an attribute needs an innermost level recorded as an event */
-    if (need_open && (depth_of(b) == 0 || b->fr[depth_of(b) - 1].mode != GP_FR_EVENT)) return;
+    if (need_open && (depth_of(b) == 0 || b->fr[depth_of(b) - 1].mode != GP_FR_EVENT)) return 0;
     gp_rev *e = rec_slot(p, b, 0);
     if (!e) {
         bump(&b->dropped, 1);
-        return;
+        return 0;
     }
     e->t = gp_rec_now(p);
     e->p = key;
     e->v = v;
     e->type = type;
     rec_publish(b);
+    return 1;
 }
 
 void gp_range_attr_int_slow_(gp_profiler *p, const char *key, int64_t value)
@@ -1462,6 +1467,11 @@ void gp_range_attr_str_slow_(gp_profiler *p, const char *key, const char *value)
      * keep_max, the aggregate sink) cost no memory */
     gp_tbuf *b = tbuf_find(p);
     if (!b || depth_of(b) == 0 || b->fr[depth_of(b) - 1].mode != GP_FR_EVENT) return;
+    if (p->attr_owned) { /* a file stream: a copy of its own, freed once written */
+        char *v = strdup(value);
+        if (v && !rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1)) free(v);
+        return;
+    }
     const char *v = gp_intern(p, value);
     if (v) rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1);
 }
@@ -1591,6 +1601,16 @@ int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v, i
 /* The id of name s in p's trace (caller holds p->mu). Most events name
  * one of a few pointers: a cache by pointer spares hashing the text, and a
  * hit is taken only when the text is still the one interned. */
+void gp_rec_attrs_release(gp_attr *v, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (v[i].is_str == GP_ATTR_OWNED) {
+            free((void *)(uintptr_t)v[i].ival);
+            v[i].is_str = 0; /* released: an int 0 if read again */
+            v[i].ival = 0;
+        }
+}
+
 static uint32_t str_id(gp_profiler *p, const char *s)
 {
     if (!s) return 0;
@@ -1730,7 +1750,11 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
                           o.backend};
         if (x.self_ns < 0) x.self_ns = 0;
         for (size_t i = o.attr_first; i < b->pattrs.n; i++)
-            if (GP_VEC_PUSH(p->attrs, b->pattrs.v[i])) return GP_ENOMEM;
+            if (GP_VEC_PUSH(p->attrs, b->pattrs.v[i])) { /* those left go */
+                gp_rec_attrs_release(b->pattrs.v, i, b->pattrs.n);
+                b->pattrs.n = o.attr_first;
+                return GP_ENOMEM;
+            }
         b->pattrs.n = o.attr_first;
         uint32_t trk = gp_rec_thread_track(p, b);
         if (trk == GP_NO_INDEX) return GP_ENOMEM;
@@ -1750,13 +1774,25 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
     }
     case GP_EV_ATTR_INT:
     case GP_EV_ATTR_STR: {
-        if (b->stack.n == 0) return 0;
+        int owned = e->type == GP_EV_ATTR_STR && p->attr_owned;
+        if (b->stack.n == 0) { /* no range to hold it */
+            if (owned) free((void *)(uintptr_t)e->v);
+            return 0;
+        }
         gp_attr a = {str_id(p, e->p), e->type == GP_EV_ATTR_STR, 0, 0};
-        if (a.is_str)
+        if (owned) {
+            a.is_str = GP_ATTR_OWNED;
+            a.ival = (int64_t)e->v; /* the record takes the copy */
+        } else if (a.is_str) {
             a.sval = str_id(p, (const char *)(uintptr_t)e->v);
-        else
+        } else {
             a.ival = (int64_t)e->v;
-        return GP_VEC_PUSH(b->pattrs, a);
+        }
+        if (GP_VEC_PUSH(b->pattrs, a)) {
+            if (owned) free((void *)(uintptr_t)e->v);
+            return GP_ENOMEM;
+        }
+        return 0;
     }
     case GP_EV_COUNTER:
         return gp_rec_counter_sample(p, str_id(p, e->p), gp_rec_ns(p, e->t), bitsd(e->v), 0);
@@ -1946,6 +1982,7 @@ int gp_profiler_reset(gp_profiler *p)
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
+        gp_rec_attrs_release(b->pattrs.v, 0, b->pattrs.n);
         b->stack.n = b->pattrs.n = 0;
         gp_rec_aggs_zero(b);
         /* the keep budget starts again (owner fields: a thread recording
@@ -1962,6 +1999,7 @@ int gp_profiler_reset(gp_profiler *p)
     p->tr->counters.n = 0;
     p->tr->t_begin = p->tr->t_end = 0;
     p->ext.n = 0;
+    gp_rec_attrs_release(p->attrs.v, 0, p->attrs.n);
     p->attrs.n = 0;
     gp_rec_entry_reset(p);
     for (size_t i = 0; i < p->obs.n; i++) p->obs.v[i].v.n = 0;

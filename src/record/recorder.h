@@ -108,6 +108,12 @@ typedef struct gp_open {
     uint32_t last_child; /* slice index of the last child slice ended, UINT32_MAX none */
 } gp_open;
 
+/* A range attribute: is_str 0: ival; GP_ATTR_STR: sval, an interned string
+ * id; GP_ATTR_OWNED: a string of a file stream's range, malloc'd by the
+ * recording thread and owned by this record (its pointer in ival), freed
+ * with gp_rec_attrs_release once the range is written, so that distinct
+ * values cost no memory for good. */
+enum { GP_ATTR_STR = 1, GP_ATTR_OWNED = 2 };
 typedef struct gp_attr {
     uint32_t key;
     uint8_t is_str;
@@ -262,6 +268,8 @@ struct gp_profiler {
      * slices table holds none), so they are not recorded at all (their
      * string values were interned for the profiler's life, for nothing) */
     int no_attrs;
+    /* a file stream: string attribute values are owned copies (GP_ATTR_OWNED) */
+    int attr_owned;
     gp_options opts;
     char name[64];
 
@@ -455,6 +463,14 @@ void gp_exp_slice_rest(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_counters(gp_profiler *p, struct gp_sbuf *b, size_t from, size_t to);
 void gp_exp_mem_events(gp_profiler *p, struct gp_sbuf *b, size_t from, size_t to);
 void gp_exp_rollover(gp_profiler *p, struct gp_sbuf *b);
+/* The text of a string attribute (is_str != 0). */
+static inline const char *gp_attr_text(const gp_profiler *p, const gp_attr *a)
+{
+    return a->is_str == GP_ATTR_OWNED ? (const char *)(uintptr_t)a->ival
+                                      : gp_trace_s(p->tr, a->sval);
+}
+/* Frees the owned values of attributes v[from, to). */
+void gp_rec_attrs_release(gp_attr *v, size_t from, size_t to);
 /* Sets p->err (caller holds p->mu or owns p). */
 void gp_rec_seterr(gp_profiler *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

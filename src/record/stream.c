@@ -346,6 +346,7 @@ int gp_stream_open_(gp_profiler *p, const char *path)
         return GP_EIO;
     }
     p->stream = st;
+    p->attr_owned = 1; /* set before any thread records (create) */
     put_head(p);
     return 0;
 }
@@ -472,7 +473,10 @@ int gp_stream_flush_(gp_profiler *p)
     t->slices.n = p->ext.n = w;
     p->kslices = 0;
     t->inline_children.n = 0; /* they name ranges, all written above */
-    if (!attrs_used) p->attrs.n = 0;
+    if (!attrs_used) {        /* every range written: their owned values go */
+        gp_rec_attrs_release(p->attrs.v, 0, p->attrs.n);
+        p->attrs.n = 0;
+    }
     return st->err ? GP_EIO : rc;
 }
 
