@@ -7,6 +7,7 @@
  * into the aggregate statistics; then the same figures in the export, the
  * imported trace's summary, `gpuprof summary --json` and `gpuprof report`. */
 #include "analysis/summary.h"
+#include "record/recorder.h"
 #include "test.h"
 #include "trace/import.h"
 #include <gpuprof/gpuprof.h>
@@ -833,6 +834,85 @@ TEST(kernel_timings_bounded)
 #endif
 }
 
+/* Threads that come and go (docs/api.md "Threads that come and go"): the
+ * per-entry metrics of an exited thread's inline ranges are folded into one
+ * entry per name of the "exited threads", so a program that starts a thread
+ * per task, each making tracker calls and timings inside aggregated
+ * ranges, holds one entry per name however many threads it started. Before,
+ * every exited thread left its entries for good (~140 B per thread and name)
+ * and each new thread whose buffer took an old one's address found its
+ * entries by a scan of all of them (20,000 threads: 16 s instead of 2 s).
+ * Timings of an exited thread still pending when it exits (polled only
+ * every 1,024) count in the folded entry when they complete. */
+typedef struct churn_job {
+    gp_profiler *p;
+    void (*work)(double);
+    char *bufs;
+} churn_job;
+
+static void *churn_task(void *a)
+{
+    churn_job *j = a;
+    for (int i = 0; i < 5; i++) {
+        gp_range_begin(j->p, "task");
+        gp_mem_track(j->p, "b", j->bufs + i, 100 + i, NULL, 0, NULL);
+        gp_mem_untrack(j->p, j->bufs + i);
+        if (j->work) {
+            gp_cuda_begin(j->p, "k", NULL);
+            j->work(0.125);
+            gp_cuda_end(j->p, "k", NULL);
+        }
+        gp_range_end(j->p);
+    }
+    return NULL;
+}
+
+TEST(exited_threads_inline_metrics_bounded)
+{
+    static char bufs[8];
+    churn_job j = {0};
+    j.bufs = bufs;
+#ifdef GP_FAKE_CUDART
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    j.work = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(j.work != NULL);
+#endif
+    gp_options o = {0};
+    o.sink = GP_SINK_AGGREGATE; /* every range aggregated inline */
+    j.p = gp_profiler_create(&o);
+    ASSERT(j.p != NULL);
+    const int nthreads = 3000;
+    for (int t = 0; t < nthreads; t++) {
+        pthread_t th;
+        ASSERT_EQ_INT(pthread_create(&th, NULL, churn_task, &j), 0);
+        pthread_join(th, NULL);
+    }
+    ASSERT_EQ_INT(gp_kernels_resolve(j.p, 1), 0);
+    gp_summary_row *rows;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(j.p, &rows, &n), 0);
+    const gp_summary_row *r = find_row(rows, n, "task");
+    ASSERT(r != NULL);
+    ASSERT_EQ_INT(r->count, (uint64_t)nthreads * 5);
+    ASSERT_EQ_INT(r->allocs, (uint64_t)nthreads * 5);
+    ASSERT_EQ_INT(r->frees, (uint64_t)nthreads * 5);
+    ASSERT_EQ_INT(r->alloc_bytes, (int64_t)nthreads * (100 + 101 + 102 + 103 + 104));
+    ASSERT_EQ_INT(r->freed_bytes, r->alloc_bytes);
+    ASSERT_EQ_INT(r->gpu_timers, j.work ? (uint64_t)nthreads * 5 : 0);
+    ASSERT_EQ_INT(r->gpu_ns, j.work ? (int64_t)nthreads * 5 * 125000 : 0);
+    gp_summary_rows_free(rows, n);
+    /* one entry for "task" of the exited threads (and a slot or two of
+     * the thread that exited last, freed for reuse) */
+    pthread_mutex_lock(&j.p->mu);
+    size_t live = j.p->inl.n - j.p->inl_free.n, all = j.p->inl.n;
+    pthread_mutex_unlock(&j.p->mu);
+    fprintf(stderr, "  inline metric entries: %zu live, %zu slots\n", live, all);
+    ASSERT_CMP_INT(live, <=, 2);
+    ASSERT_CMP_INT(all, <=, 4);
+    gp_profiler_destroy(j.p);
+}
+
 TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
           cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
-          kernel_timings_bounded)
+          kernel_timings_bounded, exited_threads_inline_metrics_bounded)

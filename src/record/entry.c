@@ -29,24 +29,32 @@ static int inl_is(const gp_inl_metric *m, const gp_tbuf *b, const void *key, uin
 
 /* Index of the inline entry of (b, key, dev, type) in p->inl, created when
  * new (caller holds p->mu); -1 when out of memory. The map holds the first
- * entry of a hash; another one of the same hash is found by a scan. */
+ * entry of a hash (UINT64_MAX: an entry freed by gp_rec_entry_retire); another
+ * one of the same hash is found by a scan. A new entry takes a slot freed by
+ * an exited thread first. */
 static long inl_index(gp_profiler *p, const gp_tbuf *b, const void *key, uint32_t dev, uint8_t type,
                       int create)
 {
     uint64_t h = inl_hash(b, key, dev, type), ix;
-    int in_map = gp_u64map_get(&p->inl_of, h, &ix);
+    int in_map = gp_u64map_get(&p->inl_of, h, &ix) && ix != UINT64_MAX;
     if (in_map && inl_is(&p->inl.v[ix], b, key, dev, type)) return (long)ix;
     if (in_map)
         for (size_t i = 0; i < p->inl.n; i++)
             if (inl_is(&p->inl.v[i], b, key, dev, type)) return (long)i;
     if (!create) return -1;
     gp_inl_metric m = {b, key, dev, type, {0}};
-    if (GP_VEC_PUSH(p->inl, m)) return -1;
-    if (!in_map && gp_u64map_put(&p->inl_of, h, p->inl.n - 1)) {
-        p->inl.n--;
+    int reused = p->inl_free.n > 0;
+    size_t at = reused ? p->inl_free.v[p->inl_free.n - 1] : p->inl.n;
+    if (!reused && GP_VEC_PUSH(p->inl, m)) return -1;
+    if (!in_map && gp_u64map_put(&p->inl_of, h, at)) {
+        if (!reused) p->inl.n--;
         return -1;
     }
-    return (long)(p->inl.n - 1);
+    if (reused) {
+        p->inl_free.n--;
+        p->inl.v[at] = m;
+    }
+    return (long)at;
 }
 
 int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
@@ -95,13 +103,65 @@ gp_entry_sum gp_rec_entry_inline_of(gp_profiler *p, const gp_tbuf *b, const void
     return ix < 0 ? z : p->inl.v[ix].em;
 }
 
+/* Points the indices of c at their entries' new places (to[old]). */
+void gp_rec_entry_ctx_remap(gp_entry_ctx *c, const uint32_t *to, size_t n)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->ix[i] < n) c->ix[i] = to[c->ix[i]];
+}
+
+/* Rebuilds p->inl_of from the live entries (those freed leave dead keys). */
+static void inl_rebuild_map(gp_profiler *p)
+{
+    gp_u64map_free(&p->inl_of);
+    memset(&p->inl_of, 0, sizeof p->inl_of);
+    p->inl_dead = 0;
+    for (size_t i = 0; i < p->inl.n; i++) {
+        const gp_inl_metric *m = &p->inl.v[i];
+        if (!m->b) continue; /* free */
+        uint64_t h = inl_hash(m->b, m->key, m->dev, m->type);
+        if (!gp_u64map_get(&p->inl_of, h, NULL)) gp_u64map_put(&p->inl_of, h, i);
+    }
+}
+
 void gp_rec_entry_retire(gp_profiler *p, const gp_tbuf *b, const gp_tbuf *r)
 {
-    /* moved in place: a timing of the exited thread still pending holds the
-     * index and adds to the entry when it completes. The map keeps the old
-     * hash, whose lookups then scan (inl_index). */
-    for (size_t i = 0; i < p->inl.n; i++)
-        if (p->inl.v[i].b == b) p->inl.v[i].b = r;
+    /* b's entries are added into r's, one per (name, device, kind) for all
+     * exited threads, and their slots freed for reuse: a program that keeps
+     * starting threads holds one entry per name, not one per thread (before,
+     * ~140 B per exited thread for good, and a new thread whose buffer had
+     * b's address, hence its hashes, found its entries by a scan of all).
+     * Timings of b still pending hold indices: moved to r's entries. An
+     * entry that cannot be added (out of memory) is moved in place, as
+     * gp_rec_entry_inline_of sums r's entries. */
+    size_t n = p->inl.n, nfree = 0;
+    uint32_t *to = NULL;
+    for (size_t i = 0; i < n && !to; i++)
+        if (p->inl.v[i].b == b && !(to = malloc(n * sizeof *to))) break;
+    for (size_t i = 0; i < n; i++) {
+        if (to) to[i] = (uint32_t)i;
+        if (p->inl.v[i].b != b) continue;
+        gp_inl_metric m = p->inl.v[i];
+        long ix = to ? inl_index(p, r, m.key, m.dev, m.type, 1) : -1;
+        if (ix < 0 || GP_VEC_PUSH(p->inl_free, (uint32_t)i)) {
+            p->inl.v[i].b = r;
+            continue;
+        }
+        gp_entry_sum_add(&p->inl.v[ix].em, &m.em);
+        to[i] = (uint32_t)ix;
+        memset(&p->inl.v[i], 0, sizeof p->inl.v[i]); /* b NULL: free */
+        uint64_t *slot = gp_u64map_slot(&p->inl_of, inl_hash(b, m.key, m.dev, m.type), UINT64_MAX);
+        if (slot && *slot == i) *slot = UINT64_MAX;
+        nfree++;
+    }
+    if (nfree) {
+        gp_cuda_entry_remap_(p, to, n);
+        gp_cl_entry_remap_(p, to, n);
+        /* dead keys: rebuilt once they outnumber the live entries */
+        p->inl_dead += nfree;
+        if (p->inl_dead > p->inl.n - p->inl_free.n) inl_rebuild_map(p);
+    }
+    free(to);
 }
 
 void gp_rec_entry_ctx_free(gp_entry_ctx *c)
@@ -229,5 +289,6 @@ void gp_rec_entry_free(gp_profiler *p)
     GP_VEC_FREE(p->eitems);
     gp_u64map_free(&p->eitem_of);
     GP_VEC_FREE(p->inl);
+    GP_VEC_FREE(p->inl_free);
     gp_u64map_free(&p->inl_of);
 }

@@ -366,6 +366,8 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
 
 void gp_cuda_fini_(gp_profiler *p) {}
 
+void gp_cuda_entry_remap_(gp_profiler *p, const uint32_t *to, size_t n) {}
+
 int gp_cuda_meminfo_(gp_profiler *p, int64_t *free_b, int64_t *total_b)
 {
     return GP_EUNSUPPORTED;
@@ -397,6 +399,8 @@ int gp_cl_resolve_(gp_profiler *p, int wait)
 }
 
 void gp_cl_fini_(gp_profiler *p) {}
+
+void gp_cl_entry_remap_(gp_profiler *p, const uint32_t *to, size_t n) {}
 
 int gp_cl_global_mem_(gp_profiler *p, int64_t *total_b)
 {

@@ -342,7 +342,9 @@ struct gp_profiler {
     GP_VEC(gp_eitem) eitems;
     gp_u64map eitem_of; /* hash of (thread, sig) -> index in eitems */
     GP_VEC(gp_inl_metric) inl;
-    gp_u64map inl_of; /* hash of (thread, key, dev, type) -> index in inl */
+    gp_u64map inl_of;          /* hash of (thread, key, dev, type) -> index in inl */
+    GP_VEC(uint32_t) inl_free; /* slots of inl freed by exited threads (b NULL) */
+    size_t inl_dead;           /* keys of inl_of left by freed slots (entry.c) */
 
     /* memory tracker */
     GP_VEC(gp_membuf) mem;
@@ -499,6 +501,8 @@ int gp_rec_entry_metrics(gp_profiler *p);
 /* Moves the inline metric entries of the exited thread b to r (p->retired,
  * caller holds p->mu). */
 void gp_rec_entry_retire(gp_profiler *p, const struct gp_tbuf *b, const struct gp_tbuf *r);
+/* Moves the p->inl indices of a pending timing's context: to[i] for i < n. */
+void gp_rec_entry_ctx_remap(gp_entry_ctx *c, const uint32_t *to, size_t n);
 /* Clears the per-entry records (reset) / frees them (destroy). */
 void gp_rec_entry_reset(gp_profiler *p);
 void gp_rec_entry_free(gp_profiler *p);
@@ -535,6 +539,9 @@ int gp_rec_kagg_stream(gp_profiler *p, size_t i);
  * return the number still pending. Free at destroy. */
 int gp_cuda_resolve_(gp_profiler *p, int wait);
 void gp_cuda_fini_(gp_profiler *p);
+/* gp_rec_entry_ctx_remap on every pending timing (entry.c's retire). */
+void gp_cuda_entry_remap_(gp_profiler *p, const uint32_t *to, size_t n);
+void gp_cl_entry_remap_(gp_profiler *p, const uint32_t *to, size_t n);
 int gp_cuda_meminfo_(gp_profiler *p, int64_t *free_b, int64_t *total_b);
 int gp_cl_resolve_(gp_profiler *p, int wait);
 void gp_cl_fini_(gp_profiler *p);

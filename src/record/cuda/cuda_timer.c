@@ -240,6 +240,13 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
     return (int)keep;
 }
 
+void gp_cuda_entry_remap_(gp_profiler *p, const uint32_t *to, size_t n)
+{
+    cu_state *s = p->cuda;
+    if (!s) return;
+    for (size_t i = 0; i < s->pend.n; i++) gp_rec_entry_ctx_remap(&s->pend.v[i].ec, to, n);
+}
+
 void gp_cuda_fini_(gp_profiler *p)
 {
     cu_state *s = p->cuda;

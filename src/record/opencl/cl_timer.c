@@ -112,6 +112,13 @@ static int cl_time(gp_profiler *p, cl_state *st, const cl_pending *pe)
     return 0;
 }
 
+void gp_cl_entry_remap_(gp_profiler *p, const uint32_t *to, size_t n)
+{
+    cl_state *st = p->cl;
+    if (!st) return;
+    for (size_t i = 0; i < st->pend.n; i++) gp_rec_entry_ctx_remap(&st->pend.v[i].ec, to, n);
+}
+
 int gp_cl_resolve_(gp_profiler *p, int wait)
 {
     cl_state *st = p->cl;
