@@ -913,6 +913,55 @@ TEST(exited_threads_inline_metrics_bounded)
     gp_profiler_destroy(j.p);
 }
 
+/* A session's kernels and its launches count the same timings (docs/api.md
+ * "Sessions"): a timing of before the session that is still running at
+ * gp_session_begin is in neither, one of the session still running at
+ * gp_session_end is in both. Before, the begin and the end took the
+ * kernel rows before waiting for the pending timings and the launch count
+ * after: the first timing was a kernel of the session with 0 launches, the
+ * second a launch with no kernel. */
+TEST(session_pending_timings_consistent)
+{
+#ifndef GP_HAVE_OPENCL
+    SKIP("built without OpenCL");
+#else
+    cl_env e;
+    char why[200];
+    if (cl_setup(&e, 2000, why, sizeof why)) SKIP("%s", why);
+    gp_profiler *p = gp_profiler_create(NULL);
+    ASSERT(p != NULL);
+    cl_event ev;
+    ASSERT_EQ_INT(clEnqueueNDRangeKernel(e.q, e.k, 1, NULL, &e.n, NULL, 0, NULL, &ev), 0);
+    clFlush(e.q);
+    ASSERT_EQ_INT(gp_cl_event(p, "scale", ev), 0); /* still running */
+    gp_session *s = gp_session_begin(p, "after");
+    ASSERT(s != NULL);
+    gp_session_result r;
+    ASSERT_EQ_INT(gp_session_end(s, &r), 0);
+    ASSERT_EQ_INT(r.kernel_launches, 0);
+    ASSERT_EQ_INT(r.nkernels, 0);
+    gp_session_result_free(&r);
+    clReleaseEvent(ev);
+    s = gp_session_begin(p, "inside");
+    ASSERT(s != NULL);
+    ASSERT_EQ_INT(clEnqueueNDRangeKernel(e.q, e.k, 1, NULL, &e.n, NULL, 0, NULL, &ev), 0);
+    clFlush(e.q);
+    ASSERT_EQ_INT(gp_cl_event(p, "scale", ev), 0); /* still running at the end */
+    ASSERT_EQ_INT(gp_session_end(s, &r), 0);
+    int64_t d = ev_ns(ev);
+    clReleaseEvent(ev);
+    ASSERT_EQ_INT(r.kernel_launches, 1);
+    ASSERT_EQ_INT(r.gpu_ns, d);
+    ASSERT_EQ_INT(r.nkernels, 1);
+    ASSERT_EQ_INT(r.kernels[0].count, 1);
+    ASSERT_EQ_INT(r.kernels[0].total_ns, d);
+    gp_session_result_free(&r);
+    gp_profiler_destroy(p);
+    cl_teardown(&e);
+#endif
+}
+
 TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
           cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
-          kernel_timings_bounded, exited_threads_inline_metrics_bounded)
+          kernel_timings_bounded, exited_threads_inline_metrics_bounded,
+          session_pending_timings_consistent)

@@ -51,6 +51,12 @@ gp_session *gp_session_begin(gp_profiler *p, const char *name)
     pthread_mutex_lock(&p->mu);
     s->clears0 = p->clears;
     pthread_mutex_unlock(&p->mu);
+    /* timings still pending complete before the snapshot, as they do before
+     * kernel_count is read below: a timing of before the session is then
+     * out of both its kernels and its launches (before, one that completed
+     * in the wait below counted in the session's kernels and not in its
+     * launches) */
+    gp_kernels_resolve(p, 1);
     if (gp_summary_rows(p, &s->rows, &s->nrows) || gp_kernel_stats(p, &s->krows, &s->nk)) {
         gp_summary_rows_free(s->rows, s->nrows);
         free(s);
@@ -166,6 +172,9 @@ int gp_session_end(gp_session *s, gp_session_result *out)
     gp_summary_row *rows = NULL;
     gp_kernel_row *krows = NULL;
     size_t nrows = 0, nk = 0;
+    /* as at the begin: the timings of the session all complete before its
+     * rows are taken, so that its kernels hold what its launches count */
+    gp_kernels_resolve(p, 1);
     int rc = gp_summary_rows(p, &rows, &nrows);
     if (!rc) rc = gp_kernel_stats(p, &krows, &nk);
     pthread_mutex_lock(&p->mu);
