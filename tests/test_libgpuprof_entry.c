@@ -6,6 +6,7 @@
  * tracked sizes), for ranges kept as events and ranges that rolled over
  * into the aggregate statistics; then the same figures in the export, the
  * imported trace's summary, `gpuprof summary --json` and `gpuprof report`. */
+#include "analysis/advise.h"
 #include "analysis/summary.h"
 #include "record/recorder.h"
 #include "test.h"
@@ -961,7 +962,48 @@ TEST(session_pending_timings_consistent)
 #endif
 }
 
+/* A GPU kept busy for a long run is not advised as idle: past 2 x keep_max
+ * the timings are rollover rows with no interval, and the advice engine's
+ * low-gpu-utilization rule counts their time (before, 1,000 back-to-back
+ * timings with 100 kept read as the GPU busy 10 % of the span). */
+TEST(busy_gpu_past_kernel_cap_not_idle)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(work != NULL);
+    gp_options o = {0};
+    o.keep_max = 50; /* 100 timings kept as slices */
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p != NULL);
+    for (int i = 0; i < 1000; i++) {
+        ASSERT_EQ_INT(gp_cuda_begin(p, "k", NULL), 0);
+        work(0.5);
+        ASSERT_EQ_INT(gp_cuda_end(p, "k", NULL), 0);
+    }
+    char jp[256];
+    tmp_path(jp, sizeof jp, "busy.json");
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_profiler_destroy(p);
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    gp_advice_list al;
+    ASSERT_EQ_INT(gp_advise(t, NULL, &al), 0);
+    for (size_t i = 0; i < al.n; i++) {
+        fprintf(stderr, "  %s: %s\n", al.v[i].rule->id, al.v[i].finding);
+        ASSERT(strcmp(al.v[i].rule->id, "low-gpu-utilization") != 0);
+    }
+    gp_advice_list_free(&al);
+    gp_trace_destroy(t);
+    remove(jp);
+#endif
+}
+
 TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
           cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
           kernel_timings_bounded, exited_threads_inline_metrics_bounded,
-          session_pending_timings_consistent)
+          session_pending_timings_consistent, busy_gpu_past_kernel_cap_not_idle)

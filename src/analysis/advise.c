@@ -26,6 +26,8 @@ typedef struct gp_adv_ctx {
     int64_t *busy;    /* merged GPU busy intervals, (start, end) pairs */
     size_t nbusy;
     int64_t gpu_first, gpu_last, gpu_busy_ns;
+    int64_t gpu_agg_ns; /* device time of GPU timings known only as rollover rows */
+    uint64_t gpu_agg_n;
     uint32_t *steps; /* ProfilerStep#N slices by start time */
     size_t nsteps;
     gp_hview view; /* the analyze family's event view (ctx_view) */
@@ -593,16 +595,22 @@ static int r_cache(gp_adv_ctx *c, const double *p, gp_advice *a)
 
 static int r_low_util(gp_adv_ctx *c, const double *p, gp_advice *a)
 {
-    if (!c->ngpu) return 0;
-    double util = 100.0 * (double)c->gpu_busy_ns / (double)c->span;
+    if (!c->ngpu && !c->gpu_agg_n) return 0;
+    /* timings known only as rollover rows count with their summed time (at
+     * least their union), so that the rule never fires on a long run
+     * because most of its timings have no interval; before, a run past
+     * libgpuprof's kernel cap read as the GPU idle */
+    int64_t busy = c->gpu_busy_ns + c->gpu_agg_ns;
+    if (busy > c->span) busy = c->span;
+    double util = 100.0 * (double)busy / (double)c->span;
     if (util >= p[0]) return 0;
     char b[64];
     snprintf(a->finding, sizeof a->finding,
              "the GPU is busy %.1f%% of the traced span (%s busy of %s)", util,
-             gp_fmt_dur_auto(b, sizeof b, (double)c->gpu_busy_ns),
+             gp_fmt_dur_auto(b, sizeof b, (double)busy),
              gp_fmt_dur_auto(b + 32, 32, (double)c->span));
-    ev_text(a, "GPU busy time", c->ngpu, c->gpu_busy_ns, util, GP_ADV_U_PCT);
-    finish(c, a, c->span - c->gpu_busy_ns, GP_NONE, GP_PRIO_MEDIUM,
+    ev_text(a, "GPU busy time", c->ngpu + c->gpu_agg_n, busy, util, GP_ADV_U_PCT);
+    finish(c, a, c->span - busy, GP_NONE, GP_PRIO_MEDIUM,
            "depends on how much CPU work can overlap; see gpu-gaps and low-utilization-spans");
     return 1;
 }
@@ -1563,6 +1571,17 @@ static int ctx_init(gp_adv_ctx *c, const gp_trace *t)
     if (c->nbusy) {
         c->gpu_first = c->busy[0];
         c->gpu_last = c->busy[2 * c->nbusy - 1];
+    }
+    /* libgpuprof folds kernel timings past its cap into rollover rows
+     * (docs/api.md "Kernel timers"): their time has no intervals */
+    for (size_t i = 0; i < t->aggs.n; i++) {
+        const gp_agg_row *r = &t->aggs.v[i];
+        gp_kind k = t->cats.v[r->cat].kind;
+        if (!r->count ||
+            (k != GP_K_KERNEL && k != GP_K_MEMCPY && k != GP_K_MEMSET && k != GP_K_CL_COMMAND))
+            continue;
+        c->gpu_agg_ns += r->total_ns;
+        c->gpu_agg_n += r->count;
     }
     gp_u64map_free(&corr);
     return 0;
