@@ -78,20 +78,26 @@ static void child(int sink, const char *path)
     CHECK(r0 > 0 && (GP_TEST_SANITIZED || r1 - r0 < 8 * 1024));
     double last = -1;
     uint64_t n = 0;
+    /* every sample recorded counts, kept or not; a stream whose drain falls
+     * behind (a busy machine: the store's writer holds it back) drops, and
+     * counts, the samples that find the thread's backlog full (its ranges
+     * roll over inline instead) */
+    uint64_t lost = sink == GP_SINK_STREAM ? st.dropped : 0;
     CHECK(gp_counter_last(p, "loss", &last, &n) == 0);
-    CHECK(n == WARM + MORE); /* every sample, kept or not */
-    CHECK(last == (double)(WARM + MORE - 1));
+    CHECK(n <= WARM + MORE && n + lost >= WARM + MORE);
+    CHECK(lost || last == (double)(WARM + MORE - 1));
     CHECK(gp_counter_last(p, "memory.tracked_bytes", &last, &n) == 0);
-    CHECK(n == 2 * (WARM + MORE));
-    CHECK(last == 0);
+    CHECK(n <= 2 * (WARM + MORE) && n + lost >= 2 * (WARM + MORE));
+    CHECK(lost || last == 0);
     CHECK(gp_mem_current(p) == 0 && gp_mem_peak(p) == 4096 && gp_mem_count(p) == 0);
     if (sink != GP_SINK_STREAM) {
         /* the first 2 x keep_max (262,144) counter samples and [memory]
          * events are kept, the others counted as dropped */
         uint64_t samples = 3 * (uint64_t)(WARM + MORE), events = 2 * (uint64_t)(WARM + MORE);
         CHECK(st.dropped == samples + events - 2 * 262144);
-    } else {
-        CHECK(st.dropped == 0);
+    } else if (st.dropped) {
+        fprintf(stderr, "  (stream: %llu samples dropped while the drain was behind)\n",
+                (unsigned long long)st.dropped);
     }
     CHECK(st.kept + st.aggregated == WARM + MORE);
     if (sink != GP_SINK_STREAM) {
