@@ -729,6 +729,64 @@ static void check_export_kernels(const char *jp, long n, size_t max_slices)
 }
 #endif
 
+#ifdef GP_FAKE_CUDART
+static void (*warm_work)(double);
+static void one_timing(void *arg)
+{
+    gp_profiler *p = arg;
+    gp_cuda_begin(p, "w", NULL);
+    warm_work(0.125);
+    gp_cuda_end(p, "w", NULL);
+}
+#endif
+
+/* CUDA durations are rounded to the nanosecond (cudaEventElapsedTime's
+ * float 0.7 ms is 0.699999988 ms: 700000 ns, it was truncated to 699999),
+ * and gp_measure's warm-up timings past the kernel cap, not kept, are
+ * counted as dropped (gp_record_stats_get) */
+TEST(kernel_timing_rounding_and_warmup_drops)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    warm_work = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(warm_work != NULL);
+    gp_options o = {0};
+    o.keep_max = 5; /* 10 kernel timings kept as slices */
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p != NULL);
+    ASSERT_EQ_INT(gp_cuda_begin(p, "k07", NULL), 0);
+    warm_work(0.7);
+    ASSERT_EQ_INT(gp_cuda_end(p, "k07", NULL), 0);
+    for (int i = 0; i < 9; i++) one_timing(p); /* the cap reached */
+    gp_result r;
+    ASSERT_EQ_INT(gp_measure(p, "m", one_timing, p, 4, 2, &r), 0);
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    gp_kernel_row *rows;
+    size_t nr;
+    ASSERT_EQ_INT(gp_kernel_stats(p, &rows, &nr), 0);
+    int seen = 0;
+    for (size_t i = 0; i < nr; i++) {
+        if (!strcmp(rows[i].name, "k07")) {
+            ASSERT_EQ_INT(rows[i].total_ns, 700000);
+            seen |= 1;
+        }
+        if (!strcmp(rows[i].name, "w")) {
+            ASSERT_EQ_INT(rows[i].count, 9 + 2); /* the warm-ups left out */
+            seen |= 2;
+        }
+    }
+    ASSERT_EQ_INT(seen, 3);
+    gp_kernel_rows_free(rows, nr);
+    gp_record_stats st;
+    ASSERT_EQ_INT(gp_record_stats_get(p, &st), 0);
+    ASSERT_EQ_INT(st.dropped, 4); /* the 4 warm-up timings past the cap */
+    gp_profiler_destroy(p);
+#endif
+}
+
 /* Kernel timings in a long run: past 2 x keep_max (the default and
  * aggregate sinks) they fold into per-(name, stream) statistics instead of
  * one slice each, so memory stays bounded while gp_kernel_stats, the
@@ -1005,5 +1063,6 @@ TEST(busy_gpu_past_kernel_cap_not_idle)
 
 TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
           cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
-          kernel_timings_bounded, exited_threads_inline_metrics_bounded,
-          session_pending_timings_consistent, busy_gpu_past_kernel_cap_not_idle)
+          kernel_timings_bounded, kernel_timing_rounding_and_warmup_drops,
+          exited_threads_inline_metrics_bounded, session_pending_timings_consistent,
+          busy_gpu_past_kernel_cap_not_idle)

@@ -1969,7 +1969,7 @@ void gp_rec_aggs_zero(gp_tbuf *b)
 
 uint64_t gp_rec_count(gp_profiler *p, int which)
 {
-    uint64_t n = which ? 0 : p->values_dropped;
+    uint64_t n = which ? 0 : p->values_dropped + p->kwarm_dropped;
     for (gp_tbuf *b = p->threads; b; b = b->next_all)
         n += atomic_load_explicit(which ? &b->rolled : &b->dropped, memory_order_relaxed);
     return n;

@@ -4,6 +4,7 @@
 #include "record/recorder.h"
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,12 +219,12 @@ int gp_cuda_resolve_(gp_profiler *p, int wait)
             char label[64];
             snprintf(label, sizeof label, "CUDA stream %p", (void *)pe->stream);
             uint32_t track = gp_rec_gpu_track(p, (uint64_t)(uintptr_t)pe->stream, label);
-            int64_t dur = (int64_t)((double)dur_ms * 1e6);
+            int64_t dur = llround((double)dur_ms * 1e6); /* 0.7f ms: 700000 ns, not 699999 */
             gp_slice_ext x = {dur, pe->bytes, 0, 0, GP_DEV_GPU, GP_BACKEND_CUDA};
             int lost = track == GP_NO_INDEX ||
                        gp_rec_kernel_timing(p, track, p->cat_cuda, pe->name,
-                                            s->ref_host_ns + (int64_t)((double)at_ms * 1e6), dur,
-                                            &x, pe->warmup);
+                                            s->ref_host_ns + llround((double)at_ms * 1e6), dur, &x,
+                                            pe->warmup);
             if (!lost && !pe->warmup) {
                 gp_rec_entry_timing_done(p, &pe->ec, dur, pe->bytes);
                 p->kernel_ns_total += dur;
