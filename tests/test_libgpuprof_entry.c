@@ -906,7 +906,7 @@ TEST(kernel_timings_bounded)
 typedef struct churn_job {
     gp_profiler *p;
     void (*work)(double);
-    char *bufs;
+    char *bufs; /* NULL: no tracker calls */
 } churn_job;
 
 static void *churn_task(void *a)
@@ -914,8 +914,10 @@ static void *churn_task(void *a)
     churn_job *j = a;
     for (int i = 0; i < 5; i++) {
         gp_range_begin(j->p, "task");
-        gp_mem_track(j->p, "b", j->bufs + i, 100 + i, NULL, 0, NULL);
-        gp_mem_untrack(j->p, j->bufs + i);
+        if (j->bufs) {
+            gp_mem_track(j->p, "b", j->bufs + i, 100 + i, NULL, 0, NULL);
+            gp_mem_untrack(j->p, j->bufs + i);
+        }
         if (j->work) {
             gp_cuda_begin(j->p, "k", NULL);
             j->work(0.125);
@@ -970,6 +972,61 @@ TEST(exited_threads_inline_metrics_bounded)
     ASSERT_CMP_INT(live, <=, 2);
     ASSERT_CMP_INT(all, <=, 4);
     gp_profiler_destroy(j.p);
+}
+
+/* A thread whose ranges all roll over inline and that makes timer calls
+ * gets no track of its own (nothing of it is on a timeline): a program that
+ * keeps starting such threads holds no memory per thread. Before, every
+ * timer or tracker call made its thread's track (~50 B per thread for
+ * good). A tracker call whose [memory] event is kept still puts it on its
+ * thread's track. */
+TEST(inline_threads_make_no_tracks)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    churn_job j = {0};
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    j.work = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(j.work != NULL);
+    gp_options o = {0};
+    o.sink = GP_SINK_AGGREGATE;
+    j.p = gp_profiler_create(&o);
+    ASSERT(j.p != NULL);
+    for (int t = 0; t < 2000; t++) {
+        pthread_t th;
+        ASSERT_EQ_INT(pthread_create(&th, NULL, churn_task, &j), 0);
+        pthread_join(th, NULL);
+    }
+    ASSERT_EQ_INT(gp_kernels_resolve(j.p, 1), 0);
+    gp_summary_row *rows;
+    size_t n;
+    ASSERT_EQ_INT(gp_summary_rows(j.p, &rows, &n), 0);
+    const gp_summary_row *r = find_row(rows, n, "task");
+    ASSERT(r != NULL);
+    ASSERT_EQ_INT(r->gpu_timers, 2000 * 5);
+    gp_summary_rows_free(rows, n);
+    pthread_mutex_lock(&j.p->mu);
+    size_t ntr = j.p->tr->tracks.n;
+    pthread_mutex_unlock(&j.p->mu);
+    fprintf(stderr, "  tracks after 2,000 threads: %zu\n", ntr);
+    ASSERT_CMP_INT(ntr, <, 10); /* the process, the stream, the exited threads */
+    /* a kept [memory] event of a thread that records ranges (this one, its
+     * range aggregated inline): on the thread's track */
+    gp_range_begin(j.p, "main");
+    gp_range_end(j.p);
+    static char one;
+    ASSERT_EQ_INT(gp_mem_track(j.p, "b", &one, 64, NULL, 0, NULL), 0);
+    ASSERT_EQ_INT(gp_mem_untrack(j.p, &one), 0);
+    pthread_mutex_lock(&j.p->mu);
+    const gp_trace *t = j.p->tr;
+    ASSERT_CMP_INT(t->mem_events.n, >=, 2);
+    int on_thread = t->mem_events.v[t->mem_events.n - 1].track != j.p->proc_track;
+    pthread_mutex_unlock(&j.p->mu);
+    ASSERT(on_thread);
+    gp_profiler_destroy(j.p);
+#endif
 }
 
 /* A session's kernels and its launches count the same timings (docs/api.md
@@ -1065,4 +1122,4 @@ TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
           cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
           kernel_timings_bounded, kernel_timing_rounding_and_warmup_drops,
           exited_threads_inline_metrics_bounded, session_pending_timings_consistent,
-          busy_gpu_past_kernel_cap_not_idle)
+          busy_gpu_past_kernel_cap_not_idle, inline_threads_make_no_tracks)

@@ -77,8 +77,15 @@ int gp_rec_entry_ctx(gp_profiler *p, gp_entry_ctx *c)
     c->sig = sig;
     if (ninl && !(c->ix = malloc(ninl * sizeof *c->ix))) return GP_ENOMEM;
     pthread_mutex_lock(&p->mu);
-    uint32_t trk = gp_rec_thread_track(p, b); /* made on first use */
-    c->thr = trk == GP_NO_INDEX ? 0 : trk + 1;
+    /* the thread's track, made on first use: only for a call noted for the
+     * kept ranges (a thread whose ranges all roll over inline, in a program
+     * that keeps starting threads, would hold one track per thread for
+     * good); the tracker's [memory] event makes it when it keeps one */
+    c->b = b;
+    if (c->in_event) {
+        uint32_t trk = gp_rec_thread_track(p, b);
+        c->thr = trk == GP_NO_INDEX ? 0 : trk + 1;
+    }
     for (int i = 0; i < d; i++) {
         const gp_frame *f = &b->fr[i];
         if (f->mode != GP_FR_INLINE) continue;

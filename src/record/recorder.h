@@ -221,6 +221,9 @@ typedef struct gp_entry_ctx {
     int in_event; /* a range kept as an event is open on the thread: the call
                      is noted for gp_rec_entry_metrics (else nothing holds it) */
     uint64_t sig; /* the set of kept ranges open (their depths and begin times) */
+    /* the calling thread's buffer (NULL: none): for use during the call only
+     * (a pending timing outlives it; the thread may exit) */
+    struct gp_tbuf *b;
 } gp_entry_ctx;
 
 /* Samples of one counter series (p->tr->series), all of them, whether
