@@ -101,21 +101,26 @@ int gp_rec_kagg_stream(gp_profiler *p, size_t i)
     return kagg_add(p, s->track, s->cat, s->name, s->ts, s->dur, &p->ext.v[i]);
 }
 
-int gp_rec_kagg_collect(gp_profiler *p, int with_streamed)
+int gp_rec_aggs_append(gp_profiler *p, const gp_agg_row *rows, size_t n)
 {
-    /* the stream sink's rows are timings its output already holds */
-    if (p->sink == GP_SINK_STREAM && !with_streamed) return 0;
-    for (size_t i = 0; i < p->kagg.n; i++) {
-        gp_agg_row r = p->kagg.v[i];
+    for (size_t i = 0; i < n; i++) {
+        gp_agg_row r = rows[i];
         r.sketch = malloc(GP_SKETCH_BUCKETS * sizeof *r.sketch);
         if (!r.sketch) return GP_ENOMEM;
-        memcpy(r.sketch, p->kagg.v[i].sketch, GP_SKETCH_BUCKETS * sizeof *r.sketch);
+        memcpy(r.sketch, rows[i].sketch, GP_SKETCH_BUCKETS * sizeof *r.sketch);
         if (GP_VEC_PUSH(p->tr->aggs, r)) {
             free(r.sketch);
             return GP_ENOMEM;
         }
     }
     return 0;
+}
+
+int gp_rec_kagg_collect(gp_profiler *p, int with_streamed)
+{
+    /* the stream sink's rows are timings its output already holds */
+    if (p->sink == GP_SINK_STREAM && !with_streamed) return 0;
+    return gp_rec_aggs_append(p, p->kagg.v, p->kagg.n);
 }
 
 void gp_rec_kagg_clear(gp_profiler *p)

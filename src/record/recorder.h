@@ -528,6 +528,9 @@ int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t 
 int gp_rec_agg_init(gp_agg_row *r, uint32_t name, uint16_t cat, uint32_t track, int64_t ts,
                     const gp_slice_ext *x);
 void gp_rec_agg_add(gp_agg_row *r, int64_t ts, int64_t dur, const gp_slice_ext *x);
+/* Appends copies of rows[0, n) (their sketches too) to p->tr->aggs (caller
+ * holds p->mu). 0 or GP_ENOMEM. */
+int gp_rec_aggs_append(gp_profiler *p, const gp_agg_row *rows, size_t n);
 /* Appends p->kagg to p->tr->aggs (with_streamed: the stream's rows too)
  * (caller holds p->mu). 0 or GP_ENOMEM. */
 int gp_rec_kagg_collect(gp_profiler *p, int with_streamed);

@@ -483,18 +483,7 @@ int gp_stream_flush_(gp_profiler *p)
 int gp_stream_stats_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
-    if (!st) return 0;
-    for (size_t i = 0; i < st->rows.n; i++) {
-        gp_agg_row r = st->rows.v[i];
-        r.sketch = malloc(GP_SKETCH_BUCKETS * sizeof *r.sketch);
-        if (!r.sketch) return GP_ENOMEM;
-        memcpy(r.sketch, st->rows.v[i].sketch, GP_SKETCH_BUCKETS * sizeof *r.sketch);
-        if (GP_VEC_PUSH(p->tr->aggs, r)) {
-            free(r.sketch);
-            return GP_ENOMEM;
-        }
-    }
-    return 0;
+    return st ? gp_rec_aggs_append(p, st->rows.v, st->rows.n) : 0;
 }
 
 /* The end of a store stream: kernel timings, counters, tracked memory, the
