@@ -844,6 +844,25 @@ TEST(kernel_timings_bounded)
     gp_profiler_destroy(p);
     check_export_kernels(jp, n, (size_t)n);
     remove(jp);
+    /* a program that only times kernels (no range, so no drain thread):
+     * its timer calls write them out */
+    p = gp_profiler_create(&so);
+    ASSERT(p != NULL);
+    for (long i = 0; i < n; i++) {
+        ASSERT_EQ_INT(gp_cuda_begin(p, kname[i % 3], NULL), 0);
+        work((double)kdur_ns(i) / 1e6);
+        ASSERT_EQ_INT(gp_cuda_end(p, kname[i % 3], NULL), 0);
+        if (i == n / 2) {
+            pthread_mutex_lock(&p->mu);
+            uint64_t held = p->kslices;
+            pthread_mutex_unlock(&p->mu);
+            ASSERT_CMP_INT(held, <=, GP_KSTREAM_BLOCK);
+        }
+    }
+    check_kstats(p, n);
+    gp_profiler_destroy(p);
+    check_export_kernels(jp, n, (size_t)n);
+    remove(jp);
     /* the same into the run store: every timing a row of its kernels table */
     tmp_path(jp, sizeof jp, "kstream.db");
     remove(jp);

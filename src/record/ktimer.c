@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int gp_kernels_resolve(gp_profiler *p, int wait)
 {
@@ -79,9 +80,19 @@ int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t 
         if (si < 0) return -1;
         p->kslices++;
         if (warmup) p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;
-        /* a program that only times kernels never fills a range chunk:
-         * the stream writes its timings out here as well */
-        if (p->stream && p->kslices >= GP_KSTREAM_BLOCK) gp_stream_flush_(p);
+        /* the stream writes its timings out every GP_KSTREAM_BLOCK: the
+         * drain thread when it runs (woken: the timer call does no I/O),
+         * else, or when the drain is 8 blocks behind (a store's writer
+         * holding it back), this call (a program that only times kernels
+         * has no drain thread; memory stays bounded either way) */
+        if (p->stream && p->kslices >= GP_KSTREAM_BLOCK) {
+            int drain = atomic_load_explicit(&p->drain_state, memory_order_relaxed) == 1 &&
+                        p->drain_pid == getpid();
+            if (drain && p->kslices < 8 * GP_KSTREAM_BLOCK)
+                gp_rec_drain_wake(p);
+            else
+                gp_stream_flush_(p);
+        }
         return 0;
     }
     if (warmup) { /* left out of every statistic anyway: counted, not kept */
