@@ -336,6 +336,18 @@ check(got == ["in exit handler", "in main"] and marks == ["exit mark"],
       "atexit: the exit handler's range and mark stored: %r %r" % (got, marks))
 c.close()
 
+# a domain created again by name is the same domain (one push/pop stack
+# per thread for the name, whichever handle or library pushes or pops),
+# and creating it 100,000 times more holds nothing new
+out, c, _ = run_mode("samedomain")
+check("same 1 1 1" in out and "differs" not in out, "samedomain: one handle per name: %r" % out)
+check("levels 0 1 1 0 -1" in out, "samedomain: one stack: %r" % out)
+g = by_name(c)
+O, I = one("S::outer"), one("S::inner")
+check(O[1] < I[1] and ends(I) < ends(O) and ends(O) - ends(I) >= 1_000_000,
+      "samedomain: S::inner inside S::outer, popped first: %r %r" % (O, I))
+c.close()
+
 # many start/end ranges open at once, ended in a random order, then first
 # started first ended: each end closes its own start (a table by id; the
 # ends used to scan the open ranges)

@@ -400,6 +400,35 @@ static int at_exit_ranges(void)
     return 0;
 }
 
+/* samedomain: a domain created again by name (as a second library with its
+ * own NVTX would) is the same domain, with the same push/pop stack */
+static int same_domain(void)
+{
+    nvtxDomainHandle_t a = nvtxDomainCreateA("S"), b = nvtxDomainCreateA("S");
+    nvtxDomainHandle_t w = nvtxDomainCreateW(L"S"), o = nvtxDomainCreateA("T");
+    printf("same %d %d %d\n", a == b, a == w, a != o);
+    for (int i = 0; i < 100000; i++)
+        if (nvtxDomainCreateA("S") != a) {
+            printf("differs at %d\n", i);
+            break;
+        }
+    nvtxEventAttributes_t ev = {0};
+    ev.version = NVTX_VERSION;
+    ev.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    ev.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    ev.message.ascii = "outer";
+    int l0 = nvtxDomainRangePushEx(a, &ev);
+    ev.message.ascii = "inner";
+    int l1 = nvtxDomainRangePushEx(b, &ev);
+    spin_us(2000);
+    int p1 = nvtxDomainRangePop(a); /* the inner one: one stack */
+    spin_us(2000);
+    int p0 = nvtxDomainRangePop(w);
+    int p2 = nvtxDomainRangePop(b); /* none left */
+    printf("levels %d %d %d %d %d\n", l0, l1, p1, p0, p2);
+    return 0;
+}
+
 /* manystart N: N start/end ranges open at once, named r0 .. rN-1 in start
  * order, ended in a pseudo-random order printed as "order i j k ..."; then
  * N more named "fifo" ended first-started first; an unknown id and a
@@ -440,6 +469,7 @@ static int many_start(int n)
 int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "manystart")) return many_start(atoi(argv[2]));
+    if (argc > 1 && !strcmp(argv[1], "samedomain")) return same_domain();
     if (argc > 1 && !strcmp(argv[1], "atexit")) return at_exit_ranges();
     if (argc > 1 && !strcmp(argv[1], "lateexit")) return late_exit();
     if (argc > 1 && !strcmp(argv[1], "domains")) return domains();

@@ -520,8 +520,17 @@ static inline void n_emit(nthr *t, uint64_t t0, uint64_t t1, uint32_t name, uint
 typedef struct ndomain {
     char *name;
     uint32_t idx; /* 0, 1, ... in creation order: the index of its per-thread stacks */
+    struct ndomain *next;
 } ndomain;
 static _Atomic uint32_t n_domains; /* domains created */
+/* The domains by name: nvtxDomainCreate of a name already created (another
+ * library with its own copy of NVTX, or a program that creates its domain
+ * per call) returns the same handle, so one name is one domain with one
+ * push/pop stack per thread, and creating it again costs no memory */
+static struct {
+    pthread_mutex_t mu;
+    ndomain *head;
+} D = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #define NREG_MAGIC 0x6e726567u
 typedef struct nreg { /* an nvtxStringHandle_t */
@@ -1079,7 +1088,7 @@ static void n_init_once(void)
 /* fork: the child drops what the parent's threads published (the parent
  * writes it), keeps the forking thread's open ranges and starts its own
  * drain thread. */
-static int n_fork_locked; /* n_fork_prepare took N.mu and R.mu */
+static int n_fork_locked; /* n_fork_prepare took N.mu, R.mu and D.mu */
 static void n_fork_prepare(void)
 {
     /* the start/end table too: a thread of the parent may hold it at the fork */
@@ -1087,11 +1096,13 @@ static void n_fork_prepare(void)
     if (!n_fork_locked) return;
     pthread_mutex_lock(&N.mu);
     pthread_mutex_lock(&R.mu);
+    pthread_mutex_lock(&D.mu);
 }
 
 static void n_fork_parent(void)
 {
     if (!n_fork_locked) return;
+    pthread_mutex_unlock(&D.mu);
     pthread_mutex_unlock(&R.mu);
     pthread_mutex_unlock(&N.mu);
 }
@@ -1115,6 +1126,7 @@ static void n_fork_child(void)
         } else {
             R.v[i].track = NSTART_FORKED;
         }
+    pthread_mutex_unlock(&D.mu);
     pthread_mutex_unlock(&R.mu);
     for (nthr *t = N.threads, *nx; t; t = nx) {
         nx = t->next;
@@ -1254,22 +1266,34 @@ static int NVTX_API n_DomainRangePop(nvtxDomainHandle_t d)
     ndstk *k = n_dstack(t, dom, 0);
     return k ? n_pop_on(t, &k->depth, k->stack) : -1;
 }
+/* The domain of name (owned: kept or freed; NULL: a NULL name, or out of
+ * memory for a copy), created when new. Domains live until exit (NVTX
+ * handles must stay valid). */
+static nvtxDomainHandle_t n_domain(char *name)
+{
+    pthread_mutex_lock(&D.mu);
+    ndomain *d = D.head;
+    while (d && !(name ? d->name && !strcmp(d->name, name) : !d->name)) d = d->next;
+    if (d) {
+        free(name);
+    } else if ((d = calloc(1, sizeof *d))) {
+        d->name = name;
+        d->idx = atomic_fetch_add_explicit(&n_domains, 1, memory_order_relaxed);
+        d->next = D.head;
+        D.head = d;
+    } else {
+        free(name);
+    }
+    pthread_mutex_unlock(&D.mu);
+    return (nvtxDomainHandle_t)d;
+}
 static nvtxDomainHandle_t NVTX_API n_DomainCreateA(const char *name)
 {
-    /* domains live until exit (NVTX handles must stay valid) */
-    ndomain *d = calloc(1, sizeof *d);
-    if (!d) return NULL;
-    if (name) d->name = strdup(name);
-    d->idx = atomic_fetch_add_explicit(&n_domains, 1, memory_order_relaxed);
-    return (nvtxDomainHandle_t)d;
+    return n_domain(name ? strdup(name) : NULL);
 }
 static nvtxDomainHandle_t NVTX_API n_DomainCreateW(const wchar_t *name)
 {
-    ndomain *d = calloc(1, sizeof *d);
-    if (!d) return NULL;
-    if (name) d->name = n_utf8(name);
-    d->idx = atomic_fetch_add_explicit(&n_domains, 1, memory_order_relaxed);
-    return (nvtxDomainHandle_t)d;
+    return n_domain(name ? n_utf8(name) : NULL);
 }
 static void NVTX_API n_DomainDestroy(nvtxDomainHandle_t d)
 {
