@@ -423,8 +423,10 @@ int gp_stream_flush_(gp_profiler *p)
         } else if (!st->err) {
             file_slice(p, st, &b, i); /* its head cache holds kernel heads too */
             nb++;
+        } else if (t->slices.v[i].cat == p->cat_range) {
+            p->stream_lost++; /* a range lost: dropped, not kept */
         } else {
-            p->stream_lost++;
+            p->values_dropped++; /* a timing not written (its statistics stay) */
         }
         if (b.n >= (1u << 20)) {
             put_ranges(p, &b, nb);
