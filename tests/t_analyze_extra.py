@@ -4,7 +4,8 @@ steps, memory_bandwidth) end to end: a hand-built 4-rank folder where rank 2 is
 slow must flag rank 2 and only it; sampled_2rank orders its two ranks without
 flagging either; timeline and copy figures equal a reference computed here from
 the JSON; on every shared trace the timeline and step figures add up and the
-bandwidth equals bytes / time."""
+bandwidth equals bytes / time; --compat hta on times within a microsecond of
+the int64 limit equals the same trace shifted down (no overflow)."""
 import json
 import os
 import subprocess
@@ -192,8 +193,50 @@ def reference():
                   round(w.get("time_us", -1) * 1000) == tns, f"{d}: {kind} {w} vs {cnt} {byt} {tns}")
 
 
+def near_int64_limit():
+    """--compat hta rounds times up to whole microseconds; a time within one
+    of the int64 limit (valid: it fits int64 ns) rounded past it, and
+    b * 1000 overflowed (UB: the sanitizer build aborted). The figures must
+    equal those of the same trace 2e14 us earlier (the same double spacing,
+    2, so HTA's float rounding is the same)."""
+    top = 9223372036854775
+
+    def trace(shift):
+        ev = [("cpu_op", "op", 1, 1, top - 9, 1, "1", None),
+              ("cuda_runtime", "cudaLaunchKernel", 1, 1, top - 8, 2, "0.5", 1),
+              ("kernel", "k1", 0, 7, top - 2, 4, "1.3", 1),
+              ("cuda_runtime", "cudaLaunchKernel", 1, 1, top - 3, 2, "0.5", 2),
+              ("kernel", "k2", 0, 7, top, 3, "0.4", 2)]
+        out = []
+        for cat, name, pid, tid, us, frac, dur, corr in ev:
+            args = {"correlation": corr, "External id": corr} if corr else {"External id": 1}
+            if cat == "kernel":
+                args.update({"device": 0, "stream": 7})
+            # written by hand: a Python float cannot hold these timestamps
+            out.append('{"ph":"X","cat":"%s","name":"%s","pid":%d,"tid":%d,"ts":%d.%d,'
+                       '"dur":%s,"args":%s}' % (cat, name, pid, tid, us - shift, frac, dur,
+                                                json.dumps(args)))
+        return '{"traceEvents":[' + ",".join(out) + "]}"
+
+    with tempfile.TemporaryDirectory() as tmp:
+        got = []
+        for shift in (0, 2 * 10**14):
+            d = os.path.join(tmp, str(shift))
+            os.mkdir(d)
+            with open(os.path.join(d, "t.json"), "w") as f:
+                f.write(trace(shift))
+            p = subprocess.run([BIN, "analyze", "--compat", "hta", "--json", "t.json"], cwd=d,
+                               capture_output=True, text=True)
+            check(p.returncode == 0 and not p.stderr,
+                  f"near the int64 limit, shift {shift}: exit {p.returncode}: {p.stderr[-300:]}")
+            got.append(p.stdout)
+        check(got[0] == got[1] and '"k2"' in got[0],
+              "near the int64 limit: --compat hta figures differ from the shifted trace's")
+
+
 def main():
     four_ranks()
+    near_int64_limit()
     reference()
     sampled_2rank()
     invariants()

@@ -176,7 +176,10 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
         if (v->rounded) {
             double a = us_double(s->ts + off), d = us_double(s->dur);
             int64_t b = (int64_t)ceil(a), en = (int64_t)floor(a + d);
-            e.ts = b * 1000 - off;
+            /* b * 1000 passes INT64_MAX when a time within a microsecond
+             * of it rounds up (UB; aborted the sanitizer build); the result,
+             * relative to t0, fits: off's whole microseconds go first */
+            e.ts = (b - off / 1000) * 1000 - off % 1000;
             e.dur = (en - b) * 1000;
         }
         e.stream = stream;
