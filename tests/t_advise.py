@@ -2,7 +2,8 @@
 """tests/t_advise.py: every `gpuprof advise` rule fires on a trace built to
 trigger it and stays silent on a clean trace (long, varied kernels kept
 back to back, short launches, no copies, no syncs, memory freed). Also: the
---set / --only / --disable / --list-rules options, bad input, and sense on
+--set / --only / --disable / --list-rules options, bad input, GPU times near
+the int64 limit (advise looped there), and sense on
 the shared real traces (nccl_data: communication not overlapped)."""
 import copy, json, os, subprocess, sys, tempfile
 from gp_testutil import BIN, SRC, TRACES, check, failures, set_verbose
@@ -256,6 +257,26 @@ def main():
         check(rc == 2 and err.strip(), "bad option %s: exit 2 with a message" % " ".join(bad))
     rc, _, err = advise(os.path.join(d, "missing.json"))
     check(rc == 2, "missing trace: exit 2")
+
+    # GPU work near the int64 limit of ns from the trace start (valid: every
+    # time fits): low-utilization-spans stepped its windows with ws += w,
+    # which overflowed past the last one and looped (for ~2^64 / w windows)
+    far = os.path.join(d, "far.json")
+    with open(far, "w") as f:  # by hand: a Python float cannot hold the times
+        f.write('{"traceEvents":['
+                '{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":0,"dur":5},'
+                '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1000,"dur":3,'
+                '"args":{"stream":7,"device":0}},'
+                '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":9223372036852833,'
+                '"dur":2.936,"args":{"stream":7,"device":0}}]}')
+    try:
+        p = subprocess.run([BIN, "advise", "--json", far], capture_output=True, text=True,
+                           timeout=120)
+        ids = [a["id"] for a in json.loads(p.stdout)["traces"][0]["advice"]] if p.returncode == 0 else []
+        check(p.returncode == 0 and "low-utilization-spans" in ids,
+              "GPU times near the int64 limit: exit %d, rules %s %s" % (p.returncode, ids, p.stderr[-300:]))
+    except subprocess.TimeoutExpired:
+        check(False, "GPU times near the int64 limit: advise did not finish (looped)")
 
     # sense on the shared real traces
     nccl = os.path.join(TRACES, "nccl_data", "nccl_data.json.gz")

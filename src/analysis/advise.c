@@ -824,8 +824,12 @@ static int r_low_spans(gp_adv_ctx *c, const double *p, gp_advice *a)
     uint64_t nspans = 0;
     int64_t best[GP_ADV_MAX_EVIDENCE][3] = {{0}}; /* length, start, busy */
     size_t j = 0;
-    for (int64_t ws = c->gpu_first; ws < c->gpu_last; ws += w) {
-        int64_t we = ws + w < c->gpu_last ? ws + w : c->gpu_last, busy = 0;
+    /* the next window starts where this one ended: ws + w overflowed for
+     * GPU times near the int64 limit, wrapped negative and never reached
+     * gpu_last (advise hung) */
+    for (int64_t ws = c->gpu_first, we; ws < c->gpu_last; ws = we) {
+        int64_t busy = 0;
+        we = c->gpu_last - ws > w ? ws + w : c->gpu_last;
         while (j < c->nbusy && c->busy[2 * j + 1] <= ws) j++;
         for (size_t k = j; k < c->nbusy && c->busy[2 * k] < we; k++) {
             int64_t s = c->busy[2 * k] > ws ? c->busy[2 * k] : ws;
