@@ -177,10 +177,19 @@ static int build_one(const gp_trace *t, int compat, gp_hview *v)
             double a = us_double(s->ts + off), d = us_double(s->dur);
             int64_t b = (int64_t)ceil(a), en = (int64_t)floor(a + d);
             /* b * 1000 passes INT64_MAX when a time within a microsecond
-             * of it rounds up (UB; aborted the sanitizer build); the result,
-             * relative to t0, fits: off's whole microseconds go first */
-            e.ts = (b - off / 1000) * 1000 - off % 1000;
-            e.dur = (en - b) * 1000;
+             * of it rounds up (UB; aborted the sanitizer build): off's whole
+             * microseconds go first. A value that still does not fit (a
+             * start or end, relative to t0, or a duration within a
+             * microsecond of the limit, which the double rounds past it)
+             * keeps its exact time, which fits */
+            int64_t rts, rdur, rend;
+            if (!__builtin_mul_overflow(b - off / 1000, 1000, &rts) &&
+                !__builtin_sub_overflow(rts, off % 1000, &rts) &&
+                !__builtin_mul_overflow(en - b, 1000, &rdur) &&
+                !__builtin_add_overflow(rts, rdur, &rend)) {
+                e.ts = rts;
+                e.dur = rdur;
+            }
         }
         e.stream = stream;
         e.slice = (uint32_t)i;
