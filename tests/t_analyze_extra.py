@@ -245,6 +245,21 @@ def near_int64_limit():
                            capture_output=True, text=True)
         check(p.returncode == 0 and not p.stderr and '"kernel_span_us":9223372036854774' in p.stdout,
               f"duration near the int64 limit: exit {p.returncode}: {p.stderr[-300:]}")
+        # CPU and GPU each active over half of a span near the limit: the
+        # idle time summed cpu + gpu first, which overflowed
+        halves = os.path.join(tmp, "halves.json")
+        with open(halves, "w") as f:
+            f.write('{"traceEvents":['
+                    '{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":0,'
+                    '"dur":5000000000000000},'
+                    '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":4000000000000000,'
+                    '"dur":5000000000000000,"args":{"stream":7,"device":0}}]}')
+        p = subprocess.run([BIN, "analyze", "--json", halves], capture_output=True, text=True)
+        ts = json.loads(p.stdout)["timeline_stats"][0] if p.returncode == 0 else {}
+        check(p.returncode == 0 and not p.stderr and ts.get("idle_us") == 0 and
+              ts.get("overlap_us") == 1e15,
+              f"CPU and GPU over half a span near the limit: exit {p.returncode}: {ts} "
+              f"{p.stderr[-300:]}")
 
 
 def main():

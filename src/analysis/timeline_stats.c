@@ -17,7 +17,9 @@ int gp_timeline_stats_compute(const gp_trace *t, gp_timeline_stats *out)
     out->overlap_ns = a.overlap_ns;
     out->cpu_only_ns = a.cpu_active_ns - a.overlap_ns;
     out->gpu_only_ns = a.gpu_active_ns - a.overlap_ns;
-    out->idle_ns = a.span_ns - (a.cpu_active_ns + a.gpu_active_ns - a.overlap_ns);
+    /* span - (cpu + gpu - overlap), grouped so that no step overflows: cpu
+     * + gpu passes INT64_MAX when each is over half of a span near it */
+    out->idle_ns = (a.span_ns - a.cpu_active_ns) - (a.gpu_active_ns - a.overlap_ns);
     out->cpu_slices = a.cpu_slices;
     out->gpu_slices = a.gpu_slices;
     out->gpu_valid = a.gpu_valid;
