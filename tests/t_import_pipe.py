@@ -82,6 +82,15 @@ for cmd in (["summary"], ["summary", "--json"], ["analyze", "--json"], ["export"
             got = fn(cmd, data)
             check(got == want, "%s of %s through %s: %r, a file gives %r" %
                   (" ".join(cmd), what, how, (got[0], got[2][:200]), (want[0], want[2][:200])))
+# /dev/null (a device, not a pipe: it said "1:1: unexpected end of file"),
+# and stdin redirected from it, read as the empty file does
+for cmd in (["summary"], ["analyze", "--json"]):
+    want = from_file(cmd, b"")
+    for dev, stdin in (("/dev/null", None), ("/dev/stdin", subprocess.DEVNULL)):
+        p = subprocess.run([BIN] + cmd + [dev], stdin=stdin, capture_output=True, timeout=60, cwd=tmp)
+        got = (p.returncode, p.stdout.replace(dev.encode(), b"SRC"), p.stderr.replace(dev.encode(), b"SRC"))
+        check(got == want, "%s of %s%s: %r, an empty file gives %r" %
+              (" ".join(cmd), dev, " < /dev/null" if stdin else "", got, want))
 # the error really names the late line (not line 1)
 rc, _, err = from_stdin(["summary"], broken)
 check(rc == 2 and (b"SRC:%d:" % line) in err, "error through stdin names line %d: %r" % (line, err))

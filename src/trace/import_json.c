@@ -132,6 +132,9 @@ typedef struct P {
     /* an input that cannot be read again (gp_input_is_stream): the lines
      * of the text before buf[0], counted by refill for line_col */
     int count_lines;
+    /* an input that is not a regular file (a pipe, a device: /dev/null):
+     * blank, it reads as "{}" here, as load.c makes a blank file read */
+    int blank_doc;
     uint64_t lines_before;      /* newlines before buf[0] */
     uint64_t line_start_before; /* offset after the last of them (0: none) */
     /* stage 1: one bitmap word per 64 bytes of buf[0..len] (see jscan.h),
@@ -2905,7 +2908,7 @@ static int run(P *p)
                  * aside) reads as "{}", a document without an event array,
                  * as a blank file does (load.c reads a file again to tell;
                  * a pipe cannot be read again) */
-                if (p->state == S_START && p->count_lines) {
+                if (p->state == S_START && p->blank_doc) {
                     const char *s = p->buf + unit;
                     while (s < end_of(p) && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t'))
                         s++;
@@ -3109,6 +3112,9 @@ static P *p_create(gp_input *in, const char *name, int prog, gp_err *err)
     p->err_off = -1;
     p->landed = -1;
     p->count_lines = gp_input_is_stream(in);
+    struct stat isb;
+    int ifd = gp_input_fd(in);
+    p->blank_doc = p->count_lines || (ifd >= 0 && fstat(ifd, &isb) == 0 && !S_ISREG(isb.st_mode));
     /* small inputs get a small buffer; it grows when one unit needs more */
     uint64_t src = gp_input_size(in) * (gp_input_is_gzip(in) ? 10 : 1);
     p->cap = BUF_INIT;
