@@ -260,6 +260,35 @@ def near_int64_limit():
               ts.get("overlap_us") == 1e15,
               f"CPU and GPU over half a span near the limit: exit {p.returncode}: {ts} "
               f"{p.stderr[-300:]}")
+        # three kernels and three copies each about 146 years long, each on
+        # a stream of its own: the per-name and bandwidth totals saturate at
+        # the int64 limit instead of wrapping (analyze --json printed
+        # top_kernels sum_us -4646744073709552 and copy bytes
+        # -6446744073709551616; UB, the sanitizer build aborted)
+        century = os.path.join(tmp, "century.json")
+        ev = []
+        for i in range(3):
+            ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7 + i, "ts": 1,
+                       "dur": 4600000000000000, "args": {"device": 0, "stream": 7 + i}})
+            ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0,
+                       "tid": 17 + i, "ts": 1, "dur": 4600000000000000,
+                       "args": {"device": 0, "stream": 17 + i, "bytes": 4000000000000000000}})
+        with open(century, "w") as f:
+            json.dump({"traceEvents": ev}, f)
+
+        def negatives(x, path=""):
+            if isinstance(x, dict):
+                return [n for k, v in x.items() for n in negatives(v, path + "." + k)]
+            if isinstance(x, list):
+                return [n for i, v in enumerate(x) for n in negatives(v, "%s[%d]" % (path, i))]
+            return [(path, x)] if isinstance(x, (int, float)) and x < 0 else []
+
+        for cmd in (["summary", "--json"], ["analyze", "--json"]):
+            p = subprocess.run([BIN, *cmd, century], capture_output=True, text=True)
+            neg = negatives(json.loads(p.stdout)) if p.returncode == 0 else []
+            check(p.returncode == 0 and not p.stderr and not neg,
+                  f"century-long events, {' '.join(cmd)}: exit {p.returncode}: {neg[:5]} "
+                  f"{p.stderr[-300:]}")
 
 
 def main():

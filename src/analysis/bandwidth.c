@@ -1,6 +1,7 @@
 /* analysis/bandwidth.c: memory bandwidth per copy kind from gpu_info.bytes
  * and the copy kind the importer derived from each copy's name. */
 #include "analysis/bandwidth.h"
+#include "core/stats.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,11 +43,11 @@ int gp_bandwidth_compute(const gp_hview *v, gp_bw_row **rows, size_t *nrows)
         gp_bw_row *r = &acc[k];
         r->kind = (uint8_t)k;
         r->count++;
-        r->time_ns += s->dur;
+        r->time_ns = gp_sat_add_i64(r->time_ns, s->dur);
         if (g->bytes < 0) continue; /* GP_NONE: unknown size */
         r->sized++;
-        r->bytes += g->bytes;
-        r->sized_time_ns += s->dur;
+        r->bytes = gp_sat_add_i64(r->bytes, g->bytes);
+        r->sized_time_ns = gp_sat_add_i64(r->sized_time_ns, s->dur);
         if (s->dur > 0) {
             rate[nr] = (double)g->bytes / (double)s->dur;
             rkind[nr++] = (uint8_t)k;

@@ -163,7 +163,7 @@ int gp_top_kernels(const gp_hview *v, int num_kernels, double ratio, gp_topk **r
         }
         agg *a = &groups[e->ktype].v[*sl - 1];
         a->count++;
-        a->sum += e->dur;
+        a->sum = gp_sat_add_i64(a->sum, e->dur);
         if (e->dur < a->min) a->min = e->dur;
         if (e->dur > a->max) a->max = e->dur;
         double d = (double)e->dur - a->mean;

@@ -1,6 +1,7 @@
 /* analysis/summary.c: per-operation statistics (count, total, mean, min,
  * max, stddev, p50/p95/p99) by (group, name), in two passes over slices. */
 #include "analysis/summary.h"
+#include "core/stats.h"
 #include "analysis/calltree.h"
 #include "core/sketch.h"
 #include <math.h>
@@ -252,7 +253,8 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
         acc += counts[r];
         rows[r].share_pct =
             out->span_ns > 0 ? 100.0 * (double)rows[r].st.sum / (double)out->span_ns : 0;
-        out->group_total_ns[rows[r].group] += rows[r].st.sum;
+        out->group_total_ns[rows[r].group] =
+            gp_sat_add_i64(out->group_total_ns[rows[r].group], rows[r].st.sum);
         out->group_count[rows[r].group] += rows[r].st.count;
     }
     /* per-entry metrics of the slices (the aggregated ones: merge_aggs) */
@@ -268,16 +270,26 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
             if (gp_group_of_kind((gp_kind)k) != GP_G__COUNT) mask |= GP_KIND_BIT(k);
         gp_nesting nest;
         if (gp_nesting_build(t, mask, &nest)) goto fail_rows;
-        for (size_t i = 0; i < nest.n; i++) {
-            const gp_nest_item *it = &nest.items[i];
-            const gp_slice *sl = &t->slices.v[it->slice];
-            int64_t d = it->end - sl->ts;
-            if (row_of[it->slice] != UINT32_MAX) rows[row_of[it->slice]].self_ns += d;
-            if (it->parent != GP_NO_INDEX) {
-                uint32_t ps = nest.items[it->parent].slice;
-                if (row_of[ps] != UINT32_MAX) rows[row_of[ps]].self_ns -= d;
-            }
+        /* each slice's own self time first (its nested length less its
+         * children's, which fit in it: no overflow), then summed per row,
+         * saturated (a row of many century-long slices of a hostile trace
+         * would wrap; subtracting from a saturated sum would be wrong) */
+        int64_t *own = malloc((nest.n ? nest.n : 1) * sizeof *own);
+        if (!own) {
+            gp_nesting_free(&nest);
+            goto fail_rows;
         }
+        for (size_t i = 0; i < nest.n; i++)
+            own[i] = nest.items[i].end - t->slices.v[nest.items[i].slice].ts;
+        for (size_t i = 0; i < nest.n; i++)
+            if (nest.items[i].parent != GP_NO_INDEX)
+                own[nest.items[i].parent] -=
+                    nest.items[i].end - t->slices.v[nest.items[i].slice].ts;
+        for (size_t i = 0; i < nest.n; i++) {
+            uint32_t r = row_of[nest.items[i].slice];
+            if (r != UINT32_MAX) rows[r].self_ns = gp_sat_add_i64(rows[r].self_ns, own[i]);
+        }
+        free(own);
         gp_nesting_free(&nest);
         /* less the time of children aggregated inline (no slices of their own) */
         for (size_t i = 0; i < t->inline_children.n; i++) {
@@ -287,12 +299,15 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
         }
         /* aggregated ranges carry their own self time */
         for (size_t i = 0; agg_row && i < t->aggs.n; i++)
-            if (agg_row[i] != UINT32_MAX) rows[agg_row[i]].self_ns += t->aggs.v[i].self_ns;
+            if (agg_row[i] != UINT32_MAX)
+                rows[agg_row[i]].self_ns =
+                    gp_sat_add_i64(rows[agg_row[i]].self_ns, t->aggs.v[i].self_ns);
         for (size_t r = 0; r < nrows; r++) {
             rows[r].self_pct =
                 out->span_ns > 0 ? 100.0 * (double)rows[r].self_ns / (double)out->span_ns : 0;
-            out->group_self_ns[rows[r].group] += rows[r].self_ns;
-            out->self_total_ns += rows[r].self_ns;
+            out->group_self_ns[rows[r].group] =
+                gp_sat_add_i64(out->group_self_ns[rows[r].group], rows[r].self_ns);
+            out->self_total_ns = gp_sat_add_i64(out->self_total_ns, rows[r].self_ns);
         }
     }
     if (nrows) qsort(rows, nrows, sizeof *rows, cmp_rows);

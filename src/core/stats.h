@@ -34,4 +34,14 @@ void gp_sort_f64(double *v, size_t n);
  * Used for (start, end) intervals and (time, index) rows. */
 void gp_sort_pairs_i64(int64_t *p, size_t n);
 
+/* a + b saturated at INT64_MIN / INT64_MAX: totals of times and bytes over
+ * hostile traces (events each over a century long) never wrap (as
+ * gp_stats' sum, which flags it) */
+static inline int64_t gp_sat_add_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 #endif
