@@ -50,6 +50,18 @@ static inline void gp_test_rm_db(const char *path)
 
 /* The whole file at path as a NUL-terminated string (malloc'ed; the caller
  * frees it), or NULL when it cannot be opened. */
+/* The resident set size of this process in kB (VmRSS), -1 if unknown. */
+static inline long gp_test_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
+    if (f) fclose(f);
+    return v;
+}
+
 static inline char *gp_test_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");

@@ -21,6 +21,20 @@
 #include <CL/cl.h>
 #endif
 
+#ifdef GP_FAKE_CUDART
+/* The stand-in libcudart (loaded first, so that libgpuprof's dlopen of
+ * libcudart.so finds it) and its fake_cudart_work, which advances the
+ * virtual device clock by ms. */
+static void (*fake_cudart(void))(double)
+{
+    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT(h != NULL);
+    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
+    ASSERT(work != NULL);
+    return work;
+}
+#endif
+
 static const gp_summary_row *find_row(const gp_summary_row *r, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -411,10 +425,7 @@ TEST(cuda_stand_in_known_durations)
 #else
     /* the stand-in's virtual device clock: each timing lasts what the test
      * advances it by, so every figure is known exactly */
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(work != NULL);
+    void (*work)(double) = fake_cudart();
     gp_options o = {0};
     o.keep_max = 7; /* the first iterations kept as events, the rest roll over */
     gp_profiler *p = gp_profiler_create(&o);
@@ -507,10 +518,7 @@ TEST(session_share_of_entry_metrics)
     ASSERT(p);
     static char bufs[64];
 #ifdef GP_FAKE_CUDART
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(work != NULL);
+    void (*work)(double) = fake_cudart();
 #endif
     for (int i = 0; i < 10; i++) { /* before the session */
         gp_range_begin(p, "step");
@@ -636,17 +644,6 @@ TEST(no_range_no_metrics)
 }
 
 #ifdef GP_FAKE_CUDART
-static long rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
-    if (f) fclose(f);
-    return v;
-}
-
 /* Timings i of kernel_timings_*: name i % 3, 0.125 .. 0.625 ms (exact in
  * float ms and in ns). */
 static const char *const kname[3] = {"gemm", "softmax", "copy"};
@@ -749,10 +746,7 @@ TEST(kernel_timing_rounding_and_warmup_drops)
 #ifndef GP_FAKE_CUDART
     SKIP("built without the CUDA toolkit (no stand-in libcudart)");
 #else
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    warm_work = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(warm_work != NULL);
+    warm_work = fake_cudart();
     gp_options o = {0};
     o.keep_max = 5; /* 10 kernel timings kept as slices */
     gp_profiler *p = gp_profiler_create(&o);
@@ -798,10 +792,7 @@ TEST(kernel_timings_bounded)
 #ifndef GP_FAKE_CUDART
     SKIP("built without the CUDA toolkit (no stand-in libcudart)");
 #else
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(work != NULL);
+    void (*work)(double) = fake_cudart();
     gp_options o = {0};
     o.keep_max = 500; /* 1000 kernel timings kept as slices */
     gp_profiler *p = gp_profiler_create(&o);
@@ -900,10 +891,10 @@ TEST(kernel_timings_bounded)
     gp_range_begin(p, "epoch");
     ktimings(p, work, 0, 300000);
     ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
-    long r1 = rss_kb();
+    long r1 = gp_test_rss_kb();
     ktimings(p, work, 300000, 900000);
     ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
-    long r2 = rss_kb();
+    long r2 = gp_test_rss_kb();
     gp_range_end(p);
     fprintf(stderr, "  RSS %ld kB after 300,000 timings, %ld kB after 900,000\n", r1, r2);
     ASSERT_CMP_INT(r2 - r1, <, 8192);
@@ -947,28 +938,33 @@ static void *churn_task(void *a)
     return NULL;
 }
 
+/* Runs n threads of churn_task one after another on a new profiler of the
+ * aggregate sink (every range aggregated inline) in j->p, and waits for
+ * their timings. */
+static void churn_run(churn_job *j, int n)
+{
+    gp_options o = {0};
+    o.sink = GP_SINK_AGGREGATE;
+    j->p = gp_profiler_create(&o);
+    ASSERT(j->p != NULL);
+    for (int t = 0; t < n; t++) {
+        pthread_t th;
+        ASSERT_EQ_INT(pthread_create(&th, NULL, churn_task, j), 0);
+        pthread_join(th, NULL);
+    }
+    ASSERT_EQ_INT(gp_kernels_resolve(j->p, 1), 0);
+}
+
 TEST(exited_threads_inline_metrics_bounded)
 {
     static char bufs[8];
     churn_job j = {0};
     j.bufs = bufs;
 #ifdef GP_FAKE_CUDART
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    j.work = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(j.work != NULL);
+    j.work = fake_cudart();
 #endif
-    gp_options o = {0};
-    o.sink = GP_SINK_AGGREGATE; /* every range aggregated inline */
-    j.p = gp_profiler_create(&o);
-    ASSERT(j.p != NULL);
     const int nthreads = 3000;
-    for (int t = 0; t < nthreads; t++) {
-        pthread_t th;
-        ASSERT_EQ_INT(pthread_create(&th, NULL, churn_task, &j), 0);
-        pthread_join(th, NULL);
-    }
-    ASSERT_EQ_INT(gp_kernels_resolve(j.p, 1), 0);
+    churn_run(&j, nthreads);
     gp_summary_row *rows;
     size_t n;
     ASSERT_EQ_INT(gp_summary_rows(j.p, &rows, &n), 0);
@@ -1005,20 +1001,8 @@ TEST(inline_threads_make_no_tracks)
     SKIP("built without the CUDA toolkit (no stand-in libcudart)");
 #else
     churn_job j = {0};
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    j.work = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(j.work != NULL);
-    gp_options o = {0};
-    o.sink = GP_SINK_AGGREGATE;
-    j.p = gp_profiler_create(&o);
-    ASSERT(j.p != NULL);
-    for (int t = 0; t < 2000; t++) {
-        pthread_t th;
-        ASSERT_EQ_INT(pthread_create(&th, NULL, churn_task, &j), 0);
-        pthread_join(th, NULL);
-    }
-    ASSERT_EQ_INT(gp_kernels_resolve(j.p, 1), 0);
+    j.work = fake_cudart();
+    churn_run(&j, 2000);
     gp_summary_row *rows;
     size_t n;
     ASSERT_EQ_INT(gp_summary_rows(j.p, &rows, &n), 0);
@@ -1105,10 +1089,7 @@ TEST(busy_gpu_past_kernel_cap_not_idle)
 #ifndef GP_FAKE_CUDART
     SKIP("built without the CUDA toolkit (no stand-in libcudart)");
 #else
-    void *h = dlopen(GP_FAKE_CUDART, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT(h != NULL);
-    void (*work)(double) = (void (*)(double))dlsym(h, "fake_cudart_work");
-    ASSERT(work != NULL);
+    void (*work)(double) = fake_cudart();
     gp_options o = {0};
     o.keep_max = 50; /* 100 timings kept as slices */
     gp_profiler *p = gp_profiler_create(&o);

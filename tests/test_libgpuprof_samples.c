@@ -25,17 +25,6 @@
 #define WARM 140000
 #define MORE 200000
 
-static long rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
-    if (f) fclose(f);
-    return v;
-}
-
 static void iterate(gp_profiler *p, long from, long to)
 {
     for (long i = from; i < to; i++) {
@@ -68,10 +57,10 @@ static void child(int sink, const char *path)
     iterate(p, 0, WARM);
     gp_record_stats st;
     gp_record_stats_get(p, &st); /* drains */
-    long r0 = rss_kb();
+    long r0 = gp_test_rss_kb();
     iterate(p, WARM, WARM + MORE);
     gp_record_stats_get(p, &st);
-    long r1 = rss_kb();
+    long r1 = gp_test_rss_kb();
     fprintf(stderr, "  sink %d: RSS %ld -> %ld kB over %d more iterations\n", sink, r0, r1, MORE);
     /* the bound holds in the normal build; under ASan its quarantine keeps
      * freed memory (up to 256 MB), which reads as growth */
@@ -209,7 +198,7 @@ static void attr_child(int sink, int to_file)
         if (i == warm) {
             gp_record_stats st;
             gp_record_stats_get(p, &st);
-            r0 = rss_kb();
+            r0 = gp_test_rss_kb();
         }
         gp_range_begin(p, "req");
         snprintf(v, sizeof v, "user-%ld-session-abcdefgh", i); /* a new value each time */
@@ -218,7 +207,7 @@ static void attr_child(int sink, int to_file)
     }
     gp_record_stats st;
     gp_record_stats_get(p, &st);
-    long r1 = rss_kb();
+    long r1 = gp_test_rss_kb();
     fprintf(stderr,
             "  sink %d: RSS %ld -> %ld kB over 400,000 more ranges (kept %llu aggregated %llu "
             "dropped %llu)\n",
