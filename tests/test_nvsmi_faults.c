@@ -6,7 +6,8 @@
  * process list alone, in either mode, and a compute-apps stream that ends
  * after each iteration does not empty it when it ends; a GPU that appears
  * (re-discovery lists it) is sampled although the running stream started
- * without it; the
+ * without it; a GPU that re-discovery no longer lists is lost with one
+ * device_lost alert and no stale sample; the
  * driver's own error reaches health and the devices' status; a hung
  * --help-query-gpu is reported as no answer, and hung field probes stop at
  * the first. */
@@ -235,6 +236,59 @@ TEST(stream_gpu_appears)
     smi_done(m);
 }
 
+TEST(stream_gpu_goes)
+{
+    /* fixedset: two GPUs, then re-discovery lists one (the running stream
+     * still prints both): the GPU that went is lost as the docs say for a
+     * GPU nvidia-smi stops listing, with one device_lost alert and no
+     * sample (its last one was still returned, and no alert came); when it
+     * is listed again it is back and sampled */
+    char one[64];
+    snprintf(one, sizeof one, "/tmp/gp_nvsmi_one_%d", (int)getpid());
+    unlink(one);
+    setenv("MISB_SMI_ONE", one, 1);
+    gp_monitor *m = smi_monitor("fixedset", NULL);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_dev_sample s;
+    for (int i = 0; i < 5; i++) {
+        gp_monitor_sample_now(m);
+        sleep_ms(20);
+    }
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
+    FILE *f = fopen(one, "w");
+    ASSERT(f);
+    fclose(f);
+    gp_monitor_rediscover(m);
+    gp_monitor_rediscover(m); /* still gone: no second alert */
+    gp_dev_info di;
+    ASSERT_EQ_INT(gp_monitor_device_info(m, 1, &di), 0);
+    ASSERT_EQ_INT(di.present, 0);
+    ASSERT_CONTAINS(di.status, "no longer found");
+    ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 1);
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), GP_ENODEV);
+    for (int i = 0; i < 5; i++) {
+        gp_monitor_sample_now(m);
+        ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), GP_ENODEV);
+        ASSERT_EQ_INT(gp_monitor_device_info(m, 0, &di), 0);
+        ASSERT_EQ_INT(di.present, 1);
+        sleep_ms(20);
+    }
+    unlink(one);
+    gp_monitor_rediscover(m);
+    for (int i = 0; i < 5; i++) {
+        gp_monitor_sample_now(m);
+        sleep_ms(20);
+    }
+    ASSERT_EQ_INT(gp_monitor_device_info(m, 1, &di), 0);
+    ASSERT_EQ_INT(di.present, 1);
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
+    ASSERT_NEAR(s.v[GP_MF_TEMP], 38, 0);
+    ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 1);
+    unsetenv("MISB_SMI_ONE");
+    smi_done(m);
+}
+
 TEST(driver_error_at_start)
 {
     gp_monitor *m = smi_monitor("failstart", NULL);
@@ -296,5 +350,5 @@ TEST(field_probes_that_hang)
 TEST_MAIN(stream_warning_before_each_iteration, stream_warning_after_each_iteration,
           stream_over_long_lines, per_tick_warning_lines, stream_apps_warning_after_rows,
           per_tick_apps_warning_after_rows, stream_apps_that_end, stream_gpu_appears,
-          driver_error_at_start, driver_error_on_the_stream, help_query_that_hangs,
+          stream_gpu_goes, driver_error_at_start, driver_error_on_the_stream, help_query_that_hangs,
           field_probes_that_hang)

@@ -167,8 +167,15 @@ static void discover_locked(gp_monitor *m)
         for (size_t j = 0; j < nold; j++) {
             mdev *d = &m->devs.v[j];
             if (d->bk == b && !seen[j] && d->info.present) { /* not listed again */
+                /* lost as when its sample fails with GP_ENODEV: no last
+                 * sample (gp_monitor_get_status returned the stale one) and
+                 * one device_lost alert (none came when re-discovery saw
+                 * the device go before a sample did) */
                 d->info.present = 0;
                 snprintf(d->info.status, sizeof d->info.status, "no longer found");
+                d->nprocs = 0;
+                d->have_last = 0;
+                gp_alerts_device_lost(m->alerts, (int)j, d->info.status);
             }
         }
         free(seen);
