@@ -96,13 +96,6 @@ void gp_exp_slice_head(gp_profiler *p, gp_sbuf *b, size_t i)
     gp_json_int(b, t->tracks.v[s->track].tid);
 }
 
-/* Appends slice i as ",\n{...}" (caller holds p->mu). */
-void gp_exp_slice(gp_profiler *p, gp_sbuf *b, size_t i)
-{
-    gp_exp_slice_head(p, b, i);
-    gp_exp_slice_rest(p, b, i);
-}
-
 /* Appends range slice i's self time args: "self_ns", and "inline_child_ns"
  * (the time of its children aggregated inline; docs/api.md "Self time")
  * when there are any. */

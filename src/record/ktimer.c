@@ -172,7 +172,7 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
     gp_kernel_row *rows = NULL;
     size_t *cnt = NULL, *off = NULL;
     int64_t *durs = NULL;
-    uint32_t *row_of = NULL;
+    uint32_t *row_of = NULL, *krow = NULL;
     int rc = GP_ENOMEM;
     *out = NULL;
     *nout = 0;
@@ -197,22 +197,16 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
     }
     /* the timings folded past the cap or streamed (p->kagg): their rows'
      * statistics merge with the slices' below */
-    uint32_t *krow = p->kagg.n ? malloc(p->kagg.n * sizeof *krow) : NULL;
+    krow = p->kagg.n ? malloc(p->kagg.n * sizeof *krow) : NULL;
     if (p->kagg.n && !krow) goto done;
     for (size_t i = 0; i < p->kagg.n; i++) {
         const gp_agg_row *a = &p->kagg.v[i];
         uint64_t key = (uint64_t)a->name << 1 | (a->cat == p->cat_cl);
         uint64_t *slot = gp_u64map_slot(&m, key, UINT64_MAX);
-        if (!slot) {
-            free(krow);
-            goto done;
-        }
+        if (!slot) goto done;
         if (*slot == UINT64_MAX) {
             rows[nrows].name = strdup(gp_trace_s(t, a->name));
-            if (!rows[nrows].name) {
-                free(krow);
-                goto done;
-            }
+            if (!rows[nrows].name) goto done;
             rows[nrows].backend = a->cat == p->cat_cl ? GP_BACKEND_OPENCL : GP_BACKEND_CUDA;
             *slot = nrows++;
         }
@@ -221,10 +215,7 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
     cnt = calloc(nrows + 1, sizeof *cnt);
     off = calloc(nrows + 1, sizeof *off);
     durs = malloc((t->slices.n + 1) * sizeof *durs);
-    if (!cnt || !off || !durs) {
-        free(krow);
-        goto done;
-    }
+    if (!cnt || !off || !durs) goto done;
     for (size_t i = 0; i < t->slices.n; i++)
         if (row_of[i] != UINT32_MAX) cnt[row_of[i]]++;
     for (size_t r = 0, acc = 0; r < nrows; r++) {
@@ -246,10 +237,7 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
     }
     /* Chan et al.'s merge of (count, mean, m2) with the folded rows */
     double *m2 = calloc(nrows + 1, sizeof *m2);
-    if (!m2) {
-        free(krow);
-        goto done;
-    }
+    if (!m2) goto done;
     for (size_t r = 0; r < nrows; r++)
         m2[r] =
             rows[r].count > 1 ? rows[r].std_ns * rows[r].std_ns * (double)(rows[r].count - 1) : 0;
@@ -269,7 +257,6 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
     for (size_t r = 0; r < nrows; r++)
         if (rows[r].count > 1) rows[r].std_ns = sqrt(m2[r] / (double)(rows[r].count - 1));
     free(m2);
-    free(krow);
     qsort(rows, nrows, sizeof *rows, cmp_krow);
     *out = rows;
     *nout = nrows;
@@ -278,6 +265,7 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
 done:
     if (rows) gp_kernel_rows_free(rows, nrows);
     free(row_of);
+    free(krow);
     free(cnt);
     free(off);
     free(durs);

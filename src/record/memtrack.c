@@ -16,8 +16,6 @@
 static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts,
                       const gp_entry_ctx *ec, int new_peak)
 {
-    /* on the calling thread's track (the ranges it is made in enclose it),
-     * the process's for a thread that never recorded a range */
     /* beyond the sink's cap: counted, not kept, except an event that raises
      * the peak (so that views of the events show the tracker's peak; a
      * steady program makes none) */
@@ -25,6 +23,8 @@ static void mem_event(gp_profiler *p, const void *ptr, int64_t bytes, int64_t ts
         p->values_dropped++;
         return;
     }
+    /* on the calling thread's track (the ranges it is made in enclose it),
+     * the process's for a thread that never recorded a range */
     uint32_t trk = ec->thr ? ec->thr - 1 : ec->b ? gp_rec_thread_track(p, ec->b) : p->proc_track;
     if (trk == GP_NO_INDEX) trk = p->proc_track;
     gp_mem_event e = {ts,     (uint64_t)(uintptr_t)ptr, bytes, p->mem_cur, GP_NONE, trk, GP_NONE,

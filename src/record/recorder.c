@@ -1598,9 +1598,6 @@ int gp_rec_counter_sample(gp_profiler *p, uint32_t name, int64_t ts, double v, i
     return 0;
 }
 
-/* The id of name s in p's trace (caller holds p->mu). Most events name
- * one of a few pointers: a cache by pointer spares hashing the text, and a
- * hit is taken only when the text is still the one interned. */
 void gp_rec_attrs_release(gp_attr *v, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++)
@@ -1611,6 +1608,9 @@ void gp_rec_attrs_release(gp_attr *v, size_t from, size_t to)
         }
 }
 
+/* The id of name s in p's trace (caller holds p->mu). Most events name
+ * one of a few pointers: a cache by pointer spares hashing the text, and a
+ * hit is taken only when the text is still the one interned. */
 static uint32_t str_id(gp_profiler *p, const char *s)
 {
     if (!s) return 0;

@@ -459,9 +459,9 @@ struct gp_sbuf;
 void gp_exp_header(gp_profiler *p, struct gp_sbuf *b);
 void gp_exp_us(struct gp_sbuf *b, int64_t ns);
 void gp_exp_meta(gp_profiler *p, struct gp_sbuf *b, int first);
-void gp_exp_slice(gp_profiler *p, struct gp_sbuf *b, size_t i);
-/* gp_exp_slice in two parts: the head (up to "tid", the same for every slice
- * of one category, name and track: the stream sink caches it) and the rest. */
+/* One slice as ",\n{...}", in two parts: the head (up to "tid", the same
+ * for every slice of one category, name and track: the stream sink caches
+ * it) and the rest. */
 void gp_exp_slice_head(gp_profiler *p, struct gp_sbuf *b, size_t i);
 void gp_exp_slice_rest(gp_profiler *p, struct gp_sbuf *b, size_t i);
 /* counter samples / [memory] events of index from to to (exclusive) */
@@ -531,8 +531,8 @@ void gp_rec_agg_add(gp_agg_row *r, int64_t ts, int64_t dur, const gp_slice_ext *
 /* Appends copies of rows[0, n) (their sketches too) to p->tr->aggs (caller
  * holds p->mu). 0 or GP_ENOMEM. */
 int gp_rec_aggs_append(gp_profiler *p, const gp_agg_row *rows, size_t n);
-/* Appends p->kagg to p->tr->aggs (with_streamed: the stream's rows too)
- * (caller holds p->mu). 0 or GP_ENOMEM. */
+/* Appends p->kagg to p->tr->aggs (caller holds p->mu); the stream sink's
+ * only when with_streamed (its output holds those timings). 0 or GP_ENOMEM. */
 int gp_rec_kagg_collect(gp_profiler *p, int with_streamed);
 /* Clears / frees p->kagg. */
 void gp_rec_kagg_clear(gp_profiler *p);

@@ -1,8 +1,9 @@
 /* record/stream.c: the stream sink (GP_SINK_STREAM). The drain writes the
  * ranges it has turned into slices out and drops them from memory, folding
- * each into per-name statistics (so results stay exact); kernel timings,
- * counters, metadata and the ranges aggregated inline are written when the
- * profiler is destroyed. Two outputs: a Chrome trace file, or the SQLite run
+ * each into per-name statistics (so results stay exact); kernel timings
+ * (into p->kagg), counter samples and [memory] events go out the same way;
+ * metadata and the ranges aggregated inline are written when the profiler
+ * is destroyed. Two outputs: a Chrome trace file, or the SQLite run
  * store of `gpuprof run` (a stream_path naming a store: docs/api.md "Sinks"),
  * written through the store's writer thread (store/store.c), which commits
  * at least every 100 ms, so a crash keeps what was drained. */
@@ -372,7 +373,7 @@ static int fold(gp_profiler *p, size_t i)
     return 0;
 }
 
-/* Appends range slice i as gp_exp_slice does, its head from the cache. */
+/* Appends slice i (gp_exp_slice_head and _rest), its head from the cache. */
 static void file_slice(gp_profiler *p, gp_stream *st, gp_sbuf *b, size_t i)
 {
     const gp_slice *s = &p->tr->slices.v[i];
@@ -400,19 +401,13 @@ int gp_stream_flush_(gp_profiler *p)
     gp_stream *st = p->stream;
     gp_trace *t = p->tr;
     gp_sbuf b = {0};
-    size_t w = 0;
     uint64_t nb = 0; /* ranges and kernel timings in b */
-    int rc = 0, attrs_used = 0;
+    int rc = 0;
+    /* every slice is a range or a kernel timing (gp_rec_kernel_timing): all
+     * written out and dropped */
     for (size_t i = 0; i < t->slices.n; i++) {
-        if (t->slices.v[i].cat != p->cat_range) { /* kernel timings */
-            if (t->slices.v[i].cat != p->cat_cuda && t->slices.v[i].cat != p->cat_cl) {
-                t->slices.v[w] = t->slices.v[i]; /* (none today) kept */
-                p->ext.v[w] = p->ext.v[i];
-                attrs_used |= p->ext.v[w].nattr != 0;
-                w++;
-                continue;
-            }
-            /* written as they come, their statistics kept (gp_kernel_stats) */
+        if (t->slices.v[i].cat != p->cat_range) {
+            /* a kernel timing: its statistics kept (gp_kernel_stats) */
             if (gp_rec_kagg_stream(p, i)) rc = GP_ENOMEM;
         } else {
             if (fold(p, i)) rc = GP_ENOMEM;
@@ -472,13 +467,11 @@ int gp_stream_flush_(gp_profiler *p)
         put_ranges(p, &b, nb);
     }
     gp_sbuf_free(&b);
-    t->slices.n = p->ext.n = w;
+    t->slices.n = p->ext.n = 0;
     p->kslices = 0;
-    t->inline_children.n = 0; /* they name ranges, all written above */
-    if (!attrs_used) {        /* every range written: their owned values go */
-        gp_rec_attrs_release(p->attrs.v, 0, p->attrs.n);
-        p->attrs.n = 0;
-    }
+    t->inline_children.n = 0;                        /* they name ranges, all written above */
+    gp_rec_attrs_release(p->attrs.v, 0, p->attrs.n); /* the ranges' owned values */
+    p->attrs.n = 0;
     return st->err ? GP_EIO : rc;
 }
 
@@ -488,8 +481,8 @@ int gp_stream_stats_(gp_profiler *p)
     return st ? gp_rec_aggs_append(p, st->rows.v, st->rows.n) : 0;
 }
 
-/* The end of a store stream: kernel timings, counters, tracked memory, the
- * ranges aggregated inline (range_stats), the writer's last commit and the
+/* The end of a store stream: the last counter samples and tracked memory,
+ * the ranges aggregated inline (range_stats), the writer's last commit and the
  * run's end (by the process that began it; a forked child's processes row
  * ends with its writer). */
 static int store_close_(gp_profiler *p, gp_stream *st);
@@ -507,8 +500,7 @@ static int store_close(gp_profiler *p, gp_stream *st)
 
 static int store_close_(gp_profiler *p, gp_stream *st)
 {
-    gp_trace *t = p->tr;
-    for (size_t i = 0; i < t->slices.n; i++) store_slice(p, st, i);
+    gp_trace *t = p->tr; /* no slice left: gp_stream_close_'s flush wrote them */
     store_samples(p, st);
     store_put_end(st);
     for (uint32_t k = 0; k < st->trk.n; k++)
@@ -682,8 +674,7 @@ int gp_stream_close_(gp_profiler *p)
             goto done; /* and recorded nothing: no file */
     }
     gp_sbuf b = {0};
-    gp_exp_meta(p, &b, 0);
-    for (size_t i = 0; i < p->tr->slices.n; i++) gp_exp_slice(p, &b, i);
+    gp_exp_meta(p, &b, 0); /* the slices: all written by the flush above */
     gp_exp_counters(p, &b, 0, p->tr->counters.n);
     gp_exp_mem_events(p, &b, 0, p->tr->mem_events.n);
     /* the file's rollover holds only what is not in its events */
