@@ -163,6 +163,23 @@ void gp_kernel_rows_free(gp_kernel_row *rows, size_t n)
     free(rows);
 }
 
+/* The row of kernel (name, cat) in rows[0, *nrows), appended (name and
+ * backend set) when new; m maps (name, backend) to rows. -1 when out of
+ * memory. */
+static long krow_index(gp_profiler *p, gp_u64map *m, gp_kernel_row *rows, size_t *nrows,
+                       uint32_t name, uint16_t cat)
+{
+    uint64_t *slot = gp_u64map_slot(m, (uint64_t)name << 1 | (cat == p->cat_cl), UINT64_MAX);
+    if (!slot) return -1;
+    if (*slot == UINT64_MAX) {
+        rows[*nrows].name = strdup(gp_trace_s(p->tr, name));
+        if (!rows[*nrows].name) return -1;
+        rows[*nrows].backend = cat == p->cat_cl ? GP_BACKEND_OPENCL : GP_BACKEND_CUDA;
+        *slot = (*nrows)++;
+    }
+    return (long)*slot;
+}
+
 /* Collects kernel rows; caller holds p->mu. */
 static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
 {
@@ -184,33 +201,18 @@ static int kernel_rows_locked(gp_profiler *p, gp_kernel_row **out, size_t *nout)
         row_of[i] = UINT32_MAX;
         if (s->cat != p->cat_cuda && s->cat != p->cat_cl) continue;
         if (s->flags & GP_SLICE_WARMUP) continue; /* as the measured ranges: no warm-up */
-        uint64_t key = (uint64_t)s->name << 1 | (s->cat == p->cat_cl);
-        uint64_t *slot = gp_u64map_slot(&m, key, UINT64_MAX);
-        if (!slot) goto done;
-        if (*slot == UINT64_MAX) {
-            rows[nrows].name = strdup(gp_trace_s(t, s->name));
-            if (!rows[nrows].name) goto done;
-            rows[nrows].backend = s->cat == p->cat_cl ? GP_BACKEND_OPENCL : GP_BACKEND_CUDA;
-            *slot = nrows++;
-        }
-        row_of[i] = (uint32_t)*slot;
+        long r = krow_index(p, &m, rows, &nrows, s->name, s->cat);
+        if (r < 0) goto done;
+        row_of[i] = (uint32_t)r;
     }
     /* the timings folded past the cap or streamed (p->kagg): their rows'
      * statistics merge with the slices' below */
     krow = p->kagg.n ? malloc(p->kagg.n * sizeof *krow) : NULL;
     if (p->kagg.n && !krow) goto done;
     for (size_t i = 0; i < p->kagg.n; i++) {
-        const gp_agg_row *a = &p->kagg.v[i];
-        uint64_t key = (uint64_t)a->name << 1 | (a->cat == p->cat_cl);
-        uint64_t *slot = gp_u64map_slot(&m, key, UINT64_MAX);
-        if (!slot) goto done;
-        if (*slot == UINT64_MAX) {
-            rows[nrows].name = strdup(gp_trace_s(t, a->name));
-            if (!rows[nrows].name) goto done;
-            rows[nrows].backend = a->cat == p->cat_cl ? GP_BACKEND_OPENCL : GP_BACKEND_CUDA;
-            *slot = nrows++;
-        }
-        krow[i] = (uint32_t)*slot;
+        long r = krow_index(p, &m, rows, &nrows, p->kagg.v[i].name, p->kagg.v[i].cat);
+        if (r < 0) goto done;
+        krow[i] = (uint32_t)r;
     }
     cnt = calloc(nrows + 1, sizeof *cnt);
     off = calloc(nrows + 1, sizeof *off);
