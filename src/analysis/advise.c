@@ -3,6 +3,7 @@
  * launch call of each GPU event) are computed once in a context. */
 #include "analysis/advise.h"
 #include "analysis/advise_compile.h"
+#include "analysis/calltree.h"
 #include "analysis/hta_prep.h"
 #include "analysis/queue.h"
 #include "analysis/summary.h"
@@ -1580,10 +1581,7 @@ static int ctx_init(gp_adv_ctx *c, const gp_trace *t)
      * (docs/api.md "Kernel timers"): their time has no intervals */
     for (size_t i = 0; i < t->aggs.n; i++) {
         const gp_agg_row *r = &t->aggs.v[i];
-        gp_kind k = t->cats.v[r->cat].kind;
-        if (!r->count ||
-            (k != GP_K_KERNEL && k != GP_K_MEMCPY && k != GP_K_MEMSET && k != GP_K_CL_COMMAND))
-            continue;
+        if (!r->count || !(gp_kind_mask_gpu_work() & GP_KIND_BIT(t->cats.v[r->cat].kind))) continue;
         c->gpu_agg_ns += r->total_ns;
         c->gpu_agg_n += r->count;
     }
