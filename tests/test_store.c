@@ -720,5 +720,47 @@ TEST(store_api_kinds)
     unlink(path);
 }
 
+/* A writer with a transaction's worth of events waiting (200,000, the
+ * writer's CHUNK) writes them without waiting out its commit period: a
+ * producer faster than the writer must not leave it idle for a period after
+ * each batch. The period here is 10 minutes; at least CHUNK rows must be
+ * committed long before (the 60 s bound is liveness, not a timing claim). */
+TEST(store_backlog_commits_early)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "backlog");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    gp_err err = {0};
+    gp_store_writer_opts o = {600000, 0, "test"};
+    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+    ASSERT(w != NULL);
+    uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+    uint32_t kn = gp_store_writer_str(w, "k");
+    enum { N = 250000, B = 500 };
+    gp_store_ev ev[B];
+    for (int i = 0; i < N; i += B) {
+        for (int k = 0; k < B; k++) {
+            gp_store_ev_init(&ev[k], GP_ST_KERNEL);
+            ev[k].track = q;
+            ev[k].name = kn;
+            ev[k].ts = i + k;
+            ev[k].dur = 1;
+        }
+        gp_store_writer_put(w, ev, B);
+    }
+    int64_t t0 = gp_clock_mono_ns(), rows = 0;
+    while ((rows = sql_int(path, "SELECT count(*) FROM kernels")) < 200000 &&
+           gp_clock_mono_ns() - t0 < 60000000000LL) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    ASSERT(rows >= 200000); /* the rest (under CHUNK) waits for the period or the stop */
+    ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM kernels"), N);
+    gp_test_rm_db(path);
+}
+
 TEST_MAIN(store_write_read, store_api_kinds, store_redact, store_sigkill_prefix, store_fork,
-          store_event_rows, store_bind_changes, store_env, store_spec)
+          store_event_rows, store_bind_changes, store_env, store_spec,
+          store_backlog_commits_early)
