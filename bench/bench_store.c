@@ -1,7 +1,10 @@
 /* bench/bench_store.c: sustained events/s into the SQLite run store through
- * the writer thread. Usage: bench_store [EVENTS [PRODUCERS]] (default 4 M, 2).
- * Producers queue launch+kernel pairs as fast as they can; the time runs
- * until the writer has committed everything (gp_store_writer_stop). */
+ * the writer thread. Usage: bench_store [EVENTS [PRODUCERS [QUEUE]]]
+ * (default 4 M, 2, all events). Producers queue launch+kernel pairs as fast
+ * as they can, waiting while QUEUE events are queued (so that a long run
+ * holds a bounded queue); the time runs until the writer has committed
+ * everything (commit_s) and closed the store, whose last checkpoint copies
+ * the rest of the WAL into it (total_s; gp_store_writer_stop). */
 #include "core/clock.h"
 #include "store/store.h"
 #include <pthread.h>
@@ -50,7 +53,8 @@ int main(int argc, char **argv)
 {
     long total = argc > 1 ? atol(argv[1]) : 4000000;
     int np = argc > 2 ? atoi(argv[2]) : 2;
-    if (np < 1 || np > 64 || total < np) return 2;
+    long queue = argc > 3 ? atol(argv[3]) : 0;
+    if (np < 1 || np > 64 || total < np || queue < 0) return 2;
     char path[256];
     snprintf(path, sizeof path, "/tmp/gp_bench_store_%d.db", (int)getpid());
     gp_err err = {0};
@@ -62,13 +66,14 @@ int main(int argc, char **argv)
     gp_store_run_info ri = {"bench_store", "host", gp_clock_wall_ns(), gp_clock_mono_ns(), 0};
     int64_t run = gp_store_run_begin(s, &ri, &err);
     gp_store_close(s);
-    gp_store_writer_opts o = {100, (size_t)total + 1, "bench"};
+    gp_store_writer_opts o = {100, queue ? (size_t)queue : (size_t)total + 1, "bench"};
     int64_t t0 = gp_clock_mono_ns();
     gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
     if (!w) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
+    if (queue) gp_store_writer_set_bounded(w, 0); /* producers wait, nothing dropped */
     pthread_t th[64];
     arg a[64];
     for (int i = 0; i < np; i++) {
@@ -78,13 +83,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < np; i++) pthread_join(th[i], NULL);
     int64_t t_put = gp_clock_mono_ns();
     uint64_t dropped = gp_store_writer_dropped(w);
-    int rc = gp_store_writer_stop(w);
+    gp_store_writer_flush(w); /* everything committed (in the WAL) */
+    int64_t t_commit = gp_clock_mono_ns();
+    int rc = gp_store_writer_stop(w); /* closing checkpoints the WAL into the store */
     int64_t t1 = gp_clock_mono_ns();
     long n = (total / np) * np;
-    printf(
-        "events %ld producers %d dropped %llu queue_s %.3f total_s %.3f events_per_s %.0f rc %d\n",
-        n, np, (unsigned long long)dropped, (double)(t_put - t0) / 1e9, (double)(t1 - t0) / 1e9,
-        (double)n / ((double)(t1 - t0) / 1e9), rc);
+    printf("events %ld producers %d dropped %llu queue_s %.3f total_s %.3f events_per_s %.0f rc %d "
+           "commit_s %.3f close_s %.3f\n",
+           n, np, (unsigned long long)dropped, (double)(t_put - t0) / 1e9, (double)(t1 - t0) / 1e9,
+           (double)n / ((double)(t1 - t0) / 1e9), rc, (double)(t_commit - t0) / 1e9,
+           (double)(t1 - t_commit) / 1e9);
     char x[300];
     unlink(path);
     snprintf(x, sizeof x, "%s-wal", path);

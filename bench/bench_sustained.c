@@ -48,8 +48,9 @@ static int64_t process_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* CPU ns of the threads named gpuprof-drain and gpuprof-store (the store
- * writer of the store stream) (/proc/self/task/T/schedstat), 0 when none. */
+/* CPU ns of the threads named gpuprof-drain, gpuprof-store (the store
+ * writer of the store stream) and gpuprof-ckpt (its checkpointer)
+ * (/proc/self/task/T/schedstat), 0 when none. */
 static int64_t drain_cpu_ns(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -64,7 +65,8 @@ static int64_t drain_cpu_ns(void)
         if (!f) continue;
         if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
         fclose(f);
-        if (strncmp(comm, "gpuprof-drain", 13) != 0 && strncmp(comm, "gpuprof-store", 13) != 0)
+        if (strncmp(comm, "gpuprof-drain", 13) != 0 && strncmp(comm, "gpuprof-store", 13) != 0 &&
+            strncmp(comm, "gpuprof-ckpt", 12) != 0)
             continue;
         snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
         f = fopen(path, "r");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/t_tsan.sh: builds the libgpuprof 8-thread stress test and the
-# thread-exit cases of the churn test with ThreadSanitizer (recorder + the
-# modules it uses, without the optional GPU back-ends) and runs them; any
+# tests/t_tsan.sh: builds the libgpuprof 8-thread stress test, the
+# thread-exit cases of the churn test and the store writer's threaded cases
+# with ThreadSanitizer (recorder + the modules it uses, without the
+# optional GPU back-ends) and runs them; any
 # data race fails the test.
 set -euo pipefail
 SRC=${GPUPROF_SOURCE_DIR:?}
@@ -37,9 +38,15 @@ wait
   -o "$OUT/test_libgpuprof_threads_tsan" "${LIBS[@]}"
 "$CC" "${CFLAGS[@]}" "$SRC/tests/test_libgpuprof_churn.c" "$OUT"/obj/*.o \
   -o "$OUT/test_libgpuprof_churn_tsan" "${LIBS[@]}"
+"$CC" "${CFLAGS[@]}" -DGP_TEST_DATA="\"$SRC/tests/data\"" "$SRC/tests/test_store.c" \
+  "$OUT"/obj/*.o -o "$OUT/test_store_tsan" "${LIBS[@]}"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 "$OUT/test_libgpuprof_threads_tsan"
 # a thread that exits inside a range while another turns recording off
 # (the fork case is not run here: TSan does not support a child that starts
 # threads after a multi-threaded fork, as the child's drain does)
 GP_TEST_ONLY=off_after_thread_exits_inside_a_range "$OUT/test_libgpuprof_churn_tsan"
+# the store writer with producers, early takes and its checkpointer thread
+for t in store_backlog_commits_early store_checkpoints_while_writing; do
+  GP_TEST_ONLY=$t "$OUT/test_store_tsan"
+done

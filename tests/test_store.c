@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -761,6 +762,64 @@ TEST(store_backlog_commits_early)
     gp_test_rm_db(path);
 }
 
+/* The WAL is copied into the store while the writer goes on (the
+ * checkpointer thread, docs/recording.md), not in the writer's own commits
+ * once it reaches 1 GiB nor only at close: the store file grows during the
+ * run with at most a few tens of MB of WAL, and every row is there after. */
+TEST(store_checkpoints_while_writing)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "ckpt");
+    int64_t run = new_run(path);
+    ASSERT(run > 0);
+    struct stat st0, st1;
+    ASSERT_EQ_INT(stat(path, &st0), 0);
+    gp_err err = {0};
+    gp_store_writer_opts o = {50, 0, "test"};
+    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
+    ASSERT(w != NULL);
+    uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+    uint32_t kn = gp_store_writer_str(w, "k");
+    enum { B = 1000, ROUND = 100000, ROUNDS = 60 };
+    gp_store_ev ev[B];
+    int64_t n = 0;
+    char wal[300];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    /* rows until the store file grows: the checkpointer wakes once the WAL
+     * holds 32 MB, ~1.3 M of these rows; 6 M rows make ~150 MB of WAL */
+    int grew = 0;
+    for (int r = 0; r < ROUNDS && !grew; r++) {
+        for (int i = 0; i < ROUND; i += B) {
+            for (int k = 0; k < B; k++, n++) {
+                gp_store_ev_init(&ev[k], GP_ST_KERNEL);
+                ev[k].track = q;
+                ev[k].name = kn;
+                ev[k].ts = n;
+                ev[k].dur = 1000 + n % 977;
+                ev[k].corr = n;
+            }
+            gp_store_writer_put(w, ev, B);
+        }
+        gp_store_writer_flush(w);
+        ASSERT_EQ_INT(stat(path, &st1), 0);
+        grew = st1.st_size > st0.st_size + (16 << 20);
+    }
+    /* the checkpointer runs on its own time: up to 20 s more (liveness only) */
+    for (int t = 0; t < 2000 && !grew; t++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        ASSERT_EQ_INT(stat(path, &st1), 0);
+        grew = st1.st_size > st0.st_size + (16 << 20);
+    }
+    ASSERT(grew); /* before the checkpointer: not until 1 GiB of WAL or the close */
+    ASSERT_EQ_INT(stat(wal, &st1), 0);
+    ASSERT(st1.st_size < (int64_t)256 << 20);
+    ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM kernels"), n);
+    ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM kernels WHERE corr = ts"), n);
+    gp_test_rm_db(path);
+}
+
 TEST_MAIN(store_write_read, store_api_kinds, store_redact, store_sigkill_prefix, store_fork,
-          store_event_rows, store_bind_changes, store_env, store_spec,
-          store_backlog_commits_early)
+          store_event_rows, store_bind_changes, store_env, store_spec, store_backlog_commits_early,
+          store_checkpoints_while_writing)
