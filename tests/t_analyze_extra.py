@@ -273,6 +273,9 @@ def near_int64_limit():
             ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0,
                        "tid": 17 + i, "ts": 1, "dur": 4600000000000000,
                        "args": {"device": 0, "stream": 17 + i, "bytes": 4000000000000000000}})
+            # nested CPU ops (the flame graph subtracts children from parents)
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 0, "tid": 1, "ts": 1 + i,
+                       "dur": 4600000000000000})
         with open(century, "w") as f:
             json.dump({"traceEvents": ev}, f)
 
@@ -283,12 +286,23 @@ def near_int64_limit():
                 return [n for i, v in enumerate(x) for n in negatives(v, "%s[%d]" % (path, i))]
             return [(path, x)] if isinstance(x, (int, float)) and x < 0 else []
 
-        for cmd in (["summary", "--json"], ["analyze", "--json"]):
+        for cmd in (["summary", "--json"], ["analyze", "--json"], ["flame", "--json"]):
             p = subprocess.run([BIN, *cmd, century], capture_output=True, text=True)
             neg = negatives(json.loads(p.stdout)) if p.returncode == 0 else []
             check(p.returncode == 0 and not p.stderr and not neg,
                   f"century-long events, {' '.join(cmd)}: exit {p.returncode}: {neg[:5]} "
                   f"{p.stderr[-300:]}")
+        # the flame graph's other outputs: speedscope weights, folded counts
+        ss = os.path.join(tmp, "century.speedscope.json")
+        fo = os.path.join(tmp, "century.folded")
+        p = subprocess.run([BIN, "flame", century, "-o", ss], capture_output=True, text=True)
+        neg = negatives(json.load(open(ss))) if p.returncode == 0 else ["exit"]
+        check(not neg, f"century-long events, flame speedscope: {neg[:5]} {p.stderr[-300:]}")
+        p = subprocess.run([BIN, "flame", century, "-o", fo], capture_output=True, text=True)
+        neg = [l for l in open(fo).read().splitlines() if int(l.rsplit(" ", 1)[1]) < 0] \
+            if p.returncode == 0 else ["exit"]
+        check(not neg and "total -" not in p.stderr,
+              f"century-long events, flame folded: {neg[:5]} {p.stderr[-300:]}")
 
 
 def main():

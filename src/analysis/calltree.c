@@ -288,9 +288,13 @@ uint32_t gp_ftree_child(gp_ftree *f, uint32_t parent, const char *name, size_t n
 
 void gp_ftree_finish(gp_ftree *f)
 {
+    /* weights saturate at the int64 limits (hostile traces of century-long
+     * events), as every total of the summary does */
     for (size_t i = 0; i < f->nodes.n; i++) f->nodes.v[i].total = f->nodes.v[i].self;
-    for (size_t i = f->nodes.n; i-- > 1;)
-        f->nodes.v[f->nodes.v[i].parent].total += f->nodes.v[i].total;
+    for (size_t i = f->nodes.n; i-- > 1;) {
+        gp_fnode *pa = &f->nodes.v[f->nodes.v[i].parent];
+        pa->total = gp_sat_add_i64(pa->total, f->nodes.v[i].total);
+    }
 }
 
 static uint32_t child_s(gp_ftree *f, uint32_t parent, const char *s, int kind)
@@ -333,9 +337,10 @@ int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix)
                                          gp_strtab_len(t->strings, s->name), fk);
             if (nd == GP_NO_INDEX) goto done;
             node_of[i] = nd;
-            int64_t d = it->end - s->ts;
-            f->nodes.v[nd].self += d;
-            if (it->parent != GP_NO_INDEX) f->nodes.v[parent].self -= d;
+            int64_t d = gp_sat_sub_i64(it->end, s->ts);
+            f->nodes.v[nd].self = gp_sat_add_i64(f->nodes.v[nd].self, d);
+            if (it->parent != GP_NO_INDEX)
+                f->nodes.v[parent].self = gp_sat_sub_i64(f->nodes.v[parent].self, d);
             if (fk == GP_FK_RUNTIME && s->correlation != GP_NONE &&
                 gp_u64map_put(&launch, (uint64_t)s->correlation, nd))
                 goto done;
@@ -365,7 +370,7 @@ int gp_ftree_add_trace(gp_ftree *f, const gp_trace *t, const char *prefix)
         uint32_t nd = gp_ftree_child(f, parent, gp_trace_s(t, s->name),
                                      gp_strtab_len(t->strings, s->name), GP_FK_GPU);
         if (nd == GP_NO_INDEX) goto done;
-        f->nodes.v[nd].self += s->dur;
+        f->nodes.v[nd].self = gp_sat_add_i64(f->nodes.v[nd].self, s->dur);
     }
     rc = 0;
 done:
@@ -710,7 +715,7 @@ int gp_ftree_add_folded(gp_ftree *f, const char *data, size_t n, const char *nam
             nd = c;
         }
         path.n = l->len;
-        f->nodes.v[nd].self += cnts.v[ord[r]];
+        f->nodes.v[nd].self = gp_sat_add_i64(f->nodes.v[nd].self, cnts.v[ord[r]]);
         pq = q;
         plen = l->len;
     }
@@ -763,19 +768,19 @@ int gp_ftree_prune(gp_ftree *in, const gp_ftree_prune_opts *o, gp_ftree *out)
              * none but the root, which no output draws: "(other)" keeps it */
             uint32_t to = pm;
             if (pm == 0 && (to = child_id(out, 0, other, GP_FK_GROUP)) == GP_NO_INDEX) goto done;
-            out->nodes.v[to].self += nd->total;
+            out->nodes.v[to].self = gp_sat_add_i64(out->nodes.v[to].self, nd->total);
             continue;
         }
         if (nd->kind == GP_FK_GPU && o->group_gpu_below > 0 && nd->total < o->group_gpu_below) {
             uint32_t g = child_id(out, pm, group, GP_FK_GROUP);
             if (g == GP_NO_INDEX) goto done;
-            out->nodes.v[g].self += nd->total;
+            out->nodes.v[g].self = gp_sat_add_i64(out->nodes.v[g].self, nd->total);
             continue;
         }
         uint32_t m = child_id(out, pm, nd->name, nd->kind);
         if (m == GP_NO_INDEX) goto done;
         map[i] = m;
-        out->nodes.v[m].self += nd->self;
+        out->nodes.v[m].self = gp_sat_add_i64(out->nodes.v[m].self, nd->self);
         for (uint32_t c = nd->first_child; c != GP_NO_INDEX; c = in->nodes.v[c].next_sibling)
             if (GP_VEC_PUSH(stack, c)) goto done;
     }

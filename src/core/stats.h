@@ -44,4 +44,12 @@ static inline int64_t gp_sat_add_i64(int64_t a, int64_t b)
     return r;
 }
 
+/* a - b saturated the same way */
+static inline int64_t gp_sat_sub_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 #endif
