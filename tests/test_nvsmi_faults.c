@@ -347,8 +347,24 @@ TEST(field_probes_that_hang)
     smi_done(m);
 }
 
+/* A sampling stream that prints, but never a row of the query (onlygarbage):
+ * the tick fails saying what it printed, not "no output". */
+TEST(stream_only_garbage)
+{
+    gp_monitor *m = smi_monitor("onlygarbage", NULL);
+    ASSERT(m);
+    ASSERT_EQ_INT(gp_monitor_device_count(m), 2);
+    gp_monitor_sample_now(m); /* the first snapshot is waited for, bounded */
+    gp_dev_info d;
+    ASSERT_EQ_INT(gp_monitor_device_info(m, 0, &d), 0);
+    ASSERT_EQ_INT(d.present, 0);
+    ASSERT_CONTAINS(d.status, "nvidia-smi: no rows of the query for");
+    ASSERT_CONTAINS(d.status, "other lines ignored (the last: WARNING: infoROM is corrupted");
+    smi_done(m);
+}
+
 TEST_MAIN(stream_warning_before_each_iteration, stream_warning_after_each_iteration,
           stream_over_long_lines, per_tick_warning_lines, stream_apps_warning_after_rows,
           per_tick_apps_warning_after_rows, stream_apps_that_end, stream_gpu_appears,
           stream_gpu_goes, driver_error_at_start, driver_error_on_the_stream, help_query_that_hangs,
-          field_probes_that_hang)
+          field_probes_that_hang, stream_only_garbage)

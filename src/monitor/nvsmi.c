@@ -104,6 +104,7 @@ typedef struct nvsmi_state {
     smi_row asm_rows[GP_MAX_DEVS];
     int asm_rows_n, asm_open;
     int asm_ignored; /* lines ignored while it was assembled */
+    int gpu_ignored; /* lines of the GPU stream ignored since the last snapshot */
     int64_t snap_ns; /* when the last complete snapshot arrived (0 = none) */
     uint64_t snaps;  /* complete snapshots read */
     /* lines that are not rows of the query (messages, garbage, the rest of
@@ -766,6 +767,7 @@ static void snap_finish(nvsmi_state *st, int64_t now)
     st->gpu.ended[0] = 0;
     if (st->asm_ignored) st->ignored_snaps++;
     st->asm_ignored = 0;
+    st->gpu_ignored = 0;
 }
 
 /* Counts a line that is not a row of the query and keeps its text (the
@@ -818,6 +820,7 @@ static void gpu_line(nvsmi_state *st, char *line, int toolong, int64_t now)
     int dev = toolong ? -1 : row_device(st, line, c);
     if (dev == -1) {
         note_ignored(st, copy, &st->gpu);
+        st->gpu_ignored++;
         return;
     }
     if (dev < 0) return;
@@ -962,6 +965,13 @@ static void tick_stream(nvsmi_state *st)
         if (st->gpu.ended[0]) /* an instance ended since the last snapshot: how */
             snprintf(st->tick_err, sizeof st->tick_err, "%.90s (stream restarted %u times)%s%s",
                      st->gpu.ended, restarts, st->gpu.ended_msg[0] ? ": " : "", st->gpu.ended_msg);
+        else if ((st->gpu.pid > 0 || st->gpu.starts) && st->gpu_ignored)
+            /* it prints, but no row of the query: say what it prints */
+            snprintf(st->tick_err, sizeof st->tick_err,
+                     "nvidia-smi: no rows of the query for %lld ms, %d other lines ignored (the "
+                     "last: %.60s) (stream restarted %u times)",
+                     (long long)((now - since) / 1000000), st->gpu_ignored, st->ignored_last,
+                     restarts);
         else if (st->gpu.pid > 0 || st->gpu.starts)
             snprintf(st->tick_err, sizeof st->tick_err,
                      "nvidia-smi: no output for %lld ms (stream restarted %u times)",
