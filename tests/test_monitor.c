@@ -374,6 +374,50 @@ TEST(nvsmi_stream_restarted_when_it_dies)
     smi_cleanup(dir, ctl, log);
 }
 
+/* Streams that die are restarted without stalling the sampler: while the
+ * last snapshot is young enough to stand for this tick
+ * (max(3 s, 3 periods)), the ticks that restart the
+ * streams do not wait for the new instances' first iterations (it used
+ * to, up to 3 s: every back-end's sampling stalled meanwhile). The new
+ * instances wait 1.5 s before they print ("slow"); the tick that started
+ * them returned before that. */
+TEST(nvsmi_stream_restart_does_not_stall)
+{
+    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
+    gp_monitor *m = smi_monitor(dir, ctl, log, 0.05);
+    ASSERT(m);
+    gp_monitor_sample_now(m);
+    gp_dev_sample s;
+    ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0);
+    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-gpu"), 1);
+    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-compute-apps"), 1);
+    write_file(ctl, "die\n");
+    sleep_ms(200);
+    gp_monitor_sample_now(m); /* sees the end of the stream */
+    write_file(ctl, "slow\n");
+    int starts = 1, astarts = 1;
+    for (int i = 0; i < 200 && (starts < 2 || astarts < 2); i++) {
+        sleep_ms(10);
+        gp_monitor_sample_now(m);
+        starts = count_lines(log, "--query-gpu=");
+        astarts = count_lines(log, "--query-compute-apps=");
+    }
+    ASSERT_EQ_INT(starts, 2);
+    /* the ticks that restarted them have returned: the new instances have
+     * not begun to print (they log that first), and the last snapshot
+     * stands for the GPUs */
+    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-gpu"), 1);
+    ASSERT_EQ_INT(astarts, 2);
+    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-compute-apps"), 1);
+    gp_dev_info d;
+    gp_monitor_device_info(m, 0, &d);
+    ASSERT_EQ_INT(d.present, 1);
+    ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 0);
+    write_file(ctl, "\n");
+    gp_monitor_destroy(m);
+    smi_cleanup(dir, ctl, log);
+}
+
 TEST(nvsmi_stream_that_never_answers)
 {
     char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
@@ -536,7 +580,7 @@ TEST(fault_soak_10000_ticks)
 }
 
 TEST_MAIN(nvml_fields, nvsmi_stream_one_process, nvsmi_stream_restarted_when_it_dies,
-          nvsmi_stream_that_never_answers, nvml_sub_second_uses_samples,
-          nvml_old_library_missing_symbols, nvml_library_absent,
+          nvsmi_stream_restart_does_not_stall, nvsmi_stream_that_never_answers,
+          nvml_sub_second_uses_samples, nvml_old_library_missing_symbols, nvml_library_absent,
           nvml_mismatch_falls_back_to_nvidia_smi, gpu_lost_mid_run, xid_events,
           sampler_thread_and_ring, fault_soak_10000_ticks)

@@ -120,6 +120,9 @@ typedef struct nvsmi_state {
     char app_ts[64];
     int64_t app_last_ns; /* arrival of the group's last line */
     int apps_published;  /* this stream's list was published once */
+    int apps_wait_first; /* the next instance's first iteration is waited for:
+                          * the first one, and after a re-discovery reset the
+                          * list; a restart after an end never waits */
     pid_t reap[SMI_REAP];
 } nvsmi_state;
 
@@ -468,6 +471,7 @@ static int nvsmi_init(void **state, const gp_backend_env *env, gp_health_entry *
     st->gpu.fd = st->apps.fd = -1;
     int64_t ms = env->interval_ns / 1000000;
     st->lms = ms < 10 ? 10 : ms > 60000 ? 60000 : ms;
+    st->apps_wait_first = 1;
     snprintf(st->lms_arg, sizeof st->lms_arg, "%lld", (long long)st->lms);
     /* the timestamp column tells one iteration of the stream from the next */
     st->has_ts = have_help ? field_known(ht, "timestamp") : probe_field(st->exe, "timestamp", &pr);
@@ -565,6 +569,7 @@ static int nvsmi_discover(void *state, gp_dev_info *out, int max, gp_err *err)
         stream_stop(st, &st->gpu);
         stream_stop(st, &st->apps);
         st->gpu.next_start_ns = st->apps.next_start_ns = 0;
+        st->apps_wait_first = 1;
         st->asm_open = 0;
         st->snap_ns = 0;
         for (int i = 0; i < GP_MAX_DEVS; i++) st->rows[i].present = 0;
@@ -902,11 +907,15 @@ static int64_t apps_quiet(const nvsmi_state *st)
  * max(3 periods, 1 s) (nvidia-smi prints no line for an iteration without
  * processes; a late iteration must not look empty). Returns 0 while a group
  * is arriving (the previous list stays). */
+static int64_t apps_empty_after(const nvsmi_state *st)
+{
+    return 3 * st->lms * 1000000 > 1000000000 ? 3 * st->lms * 1000000 : 1000000000;
+}
+
 static int apps_publish(nvsmi_state *st, int64_t now)
 {
     if (st->app_n && st->apps.pid > 0 && now - st->app_last_ns < apps_quiet(st)) return 0;
-    int64_t empty_after = 3 * st->lms * 1000000 > 1000000000 ? 3 * st->lms * 1000000 : 1000000000;
-    int n = st->app_n && now - st->app_last_ns < empty_after ? st->app_n : 0;
+    int n = st->app_n && now - st->app_last_ns < apps_empty_after(st) ? st->app_n : 0;
     st->nprocs = 0;
     for (int i = 0; i < n; i++) {
         st->procs[i] = st->app_v[i];
@@ -933,17 +942,26 @@ static void tick_stream(nvsmi_state *st)
     if (st->apps.pid > 0 && now - alast >= 60000000000LL) stream_stop(st, &st->apps);
     int apps = st->procs_enabled && st->apps_stream;
     if (apps && st->apps.pid <= 0 && now >= st->apps.next_start_ns) { /* both start together */
-        st->app_n = 0;
-        st->app_ts[0] = 0;
-        st->app_last_ns = 0;
-        st->apps_published = 0;
+        /* a restart keeps the list published while it is young, and then
+         * does not wait for the new instance's first iteration (which
+         * would stall every back-end's sampling) */
+        if (!(st->apps_published && st->app_n && now - st->app_last_ns < apps_empty_after(st))) {
+            st->app_n = 0;
+            st->app_ts[0] = 0;
+            st->app_last_ns = 0;
+            st->apps_published = 0;
+        }
         stream_start(st, &st->apps, st->apps_query, now);
     }
     stream_read(st, &st->gpu, gpu_line, now);
     /* the first snapshot of a stream is waited for (bounded), unless the
-     * previous instance never answered: then the tick does not wait again */
+     * previous instance never answered (then the tick does not wait again),
+     * or the last snapshot is young enough to stand for this tick (a
+     * restart after a stream died: waiting would stall every back-end's
+     * sampling for nothing) */
     int64_t wait = 3000000000LL > 3 * st->lms * 1000000 ? 3000000000LL : 3 * st->lms * 1000000;
-    while (st->gpu.pid > 0 && !st->gpu.delivered && st->gpu.prev_delivered &&
+    int bridged = st->snaps > 0 && st->snap_ns > 0 && now - st->snap_ns < wait;
+    while (st->gpu.pid > 0 && !st->gpu.delivered && st->gpu.prev_delivered && !bridged &&
            (now = gp_clock_mono_ns()) < st->gpu.started_ns + wait) {
         stream_poll(&st->gpu, st->gpu.started_ns + wait);
         stream_read(st, &st->gpu, gpu_line, gp_clock_mono_ns());
@@ -989,7 +1007,7 @@ static void tick_stream(nvsmi_state *st)
     /* a new stream's first iteration is waited for up to max(1 s, twice
      * what the GPU stream took for its first snapshot) (both start
      * together), unless the previous instance never printed */
-    if (st->apps.pid > 0 && !st->apps_published && st->apps.prev_delivered) {
+    if (st->apps.pid > 0 && !st->apps_published && st->apps.prev_delivered && st->apps_wait_first) {
         int64_t lat = st->gpu.delivered && st->snap_ns > st->gpu.started_ns
                           ? st->snap_ns - st->gpu.started_ns
                           : 0;
@@ -1005,6 +1023,7 @@ static void tick_stream(nvsmi_state *st)
             stream_read(st, &st->apps, app_line, gp_clock_mono_ns());
         }
     }
+    if (st->apps.pid > 0) st->apps_wait_first = 0;
     apps_publish(st, gp_clock_mono_ns());
 }
 
