@@ -637,6 +637,7 @@ struct gp_store_writer {
         pthread_cond_t cv;
         int want, stop, running;
         pthread_t th;
+        sqlite3 *db; /* the checkpointer's connection while open (under mu) */
     } ck;
 
     /* writer thread only */
@@ -1089,6 +1090,7 @@ static void *ckpt_main(void *arg)
      * hard bound still checkpoints */
     if (open_db(w->path, 0, &db, &err)) db = NULL;
     pthread_mutex_lock(&w->ck.mu);
+    w->ck.db = db;
     for (;;) {
         while (!w->ck.stop && !w->ck.want) pthread_cond_wait(&w->ck.cv, &w->ck.mu);
         if (w->ck.stop) break;
@@ -1097,6 +1099,7 @@ static void *ckpt_main(void *arg)
         if (db) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         pthread_mutex_lock(&w->ck.mu);
     }
+    w->ck.db = NULL;
     pthread_mutex_unlock(&w->ck.mu);
     sqlite3_close(db); /* not the last connection: no checkpoint of its own */
     return NULL;
@@ -1110,6 +1113,7 @@ static void ckpt_start(gp_store_writer *w)
     pthread_mutex_init(&w->ck.mu, NULL);
     pthread_cond_init(&w->ck.cv, NULL);
     w->ck.want = w->ck.stop = 0;
+    w->ck.db = NULL;
     w->ck.running = pthread_create(&w->ck.th, NULL, ckpt_main, w) == 0;
 #ifdef __linux__
     if (w->ck.running) pthread_setname_np(w->ck.th, "gpuprof-ckpt");
@@ -1121,6 +1125,10 @@ static void ckpt_stop(gp_store_writer *w)
     if (w->ck.running) {
         pthread_mutex_lock(&w->ck.mu);
         w->ck.stop = 1;
+        /* a checkpoint under way stops at its next page (what it copied
+         * stays valid; the close or the next writer copies the rest): a
+         * fork or a stop does not wait for tens of MB to be copied */
+        if (w->ck.db) sqlite3_interrupt(w->ck.db);
         pthread_cond_signal(&w->ck.cv);
         pthread_mutex_unlock(&w->ck.mu);
         pthread_join(w->ck.th, NULL);
