@@ -13,7 +13,13 @@
  * the whole process during the run (recording threads + drain thread) /
  * (NT * PAIRS), the drain's CPU time (the drain thread, and for store the
  * store's writer thread too) and events drained per second of it, peak RSS
- * in MB, and the ranges kept / aggregated / dropped. */
+ * in MB, and the ranges kept / aggregated / dropped.
+ *   bench_sustained clock
+ * prints the core's speed now: a chain of 2e8 dependent adds (one core cycle
+ * each on x86) timed on the thread's CPU clock, as GHz. The floor (two TSC
+ * reads) takes the same nanoseconds at any core clock on this VM while
+ * every other instruction does not, so the ratios move with it
+ * (docs/api.md, "Sustained cost"). */
 #include "core/clock.h"
 #include <gpuprof/gpuprof.h>
 #include <pthread.h>
@@ -101,8 +107,25 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Dependent adds per nanosecond of this thread's CPU time (GHz when an add
+ * takes one cycle). */
+static double core_ghz(void)
+{
+    uint64_t x = 1;
+    const long n = 200000000;
+    int64_t c0 = thread_cpu_ns();
+    for (long i = 0; i < n; i++) __asm__ volatile("add $1, %0" : "+r"(x));
+    int64_t c1 = thread_cpu_ns();
+    sink = x;
+    return (double)n / (double)(c1 - c0);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "clock")) {
+        printf("clock ghz=%.2f\n", core_ghz());
+        return 0;
+    }
     if (argc < 4) {
         fprintf(
             stderr,

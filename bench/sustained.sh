@@ -34,7 +34,9 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
   for nt in 1 2; do
     declare -A ns cpu all rss drn last
     for m in $MODES; do ns[$m]=""; cpu[$m]=""; all[$m]=""; rss[$m]=""; drn[$m]=""; done
+    ghz=""
     for r in $(seq "$ROUNDS"); do
+      ghz+="$("$B" clock | field ghz) "
       for m in $MODES; do
         f=$STREAM; [ "$m" = store ] && f=$STORE
         out=$("$B" "$m" "$nt" "$PAIRS" "$f")
@@ -63,6 +65,9 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
     # the host's speed changes between rounds (docs/api.md, "Sustained
     # cost"): per round, each sink's recording CPU against the floor of the
     # same round, and how many rounds are within the goal (1.3x)
+    # the core's speed at the start of each round (bench_sustained clock:
+    # dependent adds per ns): the floor does not move with it, the sinks do
+    echo "threads=$nt core clock per round (GHz, dependent adds): $ghz"
     for m in default aggregate stream store; do
       python3 - "$nt" "$m" ${cpu[floor]} -- ${cpu[$m]} <<'PY'
 import sys
