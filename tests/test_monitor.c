@@ -344,18 +344,30 @@ TEST(nvsmi_stream_one_process)
     smi_cleanup(dir, ctl, log);
 }
 
-TEST(nvsmi_stream_restarted_when_it_dies)
+/* A monitor on the fake's streams (every 50 ms), sampled once, whose
+ * streams then die ("die": both exit at their next iteration) and a tick
+ * that sees them end; ctl then says `next`. */
+static gp_monitor *smi_streams_died(char *dir, char *ctl, char *log, const char *next)
 {
-    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
     gp_monitor *m = smi_monitor(dir, ctl, log, 0.05);
     ASSERT(m);
     gp_monitor_sample_now(m);
     gp_dev_sample s;
     ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0);
-    write_file(ctl, "die\n"); /* both streams exit at their next iteration */
+    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-gpu"), 1);
+    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-compute-apps"), 1);
+    write_file(ctl, "die\n");
     sleep_ms(300);
-    gp_monitor_sample_now(m); /* sees the end of the stream */
-    write_file(ctl, "\n");
+    gp_monitor_sample_now(m); /* sees the end of the streams */
+    write_file(ctl, next);
+    return m;
+}
+
+TEST(nvsmi_stream_restarted_when_it_dies)
+{
+    char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
+    gp_monitor *m = smi_streams_died(dir, ctl, log, "\n");
+    gp_dev_sample s;
     int starts = 1;
     for (int i = 0; i < 200 && starts < 2; i++) {
         sleep_ms(25);
@@ -384,17 +396,7 @@ TEST(nvsmi_stream_restarted_when_it_dies)
 TEST(nvsmi_stream_restart_does_not_stall)
 {
     char dir[] = "/tmp/gp_smi_XXXXXX", ctl[64], log[64];
-    gp_monitor *m = smi_monitor(dir, ctl, log, 0.05);
-    ASSERT(m);
-    gp_monitor_sample_now(m);
-    gp_dev_sample s;
-    ASSERT_EQ_INT(gp_monitor_get_status(m, 0, &s), 0);
-    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-gpu"), 1);
-    ASSERT_EQ_INT(count_lines(log, "first iteration: --query-compute-apps"), 1);
-    write_file(ctl, "die\n");
-    sleep_ms(200);
-    gp_monitor_sample_now(m); /* sees the end of the stream */
-    write_file(ctl, "slow\n");
+    gp_monitor *m = smi_streams_died(dir, ctl, log, "slow\n");
     int starts = 1, astarts = 1;
     for (int i = 0; i < 200 && (starts < 2 || astarts < 2); i++) {
         sleep_ms(10);

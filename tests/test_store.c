@@ -401,17 +401,47 @@ static void run_kernel_ts(const char *path, int64_t run, char *out, size_t n)
  * written when values repeat, change, and go from NULL to a value and back,
  * in the 64-row statements and the one-row one (the remainder), across
  * commits, and for a counter's double (NaN, -0.0 and 0.0 included). */
-TEST(store_bind_changes)
+/* A writer (commit period commit_ms) on a new store at a temporary path
+ * named after tag, holding one run, with a queue track; *q is the track. */
+static gp_store_writer *writer_on_new_store(char *path, size_t n, const char *tag, int commit_ms,
+                                            uint32_t *q)
 {
-    char path[256];
-    tmp_path(path, sizeof path, "bind");
+    tmp_path(path, n, tag);
     int64_t run = new_run(path);
     ASSERT(run > 0);
     gp_err err = {0};
-    gp_store_writer_opts o = {60000, 0, "test"};
+    gp_store_writer_opts o = {commit_ms, 0, "test"};
     gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
     ASSERT(w != NULL);
-    uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+    *q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
+    return w;
+}
+
+/* Queues kernels first .. first + n - 1 named kn on track q, B at a time:
+ * ts = i, corr = i, dur = 1000 + i % 977. */
+static void queue_kernels(gp_store_writer *w, uint32_t q, uint32_t kn, int64_t first, int64_t n)
+{
+    enum { B = 1000 };
+    gp_store_ev ev[B];
+    for (int64_t i = first; i < first + n;) {
+        int k = 0;
+        for (; k < B && i < first + n; k++, i++) {
+            gp_store_ev_init(&ev[k], GP_ST_KERNEL);
+            ev[k].track = q;
+            ev[k].name = kn;
+            ev[k].ts = i;
+            ev[k].dur = 1000 + i % 977;
+            ev[k].corr = i;
+        }
+        gp_store_writer_put(w, ev, (size_t)k);
+    }
+}
+
+TEST(store_bind_changes)
+{
+    char path[256];
+    uint32_t q;
+    gp_store_writer *w = writer_on_new_store(path, sizeof path, "bind", 60000, &q);
     uint32_t cn = gp_store_writer_str(w, "c");
     uint32_t names[3] = {gp_store_writer_str(w, "k0"), gp_store_writer_str(w, "k1"),
                          gp_store_writer_str(w, "k2")};
@@ -729,27 +759,10 @@ TEST(store_api_kinds)
 TEST(store_backlog_commits_early)
 {
     char path[256];
-    tmp_path(path, sizeof path, "backlog");
-    int64_t run = new_run(path);
-    ASSERT(run > 0);
-    gp_err err = {0};
-    gp_store_writer_opts o = {600000, 0, "test"};
-    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
-    ASSERT(w != NULL);
-    uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
-    uint32_t kn = gp_store_writer_str(w, "k");
-    enum { N = 250000, B = 500 };
-    gp_store_ev ev[B];
-    for (int i = 0; i < N; i += B) {
-        for (int k = 0; k < B; k++) {
-            gp_store_ev_init(&ev[k], GP_ST_KERNEL);
-            ev[k].track = q;
-            ev[k].name = kn;
-            ev[k].ts = i + k;
-            ev[k].dur = 1;
-        }
-        gp_store_writer_put(w, ev, B);
-    }
+    uint32_t q;
+    gp_store_writer *w = writer_on_new_store(path, sizeof path, "backlog", 600000, &q);
+    enum { N = 250000 };
+    queue_kernels(w, q, gp_store_writer_str(w, "k"), 0, N);
     int64_t t0 = gp_clock_mono_ns(), rows = 0;
     while ((rows = sql_int(path, "SELECT count(*) FROM kernels")) < 200000 &&
            gp_clock_mono_ns() - t0 < 60000000000LL) {
@@ -769,37 +782,20 @@ TEST(store_backlog_commits_early)
 TEST(store_checkpoints_while_writing)
 {
     char path[256];
-    tmp_path(path, sizeof path, "ckpt");
-    int64_t run = new_run(path);
-    ASSERT(run > 0);
+    uint32_t q;
     struct stat st0, st1;
+    gp_store_writer *w = writer_on_new_store(path, sizeof path, "ckpt", 50, &q);
     ASSERT_EQ_INT(stat(path, &st0), 0);
-    gp_err err = {0};
-    gp_store_writer_opts o = {50, 0, "test"};
-    gp_store_writer *w = gp_store_writer_start(path, run, &o, &err);
-    ASSERT(w != NULL);
-    uint32_t q = gp_store_writer_track(w, GP_STORE_TRACK_QUEUE, 1, 0, "q");
     uint32_t kn = gp_store_writer_str(w, "k");
-    enum { B = 1000, ROUND = 100000, ROUNDS = 60 };
-    gp_store_ev ev[B];
+    enum { ROUND = 100000, ROUNDS = 60 };
     int64_t n = 0;
     char wal[300];
     snprintf(wal, sizeof wal, "%s-wal", path);
     /* rows until the store file grows: the checkpointer wakes once the WAL
      * holds 32 MB, ~1.3 M of these rows; 6 M rows make ~150 MB of WAL */
     int grew = 0;
-    for (int r = 0; r < ROUNDS && !grew; r++) {
-        for (int i = 0; i < ROUND; i += B) {
-            for (int k = 0; k < B; k++, n++) {
-                gp_store_ev_init(&ev[k], GP_ST_KERNEL);
-                ev[k].track = q;
-                ev[k].name = kn;
-                ev[k].ts = n;
-                ev[k].dur = 1000 + n % 977;
-                ev[k].corr = n;
-            }
-            gp_store_writer_put(w, ev, B);
-        }
+    for (int r = 0; r < ROUNDS && !grew; r++, n += ROUND) {
+        queue_kernels(w, q, kn, n, ROUND);
         gp_store_writer_flush(w);
         ASSERT_EQ_INT(stat(path, &st1), 0);
         grew = st1.st_size > st0.st_size + (16 << 20);
