@@ -901,21 +901,28 @@ static int64_t apps_quiet(const nvsmi_state *st)
     return q > 100000000 ? 100000000 : q;
 }
 
+/* How long the newest group of process rows stands for the list: max(3
+ * periods, 1 s) while a stream runs that has printed (nvidia-smi prints no
+ * line for an iteration without processes; a late iteration must not look
+ * empty); max(3 s, 3 periods), the GPU snapshot's bound, while the stream
+ * has ended or a restarted one has printed nothing yet (a restart does not
+ * wait for its first iteration, so the list it had stands meanwhile). */
+static int64_t apps_valid_for(const nvsmi_state *st)
+{
+    int64_t three = 3 * st->lms * 1000000;
+    if (st->apps.pid > 0 && st->apps.delivered) return three > 1000000000 ? three : 1000000000;
+    return three > 3000000000LL ? three : 3000000000LL;
+}
+
 /* Publishes the process list: the newest group once the stream has been
  * quiet for a while after it (an iteration is printed at once), at once
  * when the stream ended (nothing more comes); nothing when no row came for
- * max(3 periods, 1 s) (nvidia-smi prints no line for an iteration without
- * processes; a late iteration must not look empty). Returns 0 while a group
- * is arriving (the previous list stays). */
-static int64_t apps_empty_after(const nvsmi_state *st)
-{
-    return 3 * st->lms * 1000000 > 1000000000 ? 3 * st->lms * 1000000 : 1000000000;
-}
-
+ * apps_valid_for. Returns 0 while a group is arriving (the previous list
+ * stays). */
 static int apps_publish(nvsmi_state *st, int64_t now)
 {
     if (st->app_n && st->apps.pid > 0 && now - st->app_last_ns < apps_quiet(st)) return 0;
-    int n = st->app_n && now - st->app_last_ns < apps_empty_after(st) ? st->app_n : 0;
+    int n = st->app_n && now - st->app_last_ns < apps_valid_for(st) ? st->app_n : 0;
     st->nprocs = 0;
     for (int i = 0; i < n; i++) {
         st->procs[i] = st->app_v[i];
@@ -945,7 +952,7 @@ static void tick_stream(nvsmi_state *st)
         /* a restart keeps the list published while it is young, and then
          * does not wait for the new instance's first iteration (which
          * would stall every back-end's sampling) */
-        if (!(st->apps_published && st->app_n && now - st->app_last_ns < apps_empty_after(st))) {
+        if (!(st->apps_published && st->app_n && now - st->app_last_ns < apps_valid_for(st))) {
             st->app_n = 0;
             st->app_ts[0] = 0;
             st->app_last_ns = 0;
