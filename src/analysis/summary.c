@@ -274,17 +274,16 @@ int gp_summary_compute(const gp_trace *t, gp_summary *out)
          * children's, which fit in it: no overflow), then summed per row,
          * saturated (a row of many century-long slices of a hostile trace
          * would wrap; subtracting from a saturated sum would be wrong) */
-        int64_t *own = malloc((nest.n ? nest.n : 1) * sizeof *own);
+        int64_t *own = calloc(nest.n ? nest.n : 1, sizeof *own);
         if (!own) {
             gp_nesting_free(&nest);
             goto fail_rows;
         }
-        for (size_t i = 0; i < nest.n; i++)
-            own[i] = nest.items[i].end - t->slices.v[nest.items[i].slice].ts;
-        for (size_t i = 0; i < nest.n; i++)
-            if (nest.items[i].parent != GP_NO_INDEX)
-                own[nest.items[i].parent] -=
-                    nest.items[i].end - t->slices.v[nest.items[i].slice].ts;
+        for (size_t i = 0; i < nest.n; i++) {
+            int64_t d = nest.items[i].end - t->slices.v[nest.items[i].slice].ts;
+            own[i] += d;
+            if (nest.items[i].parent != GP_NO_INDEX) own[nest.items[i].parent] -= d;
+        }
         for (size_t i = 0; i < nest.n; i++) {
             uint32_t r = row_of[nest.items[i].slice];
             if (r != UINT32_MAX) rows[r].self_ns = gp_sat_add_i64(rows[r].self_ns, own[i]);
