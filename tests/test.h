@@ -48,8 +48,6 @@ static inline void gp_test_rm_db(const char *path)
     remove(x);
 }
 
-/* The whole file at path as a NUL-terminated string (malloc'ed; the caller
- * frees it), or NULL when it cannot be opened. */
 /* The resident set size of this process in kB (VmRSS), -1 if unknown. */
 static inline long gp_test_rss_kb(void)
 {
@@ -62,6 +60,16 @@ static inline long gp_test_rss_kb(void)
     return v;
 }
 
+/* Sleeps ms milliseconds (the whole of it, a signal or not). */
+static inline void gp_test_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* The whole file at path as a NUL-terminated string (malloc'ed; the caller
+ * frees it), or NULL when it cannot be opened. */
 static inline char *gp_test_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");

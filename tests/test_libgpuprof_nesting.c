@@ -8,13 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 static const gp_summary_row *find_row(const gp_summary_row *r, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -39,7 +32,7 @@ TEST(end_after_disable_closes_inner)
     ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_OPEN_); /* "outer" is open */
     gp_range_begin(p, "inner");                      /* counted, not recorded */
     gp_range_end(p);                                 /* closes "inner", not "outer" */
-    sleep_ms(30);
+    gp_test_sleep_ms(30);
     gp_range_end(p);                            /* closes "outer" */
     ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_); /* nothing open: inline skip again */
     size_t n;
@@ -66,7 +59,7 @@ TEST(reenable_inside_counted_level)
     gp_range_end(p);                 /* closes "c" */
     gp_range_attr_int(p, "lost", 2); /* innermost is the counted "b_off": ignored */
     gp_range_end(p);                 /* closes "b_off" (nothing recorded) */
-    sleep_ms(20);
+    gp_test_sleep_ms(20);
     gp_range_end(p); /* closes "a" */
     gp_range_end(p); /* nothing open: ignored */
     size_t n;
@@ -102,7 +95,7 @@ TEST(scope_macro_while_off_open)
     for (int i = 0; i < 3; i++) {
         GP_SCOPE(p, "scoped"); /* counted: its end pops its own level */
     }
-    sleep_ms(20);
+    gp_test_sleep_ms(20);
     gp_range_end(p);
     ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_);
     /* off with nothing open: the macros do not call the library at all */
@@ -129,7 +122,7 @@ TEST(deep_counted_levels)
     gp_range_begin(p, "recorded_deep"); /* level 301 */
     gp_range_end(p);
     for (int i = 0; i < 300; i++) gp_range_end(p);
-    sleep_ms(20);
+    gp_test_sleep_ms(20);
     gp_range_end(p); /* "outer" */
     size_t n;
     gp_summary_row *r = rows_of(p, &n);
@@ -175,7 +168,7 @@ static void *other_thread(void *a_)
     pthread_barrier_wait(a->bar); /* 2: main has disabled */
     gp_range_begin(a->p, "t_inner");
     gp_range_end(a->p);
-    sleep_ms(20);
+    gp_test_sleep_ms(20);
     gp_range_end(a->p); /* closes "t_outer"; the profiler can go fully off */
     return NULL;
 }

@@ -7,13 +7,6 @@
 #include <gpuprof/gpuprof.h>
 #include <time.h>
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 TEST(exported_functions_same_semantics)
 {
     /* these are real functions here: their addresses are the library's */
@@ -27,7 +20,7 @@ TEST(exported_functions_same_semantics)
     gp_range_attr_int(p, "lost", 1);
     gp_counter(p, "c_off", 1);
     end(p); /* closes "inner_off" */
-    sleep_ms(20);
+    gp_test_sleep_ms(20);
     end(p); /* closes "outer" */
     ASSERT_EQ_INT(gp_state_(p), GP_STATE_OFF_);
     end(p); /* nothing open, state off: ignored by the exported function too */

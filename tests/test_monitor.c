@@ -36,12 +36,6 @@ static const gp_health_entry *health_of(const gp_health_entry *h, size_t n, cons
     return NULL;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -261,7 +255,7 @@ TEST(nvml_mismatch_falls_back_to_nvidia_smi)
         gp_monitor_sample_now(m);
         gp_monitor_device_info(m, 1, &d);
         if (!d.present) break;
-        sleep_ms(25);
+        gp_test_sleep_ms(25);
     }
     ASSERT_EQ_INT(d.present, 0);
     ASSERT_CONTAINS(d.status, "no longer reported");
@@ -321,7 +315,7 @@ TEST(nvsmi_stream_one_process)
         ASSERT_EQ_INT(gp_monitor_processes(m, 1, p, 4), 1);
         ASSERT_EQ_INT(p[0].pid, 999999);
         ASSERT(!(p[0].valid & GP_PROC_MEM)); /* [N/A] */
-        sleep_ms(30);
+        gp_test_sleep_ms(30);
     }
     /* 20 ticks over ~1 s: one --query-gpu and one --query-compute-apps
      * process, each started once and read as a stream */
@@ -333,7 +327,7 @@ TEST(nvsmi_stream_one_process)
     gp_dev_proc p[4];
     int np = -1;
     for (int i = 0; i < 200 && np != 0; i++) {
-        sleep_ms(25);
+        gp_test_sleep_ms(25);
         gp_monitor_sample_now(m);
         np = gp_monitor_processes(m, 0, p, 4) + gp_monitor_processes(m, 1, p, 4);
     }
@@ -357,7 +351,7 @@ static gp_monitor *smi_streams_died(char *dir, char *ctl, char *log, const char 
     ASSERT_EQ_INT(count_lines(log, "first iteration: --query-gpu"), 1);
     ASSERT_EQ_INT(count_lines(log, "first iteration: --query-compute-apps"), 1);
     write_file(ctl, "die\n");
-    sleep_ms(300);
+    gp_test_sleep_ms(300);
     gp_monitor_sample_now(m); /* sees the end of the streams */
     write_file(ctl, next);
     return m;
@@ -370,7 +364,7 @@ TEST(nvsmi_stream_restarted_when_it_dies)
     gp_dev_sample s;
     int starts = 1;
     for (int i = 0; i < 200 && starts < 2; i++) {
-        sleep_ms(25);
+        gp_test_sleep_ms(25);
         gp_monitor_sample_now(m);
         starts = count_lines(log, "--query-gpu=");
     }
@@ -399,7 +393,7 @@ TEST(nvsmi_stream_restart_does_not_stall)
     gp_monitor *m = smi_streams_died(dir, ctl, log, "slow\n");
     int starts = 1, astarts = 1;
     for (int i = 0; i < 200 && (starts < 2 || astarts < 2); i++) {
-        sleep_ms(10);
+        gp_test_sleep_ms(10);
         gp_monitor_sample_now(m);
         starts = count_lines(log, "--query-gpu=");
         astarts = count_lines(log, "--query-compute-apps=");
@@ -437,7 +431,7 @@ TEST(nvsmi_stream_that_never_answers)
     write_file(ctl, "\n");
     int ok = 0;
     for (int i = 0; i < 200 && !ok; i++) {
-        sleep_ms(25);
+        gp_test_sleep_ms(25);
         gp_monitor_rediscover(m);
         gp_monitor_sample_now(m);
         gp_monitor_device_info(m, 0, &d);
@@ -497,7 +491,7 @@ TEST(xid_events)
         gp_monitor_sample_now(m);
         gp_monitor_get_status(m, 0, &s);
         seen = gp_sample_has(&s, GP_MF_XID);
-        if (!seen) sleep_ms(20);
+        if (!seen) gp_test_sleep_ms(20);
     }
     ASSERT(seen);
     ASSERT_NEAR(s.v[GP_MF_XID], 79, 0);
@@ -521,11 +515,11 @@ TEST(sampler_thread_and_ring)
     ASSERT_EQ_INT(gp_monitor_start(m), 0);
     ASSERT_EQ_INT(gp_monitor_start(m), GP_ESTATE);
     int64_t t0 = gp_clock_mono_ns();
-    while (gp_monitor_ticks(m) < 12 && gp_clock_mono_ns() - t0 < 5000000000LL) sleep_ms(10);
+    while (gp_monitor_ticks(m) < 12 && gp_clock_mono_ns() - t0 < 5000000000LL) gp_test_sleep_ms(10);
     ASSERT_EQ_INT(gp_monitor_stop(m), 0);
     uint64_t t = gp_monitor_ticks(m);
     ASSERT_CMP_INT(t, >=, 12);
-    sleep_ms(30);
+    gp_test_sleep_ms(30);
     ASSERT_EQ_INT(gp_monitor_ticks(m), t); /* stopped means stopped */
     gp_dev_sample h[32];
     ASSERT_EQ_INT(gp_monitor_history(m, 0, h, 32), 8); /* the ring keeps the newest 8 */

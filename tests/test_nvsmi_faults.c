@@ -74,12 +74,6 @@ static int count_starts(const char *needle)
     return n;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Samples until health mentions ignored lines (at most 400 ticks), checking
  * at every tick that both GPUs are present and no device_lost alert came. */
 static void check_no_gpu_lost(const char *mode, const char *per_tick, const char *last)
@@ -100,7 +94,7 @@ static void check_no_gpu_lost(const char *mode, const char *per_tick, const char
         ASSERT_EQ_INT(gp_monitor_alert_count(m, GP_ALERT_DEVICE_LOST), 0);
         h = smi_health(m);
         shown = strstr(h.reason, "lines not rows of the query ignored") != NULL;
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     ASSERT(shown);
     ASSERT_CONTAINS(h.reason, last);
@@ -147,7 +141,7 @@ static void check_procs_listed(const char *per_tick)
         gp_monitor_sample_now(m);
         n0 = gp_monitor_processes(m, 0, p0, 4);
         n1 = gp_monitor_processes(m, 1, p1, 4);
-        if (!(n0 == 1 && n1 == 1)) sleep_ms(20);
+        if (!(n0 == 1 && n1 == 1)) gp_test_sleep_ms(20);
     }
     if (n0 != 1 || n1 != 1) fprintf(stderr, "processes: GPU 0 %zu, GPU 1 %zu\n", n0, n1);
     ASSERT_EQ_INT((int)n0, 1);
@@ -190,7 +184,7 @@ TEST(stream_apps_that_end)
             empty_after++;
         }
         if (listed && starts >= starts0 + 2) break;
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     ASSERT(listed);
     ASSERT_CMP_INT(count_starts("--query-compute-apps=timestamp"), >=, starts0 + 2);
@@ -214,7 +208,7 @@ TEST(stream_gpu_appears)
     ASSERT_EQ_INT(gp_monitor_device_count(m), 1);
     for (int i = 0; i < 5; i++) { /* the stream runs with one GPU */
         gp_monitor_sample_now(m);
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     unlink(one);
     ASSERT_EQ_INT(gp_monitor_rediscover(m), 2);
@@ -226,7 +220,7 @@ TEST(stream_gpu_appears)
             if (!di.present) fprintf(stderr, "tick %d: GPU %d: %s\n", i, d, di.status);
             ASSERT_EQ_INT(di.present, 1);
         }
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     gp_dev_sample s;
     ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
@@ -253,7 +247,7 @@ TEST(stream_gpu_goes)
     gp_dev_sample s;
     for (int i = 0; i < 5; i++) {
         gp_monitor_sample_now(m);
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), 0);
     FILE *f = fopen(one, "w");
@@ -272,13 +266,13 @@ TEST(stream_gpu_goes)
         ASSERT_EQ_INT(gp_monitor_get_status(m, 1, &s), GP_ENODEV);
         ASSERT_EQ_INT(gp_monitor_device_info(m, 0, &di), 0);
         ASSERT_EQ_INT(di.present, 1);
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     unlink(one);
     gp_monitor_rediscover(m);
     for (int i = 0; i < 5; i++) {
         gp_monitor_sample_now(m);
-        sleep_ms(20);
+        gp_test_sleep_ms(20);
     }
     ASSERT_EQ_INT(gp_monitor_device_info(m, 1, &di), 0);
     ASSERT_EQ_INT(di.present, 1);
@@ -314,7 +308,7 @@ TEST(driver_error_on_the_stream)
     for (int i = 0; i < 400 && d.present; i++) { /* lost once no snapshot came for 3 s */
         gp_monitor_sample_now(m);
         gp_monitor_device_info(m, 0, &d);
-        if (d.present) sleep_ms(20);
+        if (d.present) gp_test_sleep_ms(20);
     }
     ASSERT_EQ_INT(d.present, 0);
     ASSERT_CONTAINS(d.status, "nvidia-smi exited with status 9 (stream restarted ");

@@ -765,10 +765,8 @@ TEST(store_backlog_commits_early)
     queue_kernels(w, q, gp_store_writer_str(w, "k"), 0, N);
     int64_t t0 = gp_clock_mono_ns(), rows = 0;
     while ((rows = sql_int(path, "SELECT count(*) FROM kernels")) < 200000 &&
-           gp_clock_mono_ns() - t0 < 60000000000LL) {
-        struct timespec ts = {0, 20000000};
-        nanosleep(&ts, NULL);
-    }
+           gp_clock_mono_ns() - t0 < 60000000000LL)
+        gp_test_sleep_ms(20);
     ASSERT(rows >= 200000); /* the rest (under CHUNK) waits for the period or the stop */
     ASSERT_EQ_INT(gp_store_writer_stop(w), 0);
     ASSERT_EQ_INT(sql_int(path, "SELECT count(*) FROM kernels"), N);
@@ -802,8 +800,7 @@ TEST(store_checkpoints_while_writing)
     }
     /* the checkpointer runs on its own time: up to 20 s more (liveness only) */
     for (int t = 0; t < 2000 && !grew; t++) {
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
+        gp_test_sleep_ms(10);
         ASSERT_EQ_INT(stat(path, &st1), 0);
         grew = st1.st_size > st0.st_size + (16 << 20);
     }
