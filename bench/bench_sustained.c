@@ -54,9 +54,9 @@ static int64_t process_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* CPU ns of the threads named gpuprof-drain, gpuprof-store (the store
- * writer of the store stream) and gpuprof-ckpt (its checkpointer)
- * (/proc/self/task/T/schedstat), 0 when none. */
+/* CPU ns of the threads libgpuprof starts, all named gpuprof-*: the drain,
+ * and for the store stream the store's writer (gpuprof-store) and its
+ * checkpointer (gpuprof-ckpt) (/proc/self/task/T/schedstat), 0 when none. */
 static int64_t drain_cpu_ns(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -71,9 +71,7 @@ static int64_t drain_cpu_ns(void)
         if (!f) continue;
         if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
         fclose(f);
-        if (strncmp(comm, "gpuprof-drain", 13) != 0 && strncmp(comm, "gpuprof-store", 13) != 0 &&
-            strncmp(comm, "gpuprof-ckpt", 12) != 0)
-            continue;
+        if (strncmp(comm, "gpuprof-", 8) != 0) continue;
         snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
         f = fopen(path, "r");
         long long v = 0;
@@ -127,9 +125,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 4) {
-        fprintf(
-            stderr,
-            "usage: bench_sustained floor|default|aggregate|keep|stream|store NT PAIRS [FILE]\n");
+        fprintf(stderr,
+                "usage: bench_sustained floor|default|aggregate|keep|stream|store NT PAIRS [FILE]\n"
+                "       bench_sustained clock\n");
         return 2;
     }
     const char *mode = argv[1];

@@ -1116,7 +1116,7 @@ static void ckpt_start(gp_store_writer *w)
     w->ck.db = NULL;
     w->ck.running = pthread_create(&w->ck.th, NULL, ckpt_main, w) == 0;
 #ifdef __linux__
-    if (w->ck.running) pthread_setname_np(w->ck.th, "gpuprof-ckpt");
+    if (w->ck.running) pthread_setname_np(w->ck.th, "gpuprof-ckpt"); /* as gpuprof-store */
 #endif
 }
 
