@@ -895,6 +895,14 @@ static void app_line(nvsmi_state *st, char *line, int toolong, int64_t now)
     st->app_n++;
 }
 
+/* How long the newest GPU snapshot stands for the ticks, and how long a new
+ * stream's first one is waited for: max(3 s, 3 periods). */
+static int64_t snap_valid_for(const nvsmi_state *st)
+{
+    int64_t three = 3 * st->lms * 1000000;
+    return three > 3000000000LL ? three : 3000000000LL;
+}
+
 static int64_t apps_quiet(const nvsmi_state *st)
 {
     int64_t q = st->lms * 1000000 / 2;
@@ -911,7 +919,7 @@ static int64_t apps_valid_for(const nvsmi_state *st)
 {
     int64_t three = 3 * st->lms * 1000000;
     if (st->apps.pid > 0 && st->apps.delivered) return three > 1000000000 ? three : 1000000000;
-    return three > 3000000000LL ? three : 3000000000LL;
+    return snap_valid_for(st);
 }
 
 /* Publishes the process list: the newest group once the stream has been
@@ -966,7 +974,7 @@ static void tick_stream(nvsmi_state *st)
      * or the last snapshot is young enough to stand for this tick (a
      * restart after a stream died: waiting would stall every back-end's
      * sampling for nothing) */
-    int64_t wait = 3000000000LL > 3 * st->lms * 1000000 ? 3000000000LL : 3 * st->lms * 1000000;
+    int64_t wait = snap_valid_for(st);
     int bridged = st->snaps > 0 && st->snap_ns > 0 && now - st->snap_ns < wait;
     while (st->gpu.pid > 0 && !st->gpu.delivered && st->gpu.prev_delivered && !bridged &&
            (now = gp_clock_mono_ns()) < st->gpu.started_ns + wait) {
