@@ -424,6 +424,12 @@ void gp_rec_drain_stop(gp_profiler *p);
  * p->mu), and finishes the file at destroy (caller holds p->mu). */
 int gp_stream_open_(gp_profiler *p, const char *path);
 int gp_stream_flush_(gp_profiler *p);
+/* After gp_stream_flush_: with a store stream, waits until its writer has
+ * committed (or, on a store that cannot be written, dropped) what is
+ * queued, and counts what it dropped (caller holds p->mu), so that the
+ * kept and dropped counts are final for what was recorded so far. A file
+ * stream's writes are done by gp_stream_flush_ itself. */
+void gp_stream_settle_(gp_profiler *p);
 /* gp_stream_close_ returns 0, or GP_EIO when the stream could not be
  * written whole (the reason in p->err, the ranges lost in p->stream_lost). */
 int gp_stream_close_(gp_profiler *p);

@@ -23,6 +23,7 @@ int gp_record_stats_get(gp_profiler *p, gp_record_stats *out)
 {
     pthread_mutex_lock(&p->mu);
     gp_rec_drain(p);
+    gp_stream_settle_(p); /* a store's queued ranges: kept or dropped, not yet known */
     out->aggregated = gp_rec_count(p, 1);
     out->dropped = gp_rec_count(p, 0);
     out->kept = p->streamed_ranges;

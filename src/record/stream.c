@@ -25,6 +25,7 @@ struct gp_stream {
     char *path;
     int err;                 /* errno of the first failed write (later output is skipped) */
     int said;                /* the store's writer dropped events: said in p->err */
+    uint64_t lost_ranges_seen, lost_values_seen; /* the writer's drops counted so far */
     int lazy;                /* a forked child's file: created at its first output */
     gp_u64map row_of;        /* name id -> index in rows */
     GP_VEC(gp_agg_row) rows; /* statistics of the streamed ranges */
@@ -396,6 +397,33 @@ static void file_slice(gp_profiler *p, gp_stream *st, gp_sbuf *b, size_t i)
     gp_exp_slice_rest(p, b, i);
 }
 
+/* What the store's writer dropped (a store that cannot be written: disk
+ * full, file size limit; said once in p->err), counted by kind as the file sink counts its
+ * failed writes: ranges are lost (p->stream_lost: dropped, not kept),
+ * kernel timings, counter samples and [memory] events are values not
+ * written (p->values_dropped). Each drop is counted once (the writer's
+ * counts only grow); returns the writer's dropped events in all. */
+static uint64_t writer_losses(gp_profiler *p, gp_stream *st)
+{
+    uint64_t r = gp_store_writer_dropped_in(st->w, GP_ST_SLICE);
+    uint64_t v = gp_store_writer_dropped_in(st->w, GP_ST_KERNEL) +
+                 gp_store_writer_dropped_in(st->w, GP_ST_COUNTER) +
+                 gp_store_writer_dropped_in(st->w, GP_ST_MEM);
+    if (r > st->lost_ranges_seen) p->stream_lost += r - st->lost_ranges_seen;
+    if (v > st->lost_values_seen) p->values_dropped += v - st->lost_values_seen;
+    st->lost_ranges_seen = r;
+    st->lost_values_seen = v;
+    uint64_t lost = gp_store_writer_dropped(st->w);
+    if (lost && !st->said) {
+        st->said = 1;
+        gp_rec_seterr(p,
+                      "%s: the run store cannot be written (stream sink: its writer "
+                      "dropped %llu events; later ones are counted as dropped)",
+                      st->path, (unsigned long long)lost);
+    }
+    return lost;
+}
+
 int gp_stream_flush_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
@@ -452,17 +480,7 @@ int gp_stream_flush_(gp_profiler *p)
     t->mem_events.n = 0;
     if (st->w) {
         store_put_end(st);
-        /* what the writer dropped (a store that cannot be written: disk
-         * full, file size limit) is lost: ranges, and the samples above */
-        uint64_t lost = gp_store_writer_dropped(st->w);
-        if (lost > p->stream_lost) p->stream_lost = lost;
-        if (lost && !st->said) {
-            st->said = 1;
-            gp_rec_seterr(p,
-                          "%s: the run store cannot be written (stream sink: its writer "
-                          "dropped %llu events; later ones are counted as dropped)",
-                          st->path, (unsigned long long)lost);
-        }
+        writer_losses(p, st); /* what it dropped so far */
     } else {
         put_ranges(p, &b, nb);
     }
@@ -473,6 +491,14 @@ int gp_stream_flush_(gp_profiler *p)
     gp_rec_attrs_release(p->attrs.v, 0, p->attrs.n); /* the ranges' owned values */
     p->attrs.n = 0;
     return st->err ? GP_EIO : rc;
+}
+
+void gp_stream_settle_(gp_profiler *p)
+{
+    gp_stream *st = p->stream;
+    if (!st || !st->w) return;
+    gp_store_writer_flush(st->w);
+    writer_losses(p, st);
 }
 
 int gp_stream_stats_(gp_profiler *p)
@@ -527,13 +553,12 @@ static int store_close_(gp_profiler *p, gp_stream *st)
         o->last_ns = p->mono0 + r->last_ns;
         o->sketch = r->sketch;
     }
-    uint64_t dropped = gp_rec_count(p, 0) + (na && !sv ? gp_rec_count(p, 1) : 0);
     int64_t proc = gp_store_writer_proc(st->w);
-    /* committed first, so that the count holds what the last commit lost */
+    /* committed first, so that the count holds what the last commit lost;
+     * the values among them are in gp_rec_count(p, 0) from here */
     gp_store_writer_flush(st->w);
-    uint64_t lost = gp_store_writer_dropped(st->w);
-    if (lost > p->stream_lost) p->stream_lost = lost;
-    dropped += lost;
+    uint64_t dropped = writer_losses(p, st) - st->lost_values_seen;
+    dropped += gp_rec_count(p, 0) + (na && !sv ? gp_rec_count(p, 1) : 0);
     int rc = gp_store_writer_stop(st->w); /* commits everything queued, strings included */
     st->w = NULL;
     gp_err err = {0};
@@ -596,7 +621,8 @@ void gp_stream_fork_(gp_profiler *p, int phase)
         return;
     }
     if (st->w) {
-        gp_store_writer_fork_child(st->w);
+        gp_store_writer_fork_child(st->w); /* its counts start from 0 */
+        st->lost_ranges_seen = st->lost_values_seen = 0;
     } else {
         /* the parent's descriptor: closed here (nothing buffered: put
          * writes the descriptor directly); the child's own file is

@@ -627,6 +627,7 @@ struct gp_store_writer {
     GP_VEC(wdev) devs;
     size_t devs_sent;
     uint64_t dropped, written;
+    uint64_t dropped_in[8]; /* of dropped, per gp_store_table (0: records lost before the writer) */
     uint64_t flush_req, flush_done;
     int stop;
     int err;
@@ -982,6 +983,13 @@ static int status_fd_from_env(void)
     return (int)fd;
 }
 
+/* Counts n events of v as dropped, in all and per table (w->mu held). */
+static void drop_events(gp_store_writer *w, const gp_store_ev *v, size_t n)
+{
+    w->dropped += n;
+    for (size_t i = 0; i < n; i++) w->dropped_in[v[i].table < 8 ? v[i].table : 0]++;
+}
+
 static void status_report(int fd, uint64_t written, uint64_t dropped, int err)
 {
     if (fd < 0) return;
@@ -1243,7 +1251,7 @@ static void *writer_main(void *arg)
         w->written += done;
         if (rc) {
             if (!w->err) w->err = rc;
-            w->dropped += total - done; /* lost: counted, never hidden */
+            drop_events(w, w->batch.v + done, total - done); /* lost: counted, never hidden */
             if (!w->reported) {
                 w->reported = 1;
                 status_report(w->status_fd, w->written, w->dropped, w->err);
@@ -1550,6 +1558,7 @@ void gp_store_writer_fork_child(gp_store_writer *w)
     pthread_cond_init(&w->done, NULL);
     w->pending.n = w->batch.n = 0;
     w->written = w->dropped = 0;
+    memset(w->dropped_in, 0, sizeof w->dropped_in);
     w->flush_req = w->flush_done = 0;
     w->strs_sent = 0;
     w->tracks_sent = 0;
@@ -1640,7 +1649,7 @@ void gp_store_writer_put(gp_store_writer *w, const gp_store_ev *ev, size_t n)
     /* a transaction's worth waiting: the writer need not wait out its period */
     if (w->pending.n < CHUNK && w->pending.n + take >= CHUNK) pthread_cond_signal(&w->wake);
     w->pending.n += take;
-    w->dropped += n - take;
+    drop_events(w, ev + take, n - take);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -1659,6 +1668,7 @@ void gp_store_writer_add_dropped(gp_store_writer *w, uint64_t n)
 {
     pthread_mutex_lock(&w->mu);
     w->dropped += n;
+    w->dropped_in[0] += n;
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -1691,6 +1701,14 @@ uint64_t gp_store_writer_dropped(gp_store_writer *w)
 {
     pthread_mutex_lock(&w->mu);
     uint64_t v = w->dropped;
+    pthread_mutex_unlock(&w->mu);
+    return v;
+}
+
+uint64_t gp_store_writer_dropped_in(gp_store_writer *w, gp_store_table table)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t v = (unsigned)table < 8 ? w->dropped_in[table] : 0;
     pthread_mutex_unlock(&w->mu);
     return v;
 }

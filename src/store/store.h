@@ -181,6 +181,9 @@ int64_t gp_store_writer_proc(gp_store_writer *w);
 /* Events written (committed) and dropped so far. */
 uint64_t gp_store_writer_written(gp_store_writer *w);
 uint64_t gp_store_writer_dropped(gp_store_writer *w);
+/* Of the dropped events, those of one table (what gp_store_writer_put was
+ * given, by its table field; gp_store_writer_add_dropped's are of none). */
+uint64_t gp_store_writer_dropped_in(gp_store_writer *w, gp_store_table table);
 
 /* ---- reader ---- */
 
