@@ -6,7 +6,11 @@
  *   bench_sustained MODE NT PAIRS [STREAM_FILE]
  * MODE: floor | default (gp_default(), nothing configured) | aggregate |
  * keep (no cap: today's full buffer) | stream (to FILE, a Chrome trace) |
- * store (stream to FILE, a run store: give a .db path; it is replaced).
+ * store (stream to FILE, a run store: give a .db path; it is replaced) |
+ * busy (the control for the stream sinks: the aggregate sink while one
+ * more thread, not libgpuprof's, runs a chain of dependent adds from
+ * before the first pair to after the last; it shares no data with the
+ * recording threads, and its CPU is left out of "all CPU").
  * Prints: mode, threads, ns per pair (wall time of the slowest thread /
  * PAIRS), CPU ns per pair of the recording threads (their own CPU time, so
  * that other programs on a shared machine do not count), CPU ns per pair of
@@ -82,6 +86,24 @@ static int64_t drain_cpu_ns(void)
     return r;
 }
 
+static volatile int busy_stop;
+static int64_t busy_cpu;
+
+/* The busy mode's extra thread: register adds only (no memory traffic),
+ * the load a drain thread puts on the other core without touching what
+ * the recording threads touch. */
+static void *busy(void *arg)
+{
+    (void)arg;
+    int64_t c0 = thread_cpu_ns();
+    uint64_t x = 1;
+    while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED))
+        for (int i = 0; i < 100000; i++) __asm__ volatile("add $1, %0" : "+r"(x));
+    sink = x;
+    busy_cpu = thread_cpu_ns() - c0;
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
     wres *w = arg;
@@ -126,7 +148,7 @@ int main(int argc, char **argv)
     }
     if (argc < 4) {
         fprintf(stderr,
-                "usage: bench_sustained floor|default|aggregate|keep|stream|store NT PAIRS [FILE]\n"
+                "usage: bench_sustained floor|default|aggregate|busy|keep|stream|store NT PAIRS [FILE]\n"
                 "       bench_sustained clock\n");
         return 2;
     }
@@ -139,7 +161,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "default")) {
         prof = gp_default();
     } else if (!floor_mode) {
-        if (!strcmp(mode, "aggregate"))
+        if (!strcmp(mode, "aggregate") || !strcmp(mode, "busy"))
             o.sink = GP_SINK_AGGREGATE;
         else if (!strcmp(mode, "keep"))
             o.sink = GP_SINK_KEEP;
@@ -163,12 +185,24 @@ int main(int argc, char **argv)
     pthread_t th[64];
     wres w[64];
     int64_t pc0 = process_cpu_ns(), dc0 = drain_cpu_ns();
+    pthread_t bt;
+    int with_busy = !strcmp(mode, "busy");
+    if (with_busy) {
+        pthread_create(&bt, NULL, busy, NULL);
+        struct timespec nap = {0, 20000000}; /* running before the first pair */
+        nanosleep(&nap, NULL);
+    }
     for (int i = 0; i < nt; i++) pthread_create(&th[i], NULL, worker, &w[i]);
     double worst = 0, cpu = 0;
     for (int i = 0; i < nt; i++) {
         pthread_join(th[i], NULL);
         if (w[i].ns > worst) worst = w[i].ns;
         cpu += w[i].cpu_ns;
+    }
+    if (with_busy) {
+        __atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
+        pthread_join(bt, NULL);
+        pc0 += busy_cpu;
     }
     /* let the drain thread finish the backlog (sleeping costs no CPU), so
      * that the events it moved are the kept ones; the results call below

@@ -2,7 +2,9 @@
 # bench/sustained.sh: libgpuprof in sustained use (issue 18): 10 M pairs per
 # thread on 1 and 2 threads, literal names, cold buffers, one process per
 # figure; each sink against the two-TSC-read floor measured in the same
-# rounds (alternating, ROUNDS rounds, median). Three ratios per sink:
+# rounds (alternating, ROUNDS rounds, median). `busy` is the control for
+# the stream sinks: the aggregate sink with an unrelated busy thread on the
+# other core (bench_sustained.c). Three ratios per sink:
 #   wall: wall time of the slowest recording thread (what a quiet machine
 #         shows; on a shared machine it includes time other programs took);
 #   rec CPU: CPU time of the recording threads (their own cost);
@@ -20,7 +22,7 @@ BUILD=${1:-build-bench}
 B=$BUILD/bench/bench_sustained
 PAIRS=${PAIRS:-10000000}
 ROUNDS=${ROUNDS:-5}
-MODES="floor default aggregate stream store keep"
+MODES="floor default aggregate busy stream store keep"
 STREAM=${TMPDIR:-/tmp}/gp_bench_stream.json
 STORE=${TMPDIR:-/tmp}/gp_bench_stream.db
 med() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -68,7 +70,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
     # the core's speed at the start of each round (bench_sustained clock:
     # dependent adds per ns): the floor does not move with it, the sinks do
     echo "threads=$nt core clock per round (GHz, dependent adds): $ghz"
-    for m in default aggregate stream store; do
+    for m in default aggregate busy stream store; do
       python3 - "$nt" "$m" ${cpu[floor]} -- ${cpu[$m]} <<'PY'
 import sys
 nt, m, a = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -76,6 +78,19 @@ i = a.index("--")
 r = [float(x) / float(f) for x, f in zip(a[i + 1:], a[:i])]
 print("threads=%s %-9s per round (rec CPU / floor): %s; within 1.3x: %d of %d rounds"
       % (nt, m, " ".join("%.2f" % x for x in r), sum(x <= 1.3 for x in r), len(r)))
+PY
+    done
+    # the stream sinks against the busy control of the same round: what
+    # their recording threads pay beyond what any busy thread on the other
+    # core costs them on this host (docs/api.md, "A busy neighbour")
+    for m in stream store; do
+      python3 - "$nt" "$m" ${cpu[busy]} -- ${cpu[$m]} <<'PY'
+import sys
+nt, m, a = sys.argv[1], sys.argv[2], sys.argv[3:]
+i = a.index("--")
+r = [float(x) / float(f) for x, f in zip(a[i + 1:], a[:i])]
+print("threads=%s %-9s per round (rec CPU / busy control): %s; median %.2fx"
+      % (nt, m, " ".join("%.2f" % x for x in r), sorted(r)[len(r) // 2]))
 PY
     done
   done

@@ -706,6 +706,79 @@ TEST(session_result_and_compare)
     gp_profiler_destroy(p);
 }
 
+/* The recommendation of rule `id` in r, or NULL. */
+static const char *session_rec(const gp_session_result *r, const char *id)
+{
+    char key[64];
+    snprintf(key, sizeof key, "] %s:", id);
+    for (size_t i = 0; i < r->nrecommendations; i++)
+        if (strstr(r->recommendations[i], key)) return r->recommendations[i];
+    return NULL;
+}
+
+/* A session's recommendations come from what ran in it: the events that
+ * ended in it and its share of the aggregated rows, not everything the
+ * profiler holds (before, both sessions below gave both findings, and the
+ * GPU session counted the 200 calls made before it too). A cap of 8 kept
+ * ranges makes almost every range an aggregated one. */
+TEST(session_advice_is_the_sessions)
+{
+    gp_options o = {0};
+    o.keep_max = 8;
+    gp_profiler *p = gp_profiler_create(&o);
+    ASSERT(p);
+    for (int i = 0; i < 200; i++) { /* before any session: small GPU ops */
+        gp_range_begin_ex(p, "tiny_gpu", GP_DEV_GPU, GP_BACKEND_OPENCL, 0);
+        spin_ns(2000);
+        gp_range_end(p);
+    }
+    gp_session *a = gp_session_begin(p, "cpu");
+    ASSERT(a);
+    gp_range_begin_ex(p, "big_cpu", GP_DEV_CPU, GP_BACKEND_CPU, 0);
+    spin_ns(15000000); /* large-cpu-op: over 10 ms */
+    gp_range_end(p);
+    gp_session_result ra;
+    ASSERT_EQ_INT(gp_session_end(a, &ra), 0);
+    gp_session *b = gp_session_begin(p, "gpu");
+    ASSERT(b);
+    for (int i = 0; i < 150; i++) {
+        gp_range_begin_ex(p, "tiny_gpu", GP_DEV_GPU, GP_BACKEND_OPENCL, 0);
+        spin_ns(2000);
+        gp_range_end(p);
+    }
+    gp_session_result rb;
+    ASSERT_EQ_INT(gp_session_end(b, &rb), 0);
+    for (size_t i = 0; i < ra.nrecommendations; i++) printf("  cpu: %s\n", ra.recommendations[i]);
+    for (size_t i = 0; i < rb.nrecommendations; i++) printf("  gpu: %s\n", rb.recommendations[i]);
+    const char *x = session_rec(&ra, "large-cpu-op");
+    ASSERT(x);
+    ASSERT_CONTAINS(x, "1 CPU operation calls");
+    /* its share of the session's span (~100 %): the rule's cap, medium */
+    ASSERT(!strncmp(x, "[medium]", 8));
+    ASSERT(!session_rec(&ra, "small-gpu-op"));
+    ASSERT(!session_rec(&ra, "cache-calls"));
+    x = session_rec(&rb, "small-gpu-op");
+    ASSERT(x);
+    ASSERT_CONTAINS(x, "(150 calls)");
+    ASSERT(!session_rec(&rb, "large-cpu-op"));
+    /* the whole profiler's advice still sees both (gp_export_json's file,
+     * `gpuprof advise`): nothing is taken from the trace */
+    gp_session *w = gp_session_begin(p, "whole");
+    ASSERT(w);
+    gp_profiler_reset(p); /* a reset in a session: the session is all there is */
+    gp_range_begin_ex(p, "big_cpu", GP_DEV_CPU, GP_BACKEND_CPU, 0);
+    spin_ns(12000000);
+    gp_range_end(p);
+    gp_session_result rw;
+    ASSERT_EQ_INT(gp_session_end(w, &rw), 0);
+    ASSERT(session_rec(&rw, "large-cpu-op"));
+    ASSERT(!session_rec(&rw, "small-gpu-op"));
+    gp_session_result_free(&ra);
+    gp_session_result_free(&rb);
+    gp_session_result_free(&rw);
+    gp_profiler_destroy(p);
+}
+
 /* 1 when a thread of this process is named gpuprof-drain. */
 static int has_drain_thread(void)
 {
@@ -1188,7 +1261,8 @@ TEST(stream_marker_first_key_only)
 /* the RSS test runs first: later tests raise the process's peak */
 TEST_MAIN(aggregate_sink_bounded_100m, sketch_quantiles_vs_sorting, summary_merges_aggregates,
           auto_sink_rollover_exact, keep_cap_counts_drops, stream_sink_file,
-          stream_sink_resumes_after_overflow, session_result_and_compare, fork_child_records,
+          stream_sink_resumes_after_overflow, session_result_and_compare,
+          session_advice_is_the_sessions, fork_child_records,
           self_time_fixed_clock, file_stream_survives_kill, stream_marker_first_key_only,
           nested_names_exact_identities, reused_name_buffer_renamed,
           self_time_event_child_of_inline, file_stream_fork_child)

@@ -29,7 +29,72 @@ struct gp_session {
     gp_kernel_row *krows;
     size_t nk;
     gp_sess_peak mem; /* tracked bytes' peak since the begin, in p->open_sessions */
+    int64_t win0;     /* the window of its advice: from here (ns since p->mono0) */
+    gp_agg_row *aggs; /* p->tr->aggs at the begin (sketches not copied), by agg_cmp */
+    size_t naggs;
 };
+
+/* The order of aggregated rows by what makes one: name, category, thread,
+ * device, backend. */
+static int agg_cmp(const void *a, const void *b)
+{
+    const gp_agg_row *x = a, *y = b;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    if (x->cat != y->cat) return x->cat < y->cat ? -1 : 1;
+    if (x->track != y->track) return x->track < y->track ? -1 : 1;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    return x->backend < y->backend ? -1 : x->backend > y->backend;
+}
+
+/* p->tr->aggs, sorted, without sketches (caller holds p->mu); NULL with
+ * *n = 0 when there are none, or on out of memory (-1 in *n). */
+static gp_agg_row *aggs_copy(gp_profiler *p, size_t *n)
+{
+    *n = p->tr->aggs.n;
+    if (!*n) return NULL;
+    gp_agg_row *v = malloc(*n * sizeof *v);
+    if (!v) {
+        *n = (size_t)-1;
+        return NULL;
+    }
+    memcpy(v, p->tr->aggs.v, *n * sizeof *v);
+    for (size_t i = 0; i < *n; i++) v[i].sketch = NULL;
+    qsort(v, *n, sizeof *v, agg_cmp);
+    return v;
+}
+
+/* The session's share of the aggregated rows: the rows now (a, sorted,
+ * modified in place) less those at the begin (b), as rows_delta does for
+ * the summary rows: counts and times subtracted; the longest call is the
+ * row's when it rose in the session (or the row is new), else unknown and
+ * taken as the session's mean, a lower bound of it (the advice rules read
+ * it as "at least"); percentiles and per-entry sums are not kept. Returns
+ * the number of rows with calls in the session, moved to the front. */
+static size_t aggs_delta(gp_agg_row *a, size_t n, const gp_agg_row *b, size_t nb)
+{
+    size_t w = 0, j = 0;
+    for (size_t i = 0; i < n; i++) {
+        gp_agg_row r = a[i];
+        while (j < nb && agg_cmp(&b[j], &r) < 0) j++;
+        const gp_agg_row *o = j < nb && agg_cmp(&b[j], &r) == 0 ? &b[j] : NULL;
+        memset(&r.em, 0, sizeof r.em);
+        r.m2 = 0;
+        if (o && o->count <= r.count) {
+            r.count -= o->count;
+            r.total_ns -= o->total_ns;
+            r.self_ns -= o->self_ns;
+            if (r.bytes >= 0 && o->bytes >= 0) r.bytes -= o->bytes;
+            if (r.count && o->count) {
+                int64_t mean = r.total_ns / (int64_t)r.count;
+                if (r.max_ns <= o->max_ns) r.max_ns = mean;
+                if (r.min_ns >= o->min_ns) r.min_ns = mean;
+            }
+        }
+        if (r.count) a[w++] = r;
+    }
+    return w;
+}
+
 
 static int64_t cpu_ns(void)
 {
@@ -57,12 +122,21 @@ gp_session *gp_session_begin(gp_profiler *p, const char *name)
      * in the wait below counted in the session's kernels and not in its
      * launches) */
     gp_kernels_resolve(p, 1);
+    s->win0 = gp_clock_mono_ns() - p->mono0;
     if (gp_summary_rows(p, &s->rows, &s->nrows) || gp_kernel_stats(p, &s->krows, &s->nk)) {
         gp_summary_rows_free(s->rows, s->nrows);
         free(s);
         return NULL;
     }
     pthread_mutex_lock(&p->mu);
+    s->aggs = aggs_copy(p, &s->naggs); /* as the rows above left them */
+    if (s->naggs == (size_t)-1) {
+        pthread_mutex_unlock(&p->mu);
+        gp_summary_rows_free(s->rows, s->nrows);
+        gp_kernel_rows_free(s->krows, s->nk);
+        free(s);
+        return NULL;
+    }
     gp_cuda_resolve_(p, 1);
     gp_cl_resolve_(p, 1);
     s->gpu0 = p->kernel_ns_total;
@@ -205,9 +279,28 @@ int gp_session_end(gp_session *s, gp_session_result *out)
     f.mem_peak_bytes = s->mem.peak;
     f.mem_allocated_bytes = p->mem_cur;
     /* the one computation of a result (analysis/session_result.c, also
-     * `gpuprof run`'s): ranking, top rows, recommendations on p's trace */
+     * `gpuprof run`'s): ranking, top rows, and recommendations on the
+     * session's part of p's trace: the events that ended in it and its
+     * share of the aggregated rows (before, the advice covered everything
+     * the profiler held, what ran before the session too) */
+    gp_trace view;
+    size_t nd = 0;
+    gp_agg_row *delta = NULL;
     if (!rc) {
-        rc = gp_session_build(out, &f, rows, nrows, krows, nk, p->tr);
+        delta = aggs_copy(p, &nd);
+        if (nd == (size_t)-1) rc = GP_ENOMEM;
+    }
+    /* the window: from the begin's snapshot to now (a reset in the session
+     * left only events of after it: in the window too); its length is the
+     * span the rules' shares are of */
+    if (!rc && gp_trace_view_window(p->tr, s->win0, gp_clock_mono_ns() - p->mono0, &view))
+        rc = GP_ENOMEM;
+    if (!rc) {
+        view.aggs.v = delta;
+        view.aggs.n = aggs_delta(delta, nd, s->aggs, cleared ? 0 : s->naggs);
+        rc = gp_session_build(out, &f, rows, nrows, krows, nk, &view);
+        memset(&view.aggs, 0, sizeof view.aggs);
+        gp_trace_view_free(&view);
     } else {
         gp_summary_rows_free(rows, nrows);
         gp_kernel_rows_free(krows, nk);
@@ -225,8 +318,10 @@ int gp_session_end(gp_session *s, gp_session_result *out)
         }
         pthread_mutex_unlock(&p->mu);
     }
+    free(delta);
     gp_summary_rows_free(s->rows, s->nrows);
     gp_kernel_rows_free(s->krows, s->nk);
+    free(s->aggs);
     free(s);
     if (rc) gp_session_result_free(out);
     return rc;

@@ -64,6 +64,67 @@ void gp_trace_destroy(gp_trace *t)
     free(t);
 }
 
+/* Copies the elements of src whose timestamp field f is in (from, to] into
+ * dst (a fresh vector). 0 or GP_ENOMEM. */
+#define VIEW_FILTER(dst, src, f, from, to)                                                         \
+    do {                                                                                           \
+        for (size_t i_ = 0; i_ < (src).n; i_++)                                                    \
+            if ((src).v[i_].f > (from) && (src).v[i_].f <= (to) && GP_VEC_PUSH(dst, (src).v[i_]))   \
+                goto oom;                                                                          \
+    } while (0)
+
+int gp_trace_view_window(const gp_trace *t, int64_t from, int64_t to, gp_trace *v)
+{
+    *v = *t;
+    memset(&v->slices, 0, sizeof v->slices);
+    memset(&v->flows, 0, sizeof v->flows);
+    memset(&v->instants, 0, sizeof v->instants);
+    memset(&v->mem_events, 0, sizeof v->mem_events);
+    memset(&v->counters, 0, sizeof v->counters);
+    memset(&v->arg_streams, 0, sizeof v->arg_streams);
+    memset(&v->tracked_buffers, 0, sizeof v->tracked_buffers);
+    memset(&v->args_text, 0, sizeof v->args_text);
+    memset(&v->slice_args, 0, sizeof v->slice_args);
+    memset(&v->instant_args, 0, sizeof v->instant_args);
+    memset(&v->aggs, 0, sizeof v->aggs);
+    memset(&v->entry_metrics, 0, sizeof v->entry_metrics);
+    memset(&v->inline_children, 0, sizeof v->inline_children);
+    v->t_begin = from;
+    v->t_end = to;
+    /* slices ending in the window (a range is recorded at its end, as the
+     * per-name statistics count it), and their inline children's time */
+    size_t ic = 0;
+    for (size_t i = 0; i < t->slices.n; i++) {
+        const gp_slice *s = &t->slices.v[i];
+        int64_t end = s->ts + s->dur;
+        while (ic < t->inline_children.n && t->inline_children.v[ic].slice < i) ic++;
+        if (end <= from || end > to) continue;
+        if (GP_VEC_PUSH(v->slices, *s)) goto oom;
+        if (ic < t->inline_children.n && t->inline_children.v[ic].slice == i) {
+            gp_inline_child c = t->inline_children.v[ic];
+            c.slice = (uint32_t)(v->slices.n - 1);
+            if (GP_VEC_PUSH(v->inline_children, c)) goto oom;
+        }
+    }
+    VIEW_FILTER(v->instants, t->instants, ts, from, to);
+    VIEW_FILTER(v->mem_events, t->mem_events, ts, from, to);
+    VIEW_FILTER(v->counters, t->counters, ts, from, to);
+    return 0;
+oom:
+    gp_trace_view_free(v);
+    return GP_ENOMEM;
+}
+
+void gp_trace_view_free(gp_trace *v)
+{
+    GP_VEC_FREE(v->slices);
+    GP_VEC_FREE(v->instants);
+    GP_VEC_FREE(v->mem_events);
+    GP_VEC_FREE(v->counters);
+    GP_VEC_FREE(v->inline_children);
+    memset(v, 0, sizeof *v);
+}
+
 void gp_trace_aggs_clear(gp_trace *t)
 {
     for (size_t i = 0; i < t->aggs.n; i++) free(t->aggs.v[i].sketch);
