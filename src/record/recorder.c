@@ -1461,19 +1461,19 @@ void gp_range_attr_str_slow_(gp_profiler *p, const char *key, const char *value)
     if (atomic_load_explicit(&p->state, memory_order_relaxed) != GP_STATE_ON_ || !value ||
         p->no_attrs)
         return;
-    /* the value is interned for the profiler's life: only when the range
-     * keeps it (an innermost level recorded as an event; rec_value checks
-     * again), so that the attributes of ranges aggregated inline (past
-     * keep_max, the aggregate sink) cost no memory */
+    /* only when the range keeps it (an innermost level recorded as an
+     * event; rec_value checks again), so that the attributes of ranges
+     * aggregated inline (past keep_max, the aggregate sink) cost nothing;
+     * a copy of its own, owned by the range's record and freed with it
+     * (written by a file stream, or the slice discarded by a reset or the
+     * end): before, values were interned for the profiler's life, in two
+     * string tables, so that a program that resets its profiler kept every
+     * distinct value it ever recorded (8 M ranges with distinct values,
+     * reset every 1 M: 163 MB) */
     gp_tbuf *b = tbuf_find(p);
     if (!b || depth_of(b) == 0 || b->fr[depth_of(b) - 1].mode != GP_FR_EVENT) return;
-    if (p->attr_owned) { /* a file stream: a copy of its own, freed once written */
-        char *v = strdup(value);
-        if (v && !rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1)) free(v);
-        return;
-    }
-    const char *v = gp_intern(p, value);
-    if (v) rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1);
+    char *v = strdup(value);
+    if (v && !rec_value(p, GP_EV_ATTR_STR, key, (uint64_t)(uintptr_t)v, 1)) free(v);
 }
 
 void gp_range_attr_str(gp_profiler *p, const char *key, const char *value)
@@ -1774,7 +1774,7 @@ static int drain_event(gp_profiler *p, gp_tbuf *b, const gp_rev *e)
     }
     case GP_EV_ATTR_INT:
     case GP_EV_ATTR_STR: {
-        int owned = e->type == GP_EV_ATTR_STR && p->attr_owned;
+        int owned = e->type == GP_EV_ATTR_STR;
         if (b->stack.n == 0) { /* no range to hold it */
             if (owned) free((void *)(uintptr_t)e->v);
             return 0;

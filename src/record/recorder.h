@@ -108,11 +108,12 @@ typedef struct gp_open {
     uint32_t last_child; /* slice index of the last child slice ended, UINT32_MAX none */
 } gp_open;
 
-/* A range attribute: is_str 0: ival; GP_ATTR_STR: sval, an interned string
- * id; GP_ATTR_OWNED: a string of a file stream's range, malloc'd by the
- * recording thread and owned by this record (its pointer in ival), freed
- * with gp_rec_attrs_release once the range is written, so that distinct
- * values cost no memory for good. */
+/* A range attribute: is_str 0: ival; GP_ATTR_STR: sval, a string id of the
+ * trace; GP_ATTR_OWNED: a string value, malloc'd by the recording thread
+ * and owned by this record (its pointer in ival), freed with
+ * gp_rec_attrs_release once the range is written (file stream) or its
+ * slice discarded (reset, destroy), so that distinct values cost no memory
+ * for good. */
 enum { GP_ATTR_STR = 1, GP_ATTR_OWNED = 2 };
 typedef struct gp_attr {
     uint32_t key;
@@ -268,11 +269,8 @@ struct gp_profiler {
      * total); threads take it from keep_pool in grants (keep_more) */
     uint64_t keep_total;
     /* a store stream: range attributes have no place in the store (its
-     * slices table holds none), so they are not recorded at all (their
-     * string values were interned for the profiler's life, for nothing) */
+     * slices table holds none), so they are not recorded at all */
     int no_attrs;
-    /* a file stream: string attribute values are owned copies (GP_ATTR_OWNED) */
-    int attr_owned;
     gp_options opts;
     char name[64];
 

@@ -348,7 +348,6 @@ int gp_stream_open_(gp_profiler *p, const char *path)
         return GP_EIO;
     }
     p->stream = st;
-    p->attr_owned = 1; /* set before any thread records (create) */
     put_head(p);
     return 0;
 }
