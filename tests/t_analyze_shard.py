@@ -96,6 +96,16 @@ def errors(tmp, folder, other):
     ok("analyze", "--shard", "1/3", "-o", slash, folder.rstrip("/") + "//")
     ok("merge", p3[0], slash, p3[2])
     os.unlink(slash)
+    # a relative and an absolute path to one folder (shard jobs started in
+    # other working directories) name the same files: each part carries the
+    # resolved paths, which merge compares (before: "other input files")
+    rel = os.path.join(tmp, "relative.json")
+    r = subprocess.run([BIN, "analyze", "--shard", "1/3", "-o", rel,
+                        os.path.relpath(folder, os.path.dirname(folder))],
+                       cwd=os.path.dirname(folder), capture_output=True)
+    assert r.returncode == 0, r.stderr
+    ok("merge", p3[0], rel, p3[2])
+    os.unlink(rel)
     text = open(p3[1], "rb").read()
     cases = {
         "truncated": text[: len(text) // 2],

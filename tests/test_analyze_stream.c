@@ -114,7 +114,7 @@ static char *json_streamed(const char *folder, int compat, int workers, size_t n
             gp_analyze_shard_range(n, s, nshards, &first, &end);
             gp_analyze_file *sf = calloc(end - first + 1, sizeof *sf);
             bad = gp_analyze_files(files, n, first, end, workers, &o, NULL, NULL, sf, &err);
-            gp_analyze_part part = {o, s, nshards, n, files, bytes, first, end, sf};
+            gp_analyze_part part = {o, s, nshards, n, files, bytes, NULL, first, end, sf};
             gp_sbuf b = {0}, b2 = {0};
             if (!bad) gp_analyze_part_write(&b, &part);
             snprintf(paths[s], sizeof paths[s], "%s/part%zu.json", tmpdir, s);
@@ -362,7 +362,7 @@ TEST(part_reader_survives_corruption)
     gp_analyze_file *sf = calloc(end - first + 1, sizeof *sf);
     ASSERT_EQ_INT(gp_analyze_files(files, n, first, end, 2, &o, NULL, NULL, sf, &err), 0);
     int64_t *bytes = calloc(n + 1, sizeof *bytes);
-    gp_analyze_part part = {o, 1, 3, n, files, bytes, first, end, sf};
+    gp_analyze_part part = {o, 1, 3, n, files, bytes, NULL, first, end, sf};
     gp_sbuf b = {0};
     gp_analyze_part_write(&b, &part);
     for (size_t i = 0; i < end - first; i++) gp_analyze_file_free(&sf[i]);

@@ -300,16 +300,19 @@ int gp_cmd_analyze(int argc, char **argv)
         rc = rc == GP_ENOMEM ? 3 : 2;
     } else if (sharded) {
         gp_analyze_part part = {o,     shard, nshards, n, files, gp_xcalloc(n + 1, sizeof(int64_t)),
-                                first, end,   fr};
+                                gp_xcalloc(n + 1, sizeof(char *)), first, end, fr};
         for (size_t i = 0; i < n; i++) {
             struct stat st;
-            part.bytes[i] =
-                stat(files[i], &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+            int reg = stat(files[i], &st) == 0 && S_ISREG(st.st_mode);
+            part.bytes[i] = reg ? (int64_t)st.st_size : -1;
+            part.real[i] = reg ? realpath(files[i], NULL) : NULL;
         }
         gp_sbuf b = {0};
         gp_analyze_part_write(&b, &part);
         rc = write_out(&b, out);
         gp_sbuf_free(&b);
+        for (size_t i = 0; i < n; i++) free(part.real[i]);
+        free(part.real);
         free(part.bytes);
     } else {
         int64_t t2 = gp_clock_mono_ns(), c2 = gp_clock_thread_cpu_ns();

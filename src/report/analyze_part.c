@@ -259,6 +259,10 @@ void gp_analyze_part_write(gp_sbuf *b, const gp_analyze_part *p)
         w_str(b, p->inputs[i]);
         gp_sbuf_puts(b, ",\"bytes\":");
         w_i64(b, p->bytes[i]);
+        if (p->real && p->real[i]) {
+            gp_sbuf_puts(b, ",\"real\":");
+            w_str(b, p->real[i]);
+        }
         gp_sbuf_putc(b, '}');
     }
     gp_sbuf_printf(b, "],\n\"shard\":{\"index\":%zu,\"count\":%zu,\"first\":%zu,\"end\":%zu},\n",
@@ -514,10 +518,15 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
     p->ninputs = in->n;
     p->inputs = gp_xcalloc(in->n + 1, sizeof *p->inputs);
     p->bytes = gp_xcalloc(in->n + 1, sizeof *p->bytes);
-    for (size_t i = 0; i < in->n; i++)
+    p->real = gp_xcalloc(in->n + 1, sizeof *p->real);
+    for (size_t i = 0; i < in->n; i++) {
+        const gp_jv *rp = gp_jdom_get(&in->items[i], "real"); /* optional */
         if (r_str(r, gp_jdom_get(&in->items[i], "path"), "path", 0, &p->inputs[i]) ||
-            r_int(r, gp_jdom_get(&in->items[i], "bytes"), "bytes", -1, 9e18L, &p->bytes[i], NULL))
+            r_int(r, gp_jdom_get(&in->items[i], "bytes"), "bytes", -1, 9e18L, &p->bytes[i],
+                  NULL) ||
+            (rp && r_str(r, rp, "real", 0, &p->real[i])))
             return GP_EPARSE;
+    }
     const gp_jv *sh = get(r, doc, "shard", GP_JOBJ);
     if (!sh || r_size(r, sh, "index", &p->shard) || r_size(r, sh, "count", &p->nshards) ||
         r_size(r, sh, "first", &p->first) || r_size(r, sh, "end", &p->end))
@@ -597,6 +606,8 @@ void gp_analyze_part_free(gp_analyze_part *p)
 {
     for (size_t i = 0; p->inputs && i < p->ninputs; i++) free(p->inputs[i]);
     free(p->inputs);
+    for (size_t i = 0; p->real && i < p->ninputs; i++) free(p->real[i]);
+    free(p->real);
     free(p->bytes);
     for (size_t i = 0; p->files && i < p->end - p->first; i++) gp_analyze_file_free(&p->files[i]);
     free(p->files);
@@ -609,6 +620,14 @@ static int same_opts(const gp_analyze_opts *a, const gp_analyze_opts *b)
            a->kernel_wait_ns == b->kernel_wait_ns && a->queue_full == b->queue_full &&
            a->straggler_z == b->straggler_z && a->lo.runtime_cutoff_ns == b->lo.runtime_cutoff_ns &&
            a->lo.launch_delay_cutoff_ns == b->lo.launch_delay_cutoff_ns;
+}
+
+/* What identifies input k of a part: its resolved path when the part has
+ * one (a relative and an absolute path to one file are one input), else
+ * the path as expanded (a pipe, a part of an older gpuprof). */
+static const char *input_key(const gp_analyze_part *p, size_t k)
+{
+    return p->real && p->real[k] ? p->real[k] : p->inputs[k];
 }
 
 int gp_analyze_parts_join(gp_analyze_part *parts, const char *const *names, size_t n,
@@ -632,7 +651,7 @@ int gp_analyze_parts_join(gp_analyze_part *parts, const char *const *names, size
                             "%s was made from other input files than %s (%zu, not %zu)", names[i],
                             names[0], p->ninputs, p0->ninputs);
         for (size_t k = 0; !rc && k < p->ninputs; k++)
-            if (strcmp(p->inputs[k], p0->inputs[k]) || p->bytes[k] != p0->bytes[k])
+            if (strcmp(input_key(p, k), input_key(p0, k)) || p->bytes[k] != p0->bytes[k])
                 rc = gp_err_set(err, GP_EINVAL,
                                 "%s was made from other input files than %s (%s, %lld bytes)",
                                 names[i], names[0], p->inputs[k], (long long)p->bytes[k]);

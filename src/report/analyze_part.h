@@ -17,6 +17,8 @@ typedef struct gp_analyze_part {
     size_t ninputs;         /* every input file of the job, in order: */
     char **inputs;          /*   its path as expanded */
     int64_t *bytes;         /*   and its size (-1: not a plain file) */
+    char **real;            /*   its resolved path (realpath) when a plain file, else NULL
+                                 (NULL array: none): what merge compares */
     size_t first, end;      /* the files of this share: inputs[first, end) */
     gp_analyze_file *files; /* their results, [end - first] */
 } gp_analyze_part;
