@@ -147,9 +147,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 4) {
-        fprintf(stderr,
-                "usage: bench_sustained floor|default|aggregate|busy|keep|stream|store NT PAIRS [FILE]\n"
-                "       bench_sustained clock\n");
+        fprintf(stderr, "usage: bench_sustained floor|default|aggregate|busy|keep|stream|store NT "
+                        "PAIRS [FILE]\n"
+                        "       bench_sustained clock\n");
         return 2;
     }
     const char *mode = argv[1];

@@ -211,36 +211,36 @@ static inline int gp_test_run_all(const gp_test_case *cases, int n, const char *
 #define GP_MAP1_(m, x) m(x)
 #define GP_FOREACH_(m, ...)                                                                        \
     GP_FE_N_(__VA_ARGS__, GP_FE24_, GP_FE23_, GP_FE22_, GP_FE21_, GP_FE20_, GP_FE19_, GP_FE18_,    \
-             GP_FE17_, GP_FE16_, GP_FE15_, GP_FE14_, GP_FE13_, GP_FE12_, GP_FE11_, GP_FE10_, GP_FE9_,  \
-             GP_FE8_, GP_FE7_, GP_FE6_, GP_FE5_, GP_FE4_, GP_FE3_, GP_FE2_, GP_FE1_)                   \
+             GP_FE17_, GP_FE16_, GP_FE15_, GP_FE14_, GP_FE13_, GP_FE12_, GP_FE11_, GP_FE10_,       \
+             GP_FE9_, GP_FE8_, GP_FE7_, GP_FE6_, GP_FE5_, GP_FE4_, GP_FE3_, GP_FE2_, GP_FE1_)      \
     (m, __VA_ARGS__)
-#define GP_FE_N_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18,    \
+#define GP_FE_N_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18,  \
                  _19, _20, _21, _22, _23, _24, N, ...)                                             \
     N
-#define GP_FE1_(m, x)                                                                           m(x)
-#define GP_FE2_(m, x, ...)                                                                      m(x) GP_FE1_(m, __VA_ARGS__)
-#define GP_FE3_(m, x, ...)                                                                      m(x) GP_FE2_(m, __VA_ARGS__)
-#define GP_FE4_(m, x, ...)                                                                      m(x) GP_FE3_(m, __VA_ARGS__)
-#define GP_FE5_(m, x, ...)                                                                      m(x) GP_FE4_(m, __VA_ARGS__)
-#define GP_FE6_(m, x, ...)                                                                      m(x) GP_FE5_(m, __VA_ARGS__)
-#define GP_FE7_(m, x, ...)                                                                      m(x) GP_FE6_(m, __VA_ARGS__)
-#define GP_FE8_(m, x, ...)                                                                      m(x) GP_FE7_(m, __VA_ARGS__)
-#define GP_FE9_(m, x, ...)                                                                      m(x) GP_FE8_(m, __VA_ARGS__)
-#define GP_FE10_(m, x, ...)                                                                     m(x) GP_FE9_(m, __VA_ARGS__)
-#define GP_FE11_(m, x, ...)                                                                     m(x) GP_FE10_(m, __VA_ARGS__)
-#define GP_FE12_(m, x, ...)                                                                     m(x) GP_FE11_(m, __VA_ARGS__)
-#define GP_FE13_(m, x, ...)                                                                     m(x) GP_FE12_(m, __VA_ARGS__)
-#define GP_FE14_(m, x, ...)                                                                     m(x) GP_FE13_(m, __VA_ARGS__)
-#define GP_FE15_(m, x, ...)                                                                     m(x) GP_FE14_(m, __VA_ARGS__)
-#define GP_FE16_(m, x, ...)                                                                     m(x) GP_FE15_(m, __VA_ARGS__)
-#define GP_FE17_(m, x, ...)                                                                    m(x) GP_FE16_(m, __VA_ARGS__)
-#define GP_FE18_(m, x, ...)                                                                    m(x) GP_FE17_(m, __VA_ARGS__)
-#define GP_FE19_(m, x, ...)                                                                    m(x) GP_FE18_(m, __VA_ARGS__)
-#define GP_FE20_(m, x, ...)                                                                    m(x) GP_FE19_(m, __VA_ARGS__)
-#define GP_FE21_(m, x, ...)                                                                    m(x) GP_FE20_(m, __VA_ARGS__)
-#define GP_FE22_(m, x, ...)                                                                    m(x) GP_FE21_(m, __VA_ARGS__)
-#define GP_FE23_(m, x, ...)                                                                    m(x) GP_FE22_(m, __VA_ARGS__)
-#define GP_FE24_(m, x, ...)                                                                    m(x) GP_FE23_(m, __VA_ARGS__)
+#define GP_FE1_(m, x)       m(x)
+#define GP_FE2_(m, x, ...)  m(x) GP_FE1_(m, __VA_ARGS__)
+#define GP_FE3_(m, x, ...)  m(x) GP_FE2_(m, __VA_ARGS__)
+#define GP_FE4_(m, x, ...)  m(x) GP_FE3_(m, __VA_ARGS__)
+#define GP_FE5_(m, x, ...)  m(x) GP_FE4_(m, __VA_ARGS__)
+#define GP_FE6_(m, x, ...)  m(x) GP_FE5_(m, __VA_ARGS__)
+#define GP_FE7_(m, x, ...)  m(x) GP_FE6_(m, __VA_ARGS__)
+#define GP_FE8_(m, x, ...)  m(x) GP_FE7_(m, __VA_ARGS__)
+#define GP_FE9_(m, x, ...)  m(x) GP_FE8_(m, __VA_ARGS__)
+#define GP_FE10_(m, x, ...) m(x) GP_FE9_(m, __VA_ARGS__)
+#define GP_FE11_(m, x, ...) m(x) GP_FE10_(m, __VA_ARGS__)
+#define GP_FE12_(m, x, ...) m(x) GP_FE11_(m, __VA_ARGS__)
+#define GP_FE13_(m, x, ...) m(x) GP_FE12_(m, __VA_ARGS__)
+#define GP_FE14_(m, x, ...) m(x) GP_FE13_(m, __VA_ARGS__)
+#define GP_FE15_(m, x, ...) m(x) GP_FE14_(m, __VA_ARGS__)
+#define GP_FE16_(m, x, ...) m(x) GP_FE15_(m, __VA_ARGS__)
+#define GP_FE17_(m, x, ...) m(x) GP_FE16_(m, __VA_ARGS__)
+#define GP_FE18_(m, x, ...) m(x) GP_FE17_(m, __VA_ARGS__)
+#define GP_FE19_(m, x, ...) m(x) GP_FE18_(m, __VA_ARGS__)
+#define GP_FE20_(m, x, ...) m(x) GP_FE19_(m, __VA_ARGS__)
+#define GP_FE21_(m, x, ...) m(x) GP_FE20_(m, __VA_ARGS__)
+#define GP_FE22_(m, x, ...) m(x) GP_FE21_(m, __VA_ARGS__)
+#define GP_FE23_(m, x, ...) m(x) GP_FE22_(m, __VA_ARGS__)
+#define GP_FE24_(m, x, ...) m(x) GP_FE23_(m, __VA_ARGS__)
 
 /* Up to 24 test names per TEST_MAIN. */
 #define TEST_MAIN(...)                                                                             \

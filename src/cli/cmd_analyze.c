@@ -299,8 +299,16 @@ int gp_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuprof: %s\n", err.msg);
         rc = rc == GP_ENOMEM ? 3 : 2;
     } else if (sharded) {
-        gp_analyze_part part = {o,     shard, nshards, n, files, gp_xcalloc(n + 1, sizeof(int64_t)),
-                                gp_xcalloc(n + 1, sizeof(char *)), first, end, fr};
+        gp_analyze_part part = {.o = o,
+                                .shard = shard,
+                                .nshards = nshards,
+                                .ninputs = n,
+                                .inputs = files,
+                                .bytes = gp_xcalloc(n + 1, sizeof(int64_t)),
+                                .real = gp_xcalloc(n + 1, sizeof(char *)),
+                                .first = first,
+                                .end = end,
+                                .files = fr};
         for (size_t i = 0; i < n; i++) {
             struct stat st;
             int reg = stat(files[i], &st) == 0 && S_ISREG(st.st_mode);

@@ -95,7 +95,6 @@ static size_t aggs_delta(gp_agg_row *a, size_t n, const gp_agg_row *b, size_t nb
     return w;
 }
 
-
 static int64_t cpu_ns(void)
 {
     struct rusage ru;

@@ -23,8 +23,8 @@
 struct gp_stream {
     FILE *f;
     char *path;
-    int err;                 /* errno of the first failed write (later output is skipped) */
-    int said;                /* the store's writer dropped events: said in p->err */
+    int err;  /* errno of the first failed write (later output is skipped) */
+    int said; /* the store's writer dropped events: said in p->err */
     uint64_t lost_ranges_seen, lost_values_seen; /* the writer's drops counted so far */
     int lazy;                /* a forked child's file: created at its first output */
     gp_u64map row_of;        /* name id -> index in rows */

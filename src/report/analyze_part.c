@@ -522,8 +522,7 @@ static int r_part(rd *r, const gp_jv *doc, gp_analyze_part *p)
     for (size_t i = 0; i < in->n; i++) {
         const gp_jv *rp = gp_jdom_get(&in->items[i], "real"); /* optional */
         if (r_str(r, gp_jdom_get(&in->items[i], "path"), "path", 0, &p->inputs[i]) ||
-            r_int(r, gp_jdom_get(&in->items[i], "bytes"), "bytes", -1, 9e18L, &p->bytes[i],
-                  NULL) ||
+            r_int(r, gp_jdom_get(&in->items[i], "bytes"), "bytes", -1, 9e18L, &p->bytes[i], NULL) ||
             (rp && r_str(r, rp, "real", 0, &p->real[i])))
             return GP_EPARSE;
     }

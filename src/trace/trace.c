@@ -69,7 +69,7 @@ void gp_trace_destroy(gp_trace *t)
 #define VIEW_FILTER(dst, src, f, from, to)                                                         \
     do {                                                                                           \
         for (size_t i_ = 0; i_ < (src).n; i_++)                                                    \
-            if ((src).v[i_].f > (from) && (src).v[i_].f <= (to) && GP_VEC_PUSH(dst, (src).v[i_]))   \
+            if ((src).v[i_].f > (from) && (src).v[i_].f <= (to) && GP_VEC_PUSH(dst, (src).v[i_]))  \
                 goto oom;                                                                          \
     } while (0)
 
