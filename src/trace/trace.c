@@ -75,20 +75,16 @@ void gp_trace_destroy(gp_trace *t)
 
 int gp_trace_view_window(const gp_trace *t, int64_t from, int64_t to, gp_trace *v)
 {
-    *v = *t;
-    memset(&v->slices, 0, sizeof v->slices);
-    memset(&v->flows, 0, sizeof v->flows);
-    memset(&v->instants, 0, sizeof v->instants);
-    memset(&v->mem_events, 0, sizeof v->mem_events);
-    memset(&v->counters, 0, sizeof v->counters);
-    memset(&v->arg_streams, 0, sizeof v->arg_streams);
-    memset(&v->tracked_buffers, 0, sizeof v->tracked_buffers);
-    memset(&v->args_text, 0, sizeof v->args_text);
-    memset(&v->slice_args, 0, sizeof v->slice_args);
-    memset(&v->instant_args, 0, sizeof v->instant_args);
-    memset(&v->aggs, 0, sizeof v->aggs);
-    memset(&v->entry_metrics, 0, sizeof v->entry_metrics);
-    memset(&v->inline_children, 0, sizeof v->inline_children);
+    /* what the view shares (slices keep their gpu_info index); the rest
+     * starts empty */
+    memset(v, 0, sizeof *v);
+    v->strings = t->strings;
+    v->cats = t->cats;
+    v->tracks = t->tracks;
+    v->gpu_info = t->gpu_info;
+    v->series = t->series;
+    v->devices = t->devices;
+    v->meta = t->meta;
     v->t_begin = from;
     v->t_end = to;
     /* slices ending in the window (a range is recorded at its end, as the

@@ -352,12 +352,12 @@ void gp_trace_aggs_clear(gp_trace *t);
 /* The inline_children time of slice i (0 when none; binary search). */
 int64_t gp_trace_inline_child_ns(const gp_trace *t, size_t slice);
 
-/* A view of t over the window (from, to] (ns since t0): *v is a copy of
- * *t sharing its strings, categories, tracks, devices and series, with its
- * own arrays of the slices that end in the window (their inline_children
- * remapped), and of the instants, [memory] events and counter samples in
- * it; the arrays indexed by slice (flows, args, entry metrics) and the
- * aggregated rows are empty (a caller may set v->aggs to rows it owns and
+/* A view of t over the window (from, to] (ns since t0): *v shares t's
+ * strings, categories, tracks, GPU info, devices, series and meta, and has
+ * its own arrays of the slices that end in the window (their
+ * inline_children remapped), and of the instants, [memory] events and
+ * counter samples in it; the rest (flows, args, entry metrics, tracked
+ * buffers, aggregated rows) is empty (a caller may set v->aggs to rows it owns and
  * empties again before gp_trace_view_free). t_begin/t_end are the window.
  * For analyses of a stretch of a live recording (a session's advice).
  * Returns 0 or GP_ENOMEM (*v then empty). Free with gp_trace_view_free. */
