@@ -781,6 +781,70 @@ TEST(kernel_timing_rounding_and_warmup_drops)
 #endif
 }
 
+#ifdef GP_FAKE_CUDART
+/* The summary row of (group, name) in rows, or NULL. */
+static const gp_summary_row *row_in(const gp_summary_row *r, size_t n, const char *group,
+                                    const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].group, group) && !strcmp(r[i].name, name)) return &r[i];
+    return NULL;
+}
+#endif
+
+/* gp_measure's warm-up timings kept on the timeline are not kernels of the
+ * program's work in any output: the kernel rows of gp_summary_rows, of an
+ * export's summary and gp_kernel_stats all count the 2 measured timings,
+ * and the 3 warm-ups are rows of their own (category gpuprof_warmup).
+ * Before, the summary rows counted 5 kernels where gp_kernel_stats said 2. */
+TEST(warmup_timings_out_of_kernel_rows)
+{
+#ifndef GP_FAKE_CUDART
+    SKIP("built without the CUDA toolkit (no stand-in libcudart)");
+#else
+    warm_work = fake_cudart();
+    gp_profiler *p = gp_profiler_create(NULL);
+    ASSERT(p != NULL);
+    gp_result r;
+    ASSERT_EQ_INT(gp_measure(p, "m", one_timing, p, 3, 2, &r), 0);
+    ASSERT_EQ_INT(gp_kernels_resolve(p, 1), 0);
+    gp_kernel_row *kr;
+    size_t nk;
+    ASSERT_EQ_INT(gp_kernel_stats(p, &kr, &nk), 0);
+    ASSERT_EQ_INT(nk, 1);
+    ASSERT_EQ_INT(kr[0].count, 2);
+    gp_kernel_rows_free(kr, nk);
+    gp_summary_row *rows;
+    size_t nr;
+    ASSERT_EQ_INT(gp_summary_rows(p, &rows, &nr), 0);
+    const gp_summary_row *k = row_in(rows, nr, "kernel", "w"), *w = row_in(rows, nr, "other", "w");
+    ASSERT(k && w);
+    ASSERT_EQ_INT(k->count, 2);
+    ASSERT_EQ_INT(w->count, 3);
+    gp_summary_rows_free(rows, nr);
+    char jp[256];
+    tmp_path(jp, sizeof jp, "warmup.json");
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_profiler_destroy(p);
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    gp_summary s;
+    ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+    uint64_t kernels = 0, others = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (strcmp(gp_trace_s(t, s.rows[i].name), "w")) continue;
+        if (s.rows[i].group == GP_G_KERNEL) kernels += s.rows[i].st.count;
+        if (s.rows[i].group == GP_G_OTHER) others += s.rows[i].st.count;
+    }
+    ASSERT_EQ_INT(kernels, 2);
+    ASSERT_EQ_INT(others, 3);
+    gp_summary_free(&s);
+    gp_trace_destroy(t);
+    remove(jp);
+#endif
+}
+
 /* Kernel timings in a long run: past 2 x keep_max (the default and
  * aggregate sinks) they fold into per-(name, stream) statistics instead of
  * one slice each, so memory stays bounded while gp_kernel_stats, the
@@ -1122,4 +1186,5 @@ TEST_MAIN(kept_ranges_opencl, aggregated_ranges_opencl, mixed_rollover_opencl,
           cuda_stand_in_known_durations, no_range_no_metrics, session_share_of_entry_metrics,
           kernel_timings_bounded, kernel_timing_rounding_and_warmup_drops,
           exited_threads_inline_metrics_bounded, session_pending_timings_consistent,
-          busy_gpu_past_kernel_cap_not_idle, inline_threads_make_no_tracks)
+          busy_gpu_past_kernel_cap_not_idle, inline_threads_make_no_tracks,
+          warmup_timings_out_of_kernel_rows)

@@ -76,7 +76,10 @@ int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t 
                          int64_t dur, const gp_slice_ext *x, int warmup)
 {
     if (!p->samples_max || p->kslices < p->samples_max) {
-        long si = gp_rec_add_slice(p, track, cat, name, ts, dur, x);
+        /* a warm-up timing is no kernel of the program's work: its own
+         * category, so that the summary rows (live, an export's, a
+         * stream's) leave it out of the kernels as gp_kernel_stats does */
+        long si = gp_rec_add_slice(p, track, warmup ? p->cat_warmup : cat, name, ts, dur, x);
         if (si < 0) return -1;
         p->kslices++;
         if (warmup) p->tr->slices.v[si].flags |= GP_SLICE_WARMUP;

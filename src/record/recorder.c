@@ -140,6 +140,7 @@ gp_profiler *gp_profiler_create(const gp_options *opts)
     p->cat_range = (uint16_t)gp_trace_category(p->tr, "gpuprof_range", 13);
     p->cat_cuda = (uint16_t)gp_trace_category(p->tr, "kernel", 6);
     p->cat_cl = (uint16_t)gp_trace_category(p->tr, "opencl", 6);
+    p->cat_warmup = (uint16_t)gp_trace_category(p->tr, "gpuprof_warmup", 14);
     p->proc_track = gp_trace_track(p->tr, getpid(), 0, 0, 0);
     if (p->proc_track == GP_NO_INDEX) goto fail;
     p->tr->tracks.v[p->proc_track].name = gp_trace_str(p->tr, "counters", 8);

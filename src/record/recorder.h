@@ -300,6 +300,7 @@ struct gp_profiler {
     gp_u64map func_name; /* function address -> name id */
     gp_strtab *interned; /* gp_intern storage */
     uint16_t cat_range, cat_cuda, cat_cl;
+    uint16_t cat_warmup; /* gpuprof_warmup: gp_measure's warm-up timings (kind other) */
     uint32_t proc_track; /* counters' track */
     uint64_t unmatched_end;
     /* background drain thread */
@@ -442,9 +443,10 @@ void gp_rec_free_threads(gp_profiler *p);
 /* Appends a finished slice with its ext record (caller holds p->mu).
  * Returns the slice index or -1 on out of memory. */
 /* Non-zero on a thread while gp_measure runs its warm-up calls: kernel
- * timers started then are kept on the timeline, flagged GP_SLICE_WARMUP, and
- * left out of gp_kernel_stats and the kernel totals (as the warm-up is left
- * out of the measured ranges). */
+ * timers started then are kept on the timeline under category
+ * gpuprof_warmup (not a kernel: its own summary rows), flagged
+ * GP_SLICE_WARMUP, and left out of gp_kernel_stats, the kernel rows and
+ * the kernel totals (as the warm-up is left out of the measured ranges). */
 extern _Thread_local int gp_rec_warmup;
 
 long gp_rec_add_slice(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
@@ -519,8 +521,9 @@ struct gp_tbuf *gp_rec_tbuf_find(gp_profiler *p);
 
 /* A resolved kernel timing of a back-end (caller holds p->mu): a slice on
  * track while fewer than samples_max are kept (no cap in the keep and
- * stream sinks), else folded into p->kagg; warm-up timings are flagged
- * GP_SLICE_WARMUP, and past the cap only counted (kwarm_dropped). The
+ * stream sinks), else folded into p->kagg; warm-up timings are slices of
+ * category gpuprof_warmup flagged GP_SLICE_WARMUP, and past the cap only
+ * counted (kwarm_dropped). The
  * stream sink writes its timings out every GP_KSTREAM_BLOCK. 0, or -1 when
  * out of memory (the timing is lost). */
 int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t name, int64_t ts,
