@@ -521,6 +521,7 @@ int gp_cmd_run(int argc, char **argv)
     if (pid < 0) {
         fprintf(stderr, "gpuprof: fork: %s\n", strerror(errno));
         if (sampling) sampler_stop(&smp);
+        gp_store_run_release_reserve(db, run);
         gp_store_close(st);
         return 2;
     }

@@ -124,6 +124,7 @@ static int store_open_(gp_profiler *p, gp_stream *st)
     wo.max_pending = STORE_QUEUE;
     st->w = gp_store_writer_start(st->path, st->run, &wo, &err);
     if (!st->w) {
+        gp_store_run_release_reserve(st->path, st->run); /* no run to end: not held */
         gp_rec_seterr(p, "stream sink: %s", err.msg);
         return GP_EIO;
     }
@@ -551,6 +552,8 @@ static int store_close_(gp_profiler *p, gp_stream *st)
         o->first_ns = p->mono0 + r->first_ns;
         o->last_ns = p->mono0 + r->last_ns;
         o->sketch = r->sketch;
+        o->name_text = gp_trace_s(t, r->name);
+        o->cat_text = gp_trace_s(t, t->cats.v[r->cat].name);
     }
     int64_t proc = gp_store_writer_proc(st->w);
     /* committed first, so that the count holds what the last commit lost;
@@ -560,6 +563,9 @@ static int store_close_(gp_profiler *p, gp_stream *st)
     dropped += gp_rec_count(p, 0) + (na && !sv ? gp_rec_count(p, 1) : 0);
     int rc = gp_store_writer_stop(st->w); /* commits everything queued, strings included */
     st->w = NULL;
+    /* the run's last writes (statistics, its end) get the disk space its
+     * reserve held, should the events have filled the disk */
+    if (getpid() == st->owner) gp_store_run_release_reserve(st->path, st->run);
     gp_err err = {0};
     gp_store *db = NULL;
     if (gp_store_open(st->path, &db, &err) == 0) {

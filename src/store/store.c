@@ -447,6 +447,48 @@ void gp_store_close(gp_store *s)
     free(s);
 }
 
+/* The reserve of a run: GP_STORE_RESERVE bytes of disk held in a file
+ * beside the store from the run's begin to its end, freed before the
+ * run's last writes so that a run whose store filled the disk can still
+ * record how it ended (exit status, dropped count) instead of showing as
+ * interrupted. */
+#define GP_STORE_RESERVE (1 << 20)
+
+static void reserve_path(char *buf, size_t n, const char *path, int64_t run)
+{
+    snprintf(buf, n, "%s-reserve.%lld", path, (long long)run);
+}
+
+/* Makes the reserve; without one (no space already, a file size limit,
+ * a read-only folder) the run goes on. */
+static void reserve_make(const char *path, int64_t run)
+{
+    char rp[4200];
+    reserve_path(rp, sizeof rp, path, run);
+    int fd = open(rp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    gp_xfsz_guard g; /* past `ulimit -f`: EFBIG, not SIGXFSZ */
+    gp_xfsz_block(&g);
+    int ok = posix_fallocate(fd, 0, GP_STORE_RESERVE) == 0;
+    if (!ok) { /* a file system without fallocate: written */
+        static const char zero[65536];
+        ok = 1;
+        for (size_t done = 0; ok && done < GP_STORE_RESERVE; done += sizeof zero)
+            ok = write(fd, zero, sizeof zero) == (ssize_t)sizeof zero;
+        if (ok) ok = fsync(fd) == 0;
+    }
+    gp_xfsz_unblock(&g);
+    close(fd);
+    if (!ok) unlink(rp);
+}
+
+void gp_store_run_release_reserve(const char *path, int64_t run)
+{
+    char rp[4200];
+    reserve_path(rp, sizeof rp, path, run);
+    unlink(rp);
+}
+
 int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err)
 {
     sqlite3_stmt *st = NULL;
@@ -464,12 +506,15 @@ int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return db_err(s->db, s->path, err, "cannot add a run");
-    return sqlite3_last_insert_rowid(s->db);
+    int64_t run = sqlite3_last_insert_rowid(s->db);
+    reserve_make(s->path, run);
+    return run;
 }
 
 int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns,
                      int64_t dropped_seen, gp_err *err)
 {
+    gp_store_run_release_reserve(s->path, run); /* room for this last write */
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(
             s->db,
@@ -538,17 +583,30 @@ int gp_store_run_env(gp_store *s, int64_t run, char *const *envp, gp_err *err)
 int gp_store_range_stats(gp_store *s, int64_t proc, const gp_store_stat *v, size_t n, gp_err *err)
 {
     if (!n) return 0;
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st = NULL, *ss = NULL;
     if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO range_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO strings VALUES(?,?,?)", -1, &ss, NULL) !=
+            SQLITE_OK) {
         int rc = db_err(s->db, s->path, err, "cannot store range statistics");
+        sqlite3_finalize(st);
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const gp_store_stat *r = &v[i];
+        for (int k = 0; k < 2 && !rc; k++) { /* the texts (kept when committed already) */
+            const char *text = k ? r->cat_text : r->name_text;
+            if (!text) continue;
+            sqlite3_bind_int64(ss, 1, proc);
+            sqlite3_bind_int64(ss, 2, k ? r->cat : r->name);
+            sqlite3_bind_text(ss, 3, text, -1, SQLITE_STATIC);
+            rc = sqlite3_step(ss) == SQLITE_DONE ? 0 : GP_EIO;
+            sqlite3_reset(ss);
+        }
+        if (rc) break;
         sqlite3_bind_int64(st, 1, proc);
         sqlite3_bind_int64(st, 2, r->track);
         sqlite3_bind_int64(st, 3, r->cat);
@@ -573,6 +631,7 @@ int gp_store_range_stats(gp_store *s, int64_t proc, const gp_store_stat *v, size
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
+    sqlite3_finalize(ss);
     if (rc || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_err(s->db, s->path, err, "cannot store range statistics");
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

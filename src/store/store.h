@@ -87,6 +87,11 @@ int64_t gp_store_run_begin(gp_store *s, const gp_store_run_info *ri, gp_err *err
  * GPUPROF_STATUS_FD in store.c). 0 or GP_E* with err set. */
 int gp_store_run_end(gp_store *s, int64_t run, int exit_status, int64_t duration_ns,
                      int64_t dropped_seen, gp_err *err);
+/* gp_store_run_begin also makes the run's reserve: 1 MiB of disk in a file
+ * FILE-reserve.RUN beside the store, which gp_store_run_end (or this, for a
+ * caller with more to write first) removes before the run's last writes,
+ * so that a run that filled the disk still records how it ended. */
+void gp_store_run_release_reserve(const char *path, int64_t run);
 
 /* 1 when an environment variable is kept with a run: the CUDA_, OPENCL_,
  * GPUPROF_ and NVTX_ variables (which include all that gpuprof run sets). */
@@ -106,6 +111,10 @@ typedef struct gp_store_stat {
     int64_t total_ns, self_ns, min_ns, max_ns, bytes, first_ns, last_ns;
     double m2;
     const uint64_t *sketch;
+    /* the texts of name and cat (NULL: not given): written with the row
+     * when the writer never committed them (its batches failed: a full
+     * disk), so that the row keeps its name */
+    const char *name_text, *cat_text;
 } gp_store_stat;
 /* Inserts n rows of process proc in one transaction. 0 or GP_E* with err set. */
 int gp_store_range_stats(gp_store *s, int64_t proc, const gp_store_stat *v, size_t n, gp_err *err);
