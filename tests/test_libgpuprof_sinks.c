@@ -760,15 +760,16 @@ static const char *session_rec(const gp_session_result *r, const char *id)
     return NULL;
 }
 
-/* A session's recommendations come from what ran in it: the events that
- * ended in it and its share of the aggregated rows, not everything the
- * profiler holds (before, both sessions below gave both findings, and the
- * GPU session counted the 200 calls made before it too). A cap of 8 kept
- * ranges makes almost every range an aggregated one. */
-TEST(session_advice_is_the_sessions)
+/* One sink's case of session_advice_is_the_sessions. */
+static void session_advice_case(gp_sink sink)
 {
     gp_options o = {0};
-    o.keep_max = 8;
+    o.sink = sink;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp_test_session_advice_%ld.json", (long)getpid());
+    if (sink == GP_SINK_STREAM) o.stream_path = path;
+    if (sink != GP_SINK_KEEP) o.keep_max = 8;
+    printf("  sink %d\n", (int)sink);
     gp_profiler *p = gp_profiler_create(&o);
     ASSERT(p);
     for (int i = 0; i < 200; i++) { /* before any session: small GPU ops */
@@ -821,6 +822,21 @@ TEST(session_advice_is_the_sessions)
     gp_session_result_free(&rb);
     gp_session_result_free(&rw);
     gp_profiler_destroy(p);
+    unlink(path);
+}
+
+/* A session's recommendations come from what ran in it: the events that
+ * ended in it and its share of the aggregated (and streamed) rows, not
+ * everything the profiler holds (before, both sessions below gave both
+ * findings, and the GPU session counted the 200 calls made before it too).
+ * In the default sink with a cap of 8 kept ranges (almost every range
+ * aggregated), the keep sink (every range a slice) and a file stream
+ * (ranges written out, their statistics kept). */
+TEST(session_advice_is_the_sessions)
+{
+    session_advice_case(GP_SINK_AUTO);
+    session_advice_case(GP_SINK_KEEP);
+    session_advice_case(GP_SINK_STREAM);
 }
 
 /* 1 when a thread of this process is named gpuprof-drain. */

@@ -453,6 +453,77 @@ TEST(stream_write_fails_counted)
     }
 }
 
+/* gp_profiler_reset on a stream restarts the results, not the output: the
+ * file or store holds every range recorded, those of before each reset
+ * included (their events, and the ranges aggregated inline as rollover
+ * rows, merged per name across resets), while gp_summary_rows and
+ * gp_record_stats count from the last reset. Before, the ranges
+ * aggregated inline before a reset were missing from the output (of
+ * 1,000,010 ranges the file held 245,770), and the results after a reset
+ * still counted the ranges streamed before it. */
+TEST(stream_reset_keeps_output)
+{
+    for (int store = 0; store < 2; store++) {
+        char path[256];
+        if (store)
+            store_path(path, sizeof path, "reset");
+        else
+            snprintf(path, sizeof path, "/tmp/gp_test_reset_%ld.json", (long)getpid());
+        unlink(path);
+        gp_profiler *p = gp_test_stream_create(path);
+        ASSERT(p);
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < 400000; i++) { /* faster than the drain: most aggregated */
+                gp_range_begin(p, "a");
+                gp_range_end(p);
+            }
+            gp_record_stats st;
+            gp_record_stats_get(p, &st);
+            ASSERT_EQ_INT(st.kept + st.aggregated + st.dropped, 400000);
+            if (round == 0) ASSERT_CMP_INT(st.aggregated, >, 0);
+            gp_profiler_reset(p);
+        }
+        for (int i = 0; i < 10; i++) {
+            gp_range_begin(p, "b");
+            gp_range_end(p);
+        }
+        gp_summary_row *rows;
+        size_t n;
+        ASSERT_EQ_INT(gp_summary_rows(p, &rows, &n), 0);
+        ASSERT_EQ_INT(n, 1); /* "a" was reset */
+        ASSERT_EQ_STR(rows[0].name, "b");
+        ASSERT_EQ_INT(rows[0].count, 10);
+        gp_summary_rows_free(rows, n);
+        gp_record_stats st;
+        gp_record_stats_get(p, &st);
+        ASSERT_EQ_INT(st.kept + st.aggregated + st.dropped, 10);
+        gp_profiler_destroy(p);
+        gp_trace *t = NULL;
+        gp_err err = {0};
+        if (store) {
+            ASSERT_EQ_INT(gp_store_load(path, 0, &t, &err), 0);
+        } else {
+            gp_import_opts io = {0};
+            ASSERT_EQ_INT(gp_import_json_file(path, &io, &t, &err), 0);
+        }
+        gp_summary s;
+        ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
+        const gp_op_row *a = op_named(t, &s, "a"), *b = op_named(t, &s, "b");
+        ASSERT(a && b);
+        printf("  %s: a %llu (%llu as rollover rows), b %llu\n", store ? "store" : "file",
+               (unsigned long long)a->st.count, (unsigned long long)a->agg_count,
+               (unsigned long long)b->st.count);
+        ASSERT_EQ_INT(a->st.count, 1200000);
+        ASSERT_EQ_INT(b->st.count, 10);
+        gp_summary_free(&s);
+        gp_trace_destroy(t);
+        if (store)
+            gp_test_rm_db(path);
+        else
+            unlink(path);
+    }
+}
+
 /* One case of store_stream_full_disk: a child streams 3 M ranges into a
  * store on a tmpfs of `size` (faster than the drain: most are aggregated);
  * fill: once the run has begun, another file fills the disk to the last
@@ -569,4 +640,5 @@ TEST(store_stream_full_disk)
 }
 
 TEST_MAIN(store_stream_bounded_memory, store_stream_exact_with_rollover, store_stream_survives_kill,
-          store_stream_fork, stream_write_fails_counted, store_stream_full_disk)
+          store_stream_fork, stream_write_fails_counted, store_stream_full_disk,
+          stream_reset_keeps_output)

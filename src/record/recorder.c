@@ -1982,6 +1982,11 @@ int gp_profiler_reset(gp_profiler *p)
     gp_rec_drain(p);
     gp_cuda_resolve_(p, 0);
     gp_cl_resolve_(p, 0);
+    /* a stream's output keeps what was recorded (its events are written;
+     * its rollover rows and dropped count are carried to its end): before,
+     * the ranges aggregated inline before a reset were missing from it */
+    if (p->stream) gp_stream_flush_(p); /* the timings just resolved */
+    gp_stream_reset_(p);
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
         gp_rec_attrs_release(b->pattrs.v, 0, b->pattrs.n);
         b->stack.n = b->pattrs.n = 0;

@@ -316,6 +316,9 @@ struct gp_profiler {
     /* of them, ranges the stream could not write (a failed write of the
      * file, events the store's writer dropped): counted as dropped */
     uint64_t stream_lost;
+    /* streamed_ranges and stream_lost at the last gp_profiler_reset: the
+     * results (gp_record_stats_get) count from there, the output holds all */
+    uint64_t streamed_base, lost_base;
     /* counter samples and [memory] events kept in memory, each: the first
      * samples_max (GP_SINK_AUTO, GP_SINK_AGGREGATE; 0 = no cap), later ones
      * counted in values_dropped; the stream sink writes them out as it
@@ -429,6 +432,11 @@ int gp_stream_flush_(gp_profiler *p);
  * kept and dropped counts are final for what was recorded so far. A file
  * stream's writes are done by gp_stream_flush_ itself. */
 void gp_stream_settle_(gp_profiler *p);
+/* At gp_profiler_reset (caller holds p->mu, the buffers drained): what the
+ * stream's output still has to write of the ranges recorded so far (their
+ * inline aggregates, the dropped count) is carried to its end, and the
+ * statistics of the streamed ranges, which are results, start again. */
+void gp_stream_reset_(gp_profiler *p);
 /* gp_stream_close_ returns 0, or GP_EIO when the stream could not be
  * written whole (the reason in p->err, the ranges lost in p->stream_lost). */
 int gp_stream_close_(gp_profiler *p);

@@ -26,12 +26,13 @@ int gp_record_stats_get(gp_profiler *p, gp_record_stats *out)
     gp_stream_settle_(p); /* a store's queued ranges: kept or dropped, not yet known */
     out->aggregated = gp_rec_count(p, 1);
     out->dropped = gp_rec_count(p, 0);
-    out->kept = p->streamed_ranges;
+    out->kept = p->streamed_ranges - p->streamed_base; /* since the last reset */
     for (size_t i = 0; i < p->tr->slices.n; i++)
         if (p->tr->slices.v[i].cat == p->cat_range) out->kept++;
     /* ranges the stream sink could not write are dropped, not kept (their
      * statistics stay in the results) */
-    uint64_t lost = p->stream_lost < out->kept ? p->stream_lost : out->kept;
+    uint64_t lost = p->stream_lost - p->lost_base;
+    if (lost > out->kept) lost = out->kept;
     out->kept -= lost;
     out->dropped += lost;
     pthread_mutex_unlock(&p->mu);

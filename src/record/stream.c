@@ -11,6 +11,7 @@
 #include "core/redact.h"
 #include "core/sbuf.h"
 #include "core/sketch.h"
+#include "core/stats.h"
 #include "record/recorder.h"
 #include "store/store.h"
 #include <errno.h>
@@ -29,6 +30,11 @@ struct gp_stream {
     int lazy;                /* a forked child's file: created at its first output */
     gp_u64map row_of;        /* name id -> index in rows */
     GP_VEC(gp_agg_row) rows; /* statistics of the streamed ranges */
+    /* the rollover rows and dropped count of the ranges recorded before a
+     * gp_profiler_reset, written at the end with the later ones (the
+     * output holds every range; a reset restarts the results only) */
+    GP_VEC(gp_agg_row) carried;
+    uint64_t carried_dropped;
     /* store output (w != NULL) */
     gp_store_writer *w;
     int64_t run;
@@ -501,6 +507,108 @@ void gp_stream_settle_(gp_profiler *p)
     writer_losses(p, st);
 }
 
+/* Adds the statistics of b into a (same name, category, thread, device and
+ * backend): the pairwise-combination formula for m2, sketches added. */
+static void agg_merge(gp_agg_row *a, const gp_agg_row *b)
+{
+    if (!b->count) return;
+    if (a->count) {
+        double na = (double)a->count, nb = (double)b->count;
+        double d = (double)b->total_ns / nb - (double)a->total_ns / na;
+        a->m2 += b->m2 + d * d * na * nb / (na + nb);
+        if (b->min_ns < a->min_ns) a->min_ns = b->min_ns;
+        if (b->max_ns > a->max_ns) a->max_ns = b->max_ns;
+        if (b->first_ns < a->first_ns) a->first_ns = b->first_ns;
+        if (b->last_ns > a->last_ns) a->last_ns = b->last_ns;
+    } else {
+        a->m2 = b->m2;
+        a->min_ns = b->min_ns;
+        a->max_ns = b->max_ns;
+        a->first_ns = b->first_ns;
+        a->last_ns = b->last_ns;
+    }
+    a->count += b->count;
+    a->total_ns = gp_sat_add_i64(a->total_ns, b->total_ns);
+    a->self_ns = gp_sat_add_i64(a->self_ns, b->self_ns);
+    if (a->bytes < 0)
+        a->bytes = b->bytes;
+    else if (b->bytes >= 0)
+        a->bytes = gp_sat_add_i64(a->bytes, b->bytes);
+    gp_entry_sum *e = &a->em;
+    const gp_entry_sum *f = &b->em;
+    e->timers += f->timers;
+    e->gpu_ns += f->gpu_ns;
+    e->xfers += f->xfers;
+    e->xfer_ns += f->xfer_ns;
+    e->xfer_bytes += f->xfer_bytes;
+    if (f->allocs && (!e->allocs || f->peak_bytes > e->peak_bytes)) e->peak_bytes = f->peak_bytes;
+    e->allocs += f->allocs;
+    e->alloc_bytes += f->alloc_bytes;
+    e->frees += f->frees;
+    e->freed_bytes += f->freed_bytes;
+    if (a->sketch && b->sketch)
+        for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++) a->sketch[k] += b->sketch[k];
+}
+
+void gp_stream_reset_(gp_profiler *p)
+{
+    gp_stream *st = p->stream;
+    if (!st) return;
+    /* the inline aggregates (ranges never written as events) are the
+     * output's rollover rows: kept, merged per key so that a program that
+     * resets often stays bounded */
+    if (gp_rec_collect_aggs(p, 0) == 0) {
+        const gp_trace *t = p->tr;
+        for (size_t i = 0; i < t->aggs.n; i++) {
+            const gp_agg_row *r = &t->aggs.v[i];
+            gp_agg_row *c = NULL;
+            for (size_t k = 0; k < st->carried.n && !c; k++) {
+                gp_agg_row *q = &st->carried.v[k];
+                if (q->name == r->name && q->cat == r->cat && q->track == r->track &&
+                    q->device == r->device && q->backend == r->backend)
+                    c = q;
+            }
+            if (!c) {
+                gp_agg_row z = *r;
+                z.count = 0;
+                z.total_ns = z.self_ns = 0;
+                z.bytes = -1;
+                memset(&z.em, 0, sizeof z.em);
+                z.sketch = calloc(GP_SKETCH_BUCKETS, sizeof *z.sketch);
+                if (!z.sketch || GP_VEC_PUSH(st->carried, z)) {
+                    free(z.sketch);
+                    st->carried_dropped += r->count; /* out of memory: counted */
+                    continue;
+                }
+                c = &st->carried.v[st->carried.n - 1];
+            }
+            agg_merge(c, r);
+        }
+    }
+    st->carried_dropped += gp_rec_count(p, 0);
+    /* the streamed ranges' statistics are results: they start again */
+    for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
+    st->rows.n = 0;
+    gp_u64map_free(&st->row_of);
+    memset(&st->row_of, 0, sizeof st->row_of);
+    p->streamed_base = p->streamed_ranges;
+    p->lost_base = p->stream_lost;
+}
+
+/* Appends the carried rollover rows to p->tr->aggs (after a
+ * gp_rec_collect_aggs(p, 0) of the end). 0 or GP_ENOMEM. */
+static int carried_append(gp_profiler *p, gp_stream *st)
+{
+    return gp_rec_aggs_append(p, st->carried.v, st->carried.n);
+}
+
+static void carried_free(gp_stream *st)
+{
+    for (size_t i = 0; i < st->carried.n; i++) free(st->carried.v[i].sketch);
+    GP_VEC_FREE(st->carried);
+    st->carried_dropped = 0;
+}
+
 int gp_stream_stats_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
@@ -532,6 +640,7 @@ static int store_close_(gp_profiler *p, gp_stream *st)
     for (uint32_t k = 0; k < st->trk.n; k++)
         if (st->trk.v[k]) store_track(p, st, k, 1); /* thread names given later */
     gp_rec_collect_aggs(p, 0);
+    carried_append(p, st); /* on out of memory, counted below as the others */
     size_t na = t->aggs.n;
     gp_store_stat *sv = na ? calloc(na, sizeof *sv) : NULL;
     for (size_t i = 0; sv && i < na; i++) {
@@ -559,7 +668,7 @@ static int store_close_(gp_profiler *p, gp_stream *st)
     /* committed first, so that the count holds what the last commit lost;
      * the values among them are in gp_rec_count(p, 0) from here */
     gp_store_writer_flush(st->w);
-    uint64_t dropped = writer_losses(p, st) - st->lost_values_seen;
+    uint64_t dropped = writer_losses(p, st) - st->lost_values_seen + st->carried_dropped;
     dropped += gp_rec_count(p, 0) + (na && !sv ? gp_rec_count(p, 1) : 0);
     int rc = gp_store_writer_stop(st->w); /* commits everything queued, strings included */
     st->w = NULL;
@@ -642,6 +751,7 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     }
     for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
     st->rows.n = 0;
+    carried_free(st); /* the parent's to write */
     gp_u64map_free(&st->row_of);
     memset(&st->row_of, 0, sizeof st->row_of);
     for (gp_tbuf *b = p->threads; b; b = b->next_all) gp_rec_aggs_zero(b);
@@ -649,8 +759,8 @@ void gp_stream_fork_(gp_profiler *p, int phase)
     p->tr->inline_children.n = 0;
     p->tr->counters.n = 0;
     p->tr->mem_events.n = 0;
-    p->streamed_ranges = 0;
-    p->stream_lost = 0;
+    p->streamed_ranges = p->streamed_base = 0;
+    p->stream_lost = p->lost_base = 0;
     p->values_dropped = 0;
     p->sstat.n = 0;
     p->kernel_ns_total = 0;
@@ -708,12 +818,15 @@ int gp_stream_close_(gp_profiler *p)
     gp_exp_meta(p, &b, 0); /* the slices: all written by the flush above */
     gp_exp_counters(p, &b, 0, p->tr->counters.n);
     gp_exp_mem_events(p, &b, 0, p->tr->mem_events.n);
-    /* the file's rollover holds only what is not in its events */
+    /* the file's rollover holds only what is not in its events, those of
+     * before a reset included */
     gp_rec_collect_aggs(p, 0);
+    carried_append(p, st);
     gp_sbuf_printf(&b,
                    "\n],\n\"gpuprof\":{\"schema\":\"gpuprof-lib-1\",\"streamed_ranges\":%llu,"
                    "\"dropped\":%llu,",
-                   (unsigned long long)p->streamed_ranges, (unsigned long long)gp_rec_count(p, 0));
+                   (unsigned long long)p->streamed_ranges,
+                   (unsigned long long)(gp_rec_count(p, 0) + st->carried_dropped));
     gp_exp_rollover(p, &b);
     gp_sbuf_puts(&b, "}}\n");
     put(p, &b);
@@ -729,6 +842,7 @@ done:
     GP_VEC_FREE(st->heads);
     for (size_t i = 0; i < st->rows.n; i++) free(st->rows.v[i].sketch);
     GP_VEC_FREE(st->rows);
+    carried_free(st);
     gp_u64map_free(&st->row_of);
     free(st->path);
     free(st);
