@@ -47,6 +47,18 @@ static void tmp_path(char *buf, size_t n, const char *what)
     snprintf(buf, n, "/tmp/gp_test_entry_%ld_%s", (long)getpid(), what);
 }
 
+/* Exports p with gp_export_json to the temporary file `what` (its path in
+ * jp) and reads it back as `gpuprof summary` would. */
+static gp_trace *export_read(gp_profiler *p, const char *what, char *jp, size_t njp)
+{
+    tmp_path(jp, njp, what);
+    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_trace *t = NULL;
+    gp_err er;
+    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    return t;
+}
+
 /* Expected per-name figures, computed by the test. */
 typedef struct expect {
     const char *name;
@@ -489,11 +501,7 @@ TEST(cuda_stand_in_known_durations)
     ASSERT_NEAR(find_row(rows, n, "h2d")->bandwidth_Bps, 21.0 * 1048576 / 5.25e-3, 1e-3);
     gp_summary_rows_free(rows, n);
     char jp[256];
-    tmp_path(jp, sizeof jp, "cuda.json");
-    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
-    gp_trace *t = NULL;
-    gp_err er;
-    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
+    gp_trace *t = export_read(p, "cuda.json", jp, sizeof jp);
     gp_summary s;
     ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
     for (int i = 0; i < 3; i++) check_op_row(t, &s, &x[i]);
@@ -823,12 +831,8 @@ TEST(warmup_timings_out_of_kernel_rows)
     ASSERT_EQ_INT(w->count, 3);
     gp_summary_rows_free(rows, nr);
     char jp[256];
-    tmp_path(jp, sizeof jp, "warmup.json");
-    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_trace *t = export_read(p, "warmup.json", jp, sizeof jp);
     gp_profiler_destroy(p);
-    gp_trace *t = NULL;
-    gp_err er;
-    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
     gp_summary s;
     ASSERT_EQ_INT(gp_summary_compute(t, &s), 0);
     uint64_t kernels = 0, others = 0;
@@ -1164,12 +1168,8 @@ TEST(busy_gpu_past_kernel_cap_not_idle)
         ASSERT_EQ_INT(gp_cuda_end(p, "k", NULL), 0);
     }
     char jp[256];
-    tmp_path(jp, sizeof jp, "busy.json");
-    ASSERT_EQ_INT(gp_export_json(p, jp), 0);
+    gp_trace *t = export_read(p, "busy.json", jp, sizeof jp);
     gp_profiler_destroy(p);
-    gp_trace *t = NULL;
-    gp_err er;
-    ASSERT_EQ_INT(gp_import_json_file(jp, NULL, &t, &er), 0);
     gp_advice_list al;
     ASSERT_EQ_INT(gp_advise(t, NULL, &al), 0);
     for (size_t i = 0; i < al.n; i++) {

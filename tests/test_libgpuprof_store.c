@@ -39,6 +39,18 @@ static void store_path(char *buf, size_t n, const char *tag)
     gp_test_rm_db(buf);
 }
 
+/* A stream's path for the tests that run on a file and a store: the store
+ * (removed) when store, else the file FILE_TAG.json (removed). */
+static void stream_path(char *buf, size_t n, int store, const char *tag)
+{
+    if (store) {
+        store_path(buf, n, tag);
+    } else {
+        snprintf(buf, n, "/tmp/gp_test_store_%s_%ld.json", tag, (long)getpid());
+        unlink(buf);
+    }
+}
+
 typedef struct work {
     gp_profiler *p;
     long n;
@@ -383,11 +395,7 @@ TEST(stream_write_fails_counted)
 {
     for (int store = 0; store < 2; store++) {
         char path[256];
-        if (store)
-            store_path(path, sizeof path, "fsize");
-        else
-            snprintf(path, sizeof path, "/tmp/gp_test_store_fsize_%ld.json", (long)getpid());
-        unlink(path);
+        stream_path(path, sizeof path, store, "fsize");
         int fds[2];
         ASSERT_EQ_INT(pipe(fds), 0);
         fflush(stdout);
@@ -465,11 +473,7 @@ TEST(stream_reset_keeps_output)
 {
     for (int store = 0; store < 2; store++) {
         char path[256];
-        if (store)
-            store_path(path, sizeof path, "reset");
-        else
-            snprintf(path, sizeof path, "/tmp/gp_test_reset_%ld.json", (long)getpid());
-        unlink(path);
+        stream_path(path, sizeof path, store, "reset");
         gp_profiler *p = gp_test_stream_create(path);
         ASSERT(p);
         for (int round = 0; round < 3; round++) {
