@@ -235,7 +235,7 @@ def one(n):
 # one push/pop stack per thread per domain (NVTX: "nesting is maintained per
 # thread per domain"): a pop ends the newest range of its own domain, and the
 # levels returned are those of the domain's stack
-out, c, _ = run_mode("domains")
+out, c, domdb = run_mode("domains")
 lv = [l for l in out.splitlines() if l.startswith("levels ")]
 check(lv == ["levels 0 0 1 1 0 0 1 1 0 0 1 0 1 0 0 0"], "domains: levels returned: %r" % lv)
 g = by_name(c)
@@ -246,8 +246,29 @@ O, X, I = one("D::outer"), one("E::x"), one("D::inner")
 check(O[1] < X[1] < I[1] < ends(X) < ends(I) <= ends(O),
       "domains: E::x ends inside D::inner, both inside D::outer: %r %r %r" % (O, X, I))
 check("nulldom" in g, "domains: the NULL domain is the default one (no prefix): %r" % sorted(g))
-check(len({x[3] for v in g.values() for x in v}) == 1, "domains: all on the thread's track")
+# each named domain's ranges on a track of its own beside the thread's (as
+# Nsight Systems draws a row per domain): ranges of two domains overlap
+# without nesting, which one track clipped in the nesting views (self time,
+# flame graph). Before, all were on the thread's track.
+trk = {r[0]: r[1:] for r in c.execute("SELECT id, type, tid, device, name FROM tracks")}
+tk = lambda n: trk.get(one(n)[3], (None, None, None, None))
+check(tk("A")[0] == 0 and tk("A2") == tk("A") and tk("nulldom") == tk("A"),
+      "domains: the default domain on the thread's track: %r" % trk)
+check(tk("D::B")[0] == 2 and tk("D::B")[3] == "D" and tk("D::outer") == tk("D::B")
+      and tk("D::inner") == tk("D::B"), "domains: D's ranges on D's track: %r" % trk)
+check(tk("E::x")[0] == 2 and tk("E::x")[3] == "E", "domains: E's range on E's track: %r" % trk)
+check(tk("A")[1] == tk("D::B")[1] == tk("E::x")[1], "domains: all of the same thread: %r" % trk)
 c.close()
+# the nesting views: D::outer's self time is its length less D::inner's
+# only (E::x, of another domain, is not its child), A's less A2's only
+r = subprocess.run([BIN, "summary", "--json", domdb], capture_output=True, text=True)
+check(r.returncode == 0, "domains: summary: %s" % r.stderr)
+selfs = {}
+for row in json.loads(r.stdout or "{}").get("traces", [{}])[0].get("bottlenecks", []):
+    selfs[row.get("name")] = row.get("self_ns")
+check(selfs.get("D::outer") == O[2] - I[2] and selfs.get("E::x") == X[2]
+      and selfs.get("A") == A[2] - A2[2] and selfs.get("D::B") == B[2],
+      "domains: self times per domain: %r (outer %d inner %d x %d)" % (selfs, O[2], I[2], X[2]))
 
 # the wide-character variants, as UTF-8; a W push is a push
 out, c, _ = run_mode("wide")
@@ -264,8 +285,10 @@ marks = sorted(x[0] for x in c.execute(
     "SELECT s.s FROM instants i JOIN strings s ON s.proc = i.proc AND s.id = i.name"))
 check(marks == sorted(["markW", "b\ufffd\ufffd\ufffd!", "wdom\u00fc::wreg"]),
       "wide: marks (invalid code points as U+FFFD): %r" % marks)
-tn = c.execute("SELECT name FROM tracks").fetchall()
+tn = c.execute("SELECT name FROM tracks WHERE type = 0").fetchall()
 check(tn == [("wide thread \u00e9",)], "wide: nvtxNameOsThreadW: %r" % tn)
+dn = c.execute("SELECT name FROM tracks WHERE type = 2").fetchall()
+check(dn == [("wdom\u00fc",)], "wide: the domain's track is named by its name: %r" % dn)
 c.close()
 
 # domain names are kept whole, however long

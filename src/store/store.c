@@ -73,7 +73,7 @@ static const char *const schema_sql =
  * version-1 store is running this and updating meta.schema_version. */
 static const char *const schema_v2_sql =
     "CREATE TABLE IF NOT EXISTS track_types(id INTEGER PRIMARY KEY, name TEXT);"
-    "INSERT OR IGNORE INTO track_types VALUES(0, 'thread'), (1, 'queue');"
+    "INSERT OR IGNORE INTO track_types VALUES(0, 'thread'), (1, 'queue'), (2, 'nvtx_domain');"
     "CREATE TABLE IF NOT EXISTS copy_kinds(id INTEGER PRIMARY KEY, name TEXT);"
     "INSERT OR IGNORE INTO copy_kinds VALUES(0, 'unknown'), (1, 'HtoD'), (2, 'DtoH'), "
     "(3, 'DtoD'), (4, 'HtoH'), (5, 'PtoP'), (6, 'Memset');"
@@ -1622,7 +1622,8 @@ void gp_store_writer_fork_child(gp_store_writer *w)
     w->strs_sent = 0;
     w->tracks_sent = 0;
     for (size_t i = 0; i < w->tracks.n; i++) /* the parent's threads are not the child's */
-        w->tracks.v[i].hidden = w->tracks.v[i].type == GP_STORE_TRACK_THREAD;
+        w->tracks.v[i].hidden = w->tracks.v[i].type == GP_STORE_TRACK_THREAD ||
+                                w->tracks.v[i].type == GP_STORE_TRACK_NVTX_DOMAIN;
     w->renamed.n = 0;
     w->devs_sent = 0;
     w->err = 0;

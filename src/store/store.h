@@ -62,7 +62,11 @@ struct sqlite3 *gp_store_open_reader(const char *path);
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table);
 
 /* Track types of gp_store_writer_track (same values as gp_track_type). */
-enum { GP_STORE_TRACK_THREAD = 0, GP_STORE_TRACK_QUEUE = 1 };
+/* Track types: a host thread (id = tid), a device queue or stream (id =
+ * queue/stream id, device), a named NVTX domain's push/pop ranges on one
+ * host thread (id = tid, device = the domain's index in the process, name
+ * = the domain's name). */
+enum { GP_STORE_TRACK_THREAD = 0, GP_STORE_TRACK_QUEUE = 1, GP_STORE_TRACK_NVTX_DOMAIN = 2 };
 
 /* Facts about a run written when it starts. */
 typedef struct gp_store_run_info {

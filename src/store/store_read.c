@@ -391,6 +391,15 @@ static int load_procs(loader *L, gp_err *err)
         if (type == GP_STORE_TRACK_QUEUE) {
             /* one GPU "process" per (recorded process, device) */
             k = gp_trace_track(L->t, p->pid * 1000 + (dev >= 0 ? dev : 999), tid, 0, 0);
+        } else if (type == GP_STORE_TRACK_NVTX_DOMAIN) {
+            /* a named NVTX domain's ranges on thread tid: a track of its
+             * own in the thread's process, "TID NVTX domain NAME" */
+            char lbl[300];
+            snprintf(lbl, sizeof lbl, "%lld NVTX domain %s", (long long)tid, name ? name : "");
+            uint32_t ls = gp_trace_str(L->t, lbl, strlen(lbl));
+            k = ls == GP_NO_INDEX ? GP_NO_INDEX : gp_trace_track(L->t, p->pid, tid, 0, ls);
+            if (k != GP_NO_INDEX) L->t->tracks.v[k].type = GP_TRACK_CPU;
+            name = NULL; /* the label is its name */
         } else {
             k = gp_trace_track(L->t, p->pid, tid, 0, 0);
         }

@@ -315,6 +315,7 @@ typedef struct ncache {
 #define NVTX_DEPTH 128
 typedef struct ndstk { /* the push/pop stack of one named domain on one thread */
     int depth;
+    uint32_t track; /* its ranges' track (UINT32_MAX: not made yet) */
     nrange stack[NVTX_DEPTH];
 } ndstk;
 
@@ -741,12 +742,12 @@ static inline int n_push_on(nthr *t, int *depth, nrange *stack, uint32_t name)
     return k;
 }
 
-static inline int n_pop_on(nthr *t, int *depth, nrange *stack)
+static inline int n_pop_on(nthr *t, int *depth, nrange *stack, uint32_t track)
 {
     if (*depth <= 0) return -1;
     uint64_t t1 = n_now();
     int k = --*depth;
-    if (__builtin_expect(k < NVTX_DEPTH, 1)) n_emit(t, stack[k].t, t1, stack[k].name, n_track(t));
+    if (__builtin_expect(k < NVTX_DEPTH, 1)) n_emit(t, stack[k].t, t1, stack[k].name, track);
     return k;
 }
 
@@ -793,8 +794,30 @@ static ndstk *n_dstack(nthr *t, const ndomain *d, int make)
         t->ndstk = (uint32_t)n;
     }
     t->dstk[i] = malloc(sizeof **t->dstk);
-    if (t->dstk[i]) t->dstk[i]->depth = 0;
+    if (t->dstk[i]) {
+        t->dstk[i]->depth = 0;
+        t->dstk[i]->track = UINT32_MAX;
+    }
     return t->dstk[i];
+}
+
+/* The track of named domain d's push/pop ranges on thread t (stack k): a
+ * track of its own beside the thread's (GP_STORE_TRACK_NVTX_DOMAIN), as
+ * Nsight Systems draws a row per domain. Ranges of two domains may
+ * overlap without nesting (each domain nests on its own); on one track
+ * the nesting views clipped them. */
+static uint32_t n_dtrack(nthr *t, ndstk *k, const ndomain *d)
+{
+    (void)t;
+    if (__builtin_expect(k->track == UINT32_MAX, 0)) {
+        pthread_mutex_lock(&S.mu);
+        k->track = S.w ? gp_store_writer_track(S.w, GP_STORE_TRACK_NVTX_DOMAIN,
+                                               (int64_t)syscall(SYS_gettid), (int32_t)d->idx,
+                                               d->name ? d->name : "")
+                       : 0;
+        pthread_mutex_unlock(&S.mu);
+    }
+    return k->track;
 }
 
 typedef struct nstart { /* start/end ranges may end on another thread */
@@ -1116,7 +1139,11 @@ static void n_fork_child(void)
      * thread goes on that thread's new track, any other on the track of the
      * thread that ends it */
     uint32_t old = self ? self->track : UINT32_MAX, now = UINT32_MAX;
-    if (self) self->track = UINT32_MAX; /* the forking thread has a new tid in the child */
+    if (self) { /* the forking thread has a new tid in the child */
+        self->track = UINT32_MAX;
+        for (uint32_t i = 0; i < self->ndstk; i++)
+            if (self->dstk[i]) self->dstk[i]->track = UINT32_MAX;
+    }
     for (size_t i = 0; i < R.cap; i++)
         if (!R.v[i].id) {
             continue;
@@ -1264,7 +1291,7 @@ static int NVTX_API n_DomainRangePop(nvtxDomainHandle_t d)
     const ndomain *dom = (const ndomain *)d;
     if (!dom) return n_pop(t);
     ndstk *k = n_dstack(t, dom, 0);
-    return k ? n_pop_on(t, &k->depth, k->stack) : -1;
+    return k ? n_pop_on(t, &k->depth, k->stack, n_dtrack(t, k, dom)) : -1;
 }
 /* The domain of name (owned: kept or freed; NULL: a NULL name, or out of
  * memory for a copy), created when new. Domains live until exit (NVTX
