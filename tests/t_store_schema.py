@@ -41,6 +41,18 @@ API_KINDS = {0: ("unknown", None, None), 1: ("cuda_runtime", "cuda", "cuda_runti
              2: ("cuda_driver", "cuda", "cuda_driver"), 3: ("opencl", "opencl", "runtime")}
 
 
+
+# Lookup rows a later gpuprof adds to an older store when it opens it (a new
+# enumerated value of schema 5, additive like the lookup tables themselves):
+# track type 2, a named NVTX domain's track. Every other row reads the same.
+LOOKUP_ADDED = {"track_types": [(2, "nvtx_domain")]}
+
+
+def with_added(table, rows):
+    add = [r for r in LOOKUP_ADDED.get(table, []) if r not in rows]
+    return sorted(rows + add, key=repr) if add else rows
+
+
 def q(db, sql, *a):
     con = sqlite3.connect(db)
     try:
@@ -220,7 +232,7 @@ def check_v2(tmp):
           "migrated_from_2 recorded")
     for t in tables:  # every row of every table reads the same (the old columns)
         after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
-        check(after == before[t], "v2 -> %s: table %s reads the same" % (VERSION, t))
+        check(after == with_added(t, before[t]), "v2 -> %s: table %s reads the same" % (VERSION, t))
     check(cols("api_calls")[-1] == "kind", "api_calls.kind added")
     got_kind = sorted(q(db, "SELECT rowid, kind FROM api_calls"))
     check(got_kind == want_kind, "api_calls.kind: %s vs %s" % (got_kind[:3], want_kind[:3]))
@@ -263,7 +275,7 @@ def check_v3(tmp):
           "migrated_from_3 recorded")
     for t in tables:
         after = sorted(q(db, "SELECT %s FROM %s" % (", ".join(tcols[t]), t)), key=repr)
-        check(after == before[t], "v3 -> %s: table %s reads the same" % (VERSION, t))
+        check(after == with_added(t, before[t]), "v3 -> %s: table %s reads the same" % (VERSION, t))
     check(cols("slices")[-1] == "inline_child_ns", "slices.inline_child_ns added")
     check(q(db, "SELECT count(*) FROM slices WHERE inline_child_ns IS NOT NULL") == [(0,)],
           "inline_child_ns is NULL in the rows written before")
@@ -307,8 +319,8 @@ def main():
     check(q(db, "SELECT id, name FROM memory_kinds ORDER BY id") ==
           [(0, "unknown"), (1, "pageable"), (2, "pinned"), (3, "device"), (4, "managed"),
            (5, "array")], "memory_kinds")
-    check(q(db, "SELECT id, name FROM track_types ORDER BY id") == [(0, "thread"), (1, "queue")],
-          "track_types")
+    check(q(db, "SELECT id, name FROM track_types ORDER BY id") ==
+          [(0, "thread"), (1, "queue"), (2, "nvtx_domain")], "track_types")
     check(len(q(db, "SELECT * FROM event_types")) == 7, "event_types")
     check(q(db, "SELECT id, name, source, category FROM api_kinds ORDER BY id") ==
           [(k,) + v for k, v in sorted(API_KINDS.items())], "api_kinds")
