@@ -1,6 +1,7 @@
 /* record/ktimer.c: kernel-timer results shared by the CUDA and OpenCL
  * back-ends (per-kernel statistics, the seed's kernel report), and the
  * "unsupported" answers of back-ends this build was made without. */
+#include "analysis/summary.h"
 #include "core/sketch.h"
 #include "core/stats.h"
 #include "core/table.h"
@@ -50,6 +51,46 @@ void gp_rec_agg_add(gp_agg_row *r, int64_t ts, int64_t dur, const gp_slice_ext *
     if (ts < r->first_ns) r->first_ns = ts;
     if (ts + dur > r->last_ns) r->last_ns = ts + dur;
     r->sketch[gp_sketch_index(dur)]++;
+}
+
+int gp_rec_agg_cmp(const void *a, const void *b)
+{
+    const gp_agg_row *x = a, *y = b;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    if (x->cat != y->cat) return x->cat < y->cat ? -1 : 1;
+    if (x->track != y->track) return x->track < y->track ? -1 : 1;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    return x->backend < y->backend ? -1 : x->backend > y->backend;
+}
+
+void gp_rec_agg_merge(gp_agg_row *a, const gp_agg_row *b)
+{
+    if (!b->count) return;
+    if (a->count) {
+        double na = (double)a->count, nb = (double)b->count;
+        double d = (double)b->total_ns / nb - (double)a->total_ns / na;
+        a->m2 += b->m2 + d * d * na * nb / (na + nb);
+        if (b->min_ns < a->min_ns) a->min_ns = b->min_ns;
+        if (b->max_ns > a->max_ns) a->max_ns = b->max_ns;
+        if (b->first_ns < a->first_ns) a->first_ns = b->first_ns;
+        if (b->last_ns > a->last_ns) a->last_ns = b->last_ns;
+    } else {
+        a->m2 = b->m2;
+        a->min_ns = b->min_ns;
+        a->max_ns = b->max_ns;
+        a->first_ns = b->first_ns;
+        a->last_ns = b->last_ns;
+    }
+    a->count += b->count;
+    a->total_ns = gp_sat_add_i64(a->total_ns, b->total_ns);
+    a->self_ns = gp_sat_add_i64(a->self_ns, b->self_ns);
+    if (a->bytes < 0)
+        a->bytes = b->bytes;
+    else if (b->bytes >= 0)
+        a->bytes = gp_sat_add_i64(a->bytes, b->bytes);
+    gp_entry_sum_add(&a->em, &b->em);
+    if (a->sketch && b->sketch)
+        for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++) a->sketch[k] += b->sketch[k];
 }
 
 /* Folds one timing into p->kagg. 0 or GP_ENOMEM. */

@@ -1985,7 +1985,6 @@ int gp_profiler_reset(gp_profiler *p)
     /* a stream's output keeps what was recorded (its events are written;
      * its rollover rows and dropped count are carried to its end): before,
      * the ranges aggregated inline before a reset were missing from it */
-    if (p->stream) gp_stream_flush_(p); /* the timings just resolved */
     gp_stream_reset_(p);
     for (gp_tbuf *b = p->threads; b; b = b->next_all) {
         gp_rec_attrs_release(b->pattrs.v, 0, b->pattrs.n);

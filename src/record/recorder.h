@@ -432,9 +432,10 @@ int gp_stream_flush_(gp_profiler *p);
  * kept and dropped counts are final for what was recorded so far. A file
  * stream's writes are done by gp_stream_flush_ itself. */
 void gp_stream_settle_(gp_profiler *p);
-/* At gp_profiler_reset (caller holds p->mu, the buffers drained): what the
- * stream's output still has to write of the ranges recorded so far (their
- * inline aggregates, the dropped count) is carried to its end, and the
+/* At gp_profiler_reset (caller holds p->mu, the buffers drained): the
+ * stream writes what is left in p->tr (timings just resolved); what its
+ * output still has to write of the ranges recorded so far (their inline
+ * aggregates, the dropped count) is carried to its end, and the
  * statistics of the streamed ranges, which are results, start again. */
 void gp_stream_reset_(gp_profiler *p);
 /* gp_stream_close_ returns 0, or GP_EIO when the stream could not be
@@ -543,6 +544,13 @@ int gp_rec_kernel_timing(gp_profiler *p, uint32_t track, uint16_t cat, uint32_t 
 int gp_rec_agg_init(gp_agg_row *r, uint32_t name, uint16_t cat, uint32_t track, int64_t ts,
                     const gp_slice_ext *x);
 void gp_rec_agg_add(gp_agg_row *r, int64_t ts, int64_t dur, const gp_slice_ext *x);
+/* The order of aggregate rows by what makes one (name, category, thread,
+ * device, backend): 0 for rows of the same key (qsort's comparator). */
+int gp_rec_agg_cmp(const void *a, const void *b);
+/* Adds the statistics of b into a, a row of the same key: count, times,
+ * bytes, min, max, first and last, m2 by Chan et al.'s combination, the
+ * per-entry sums, the sketch buckets (when both have one). */
+void gp_rec_agg_merge(gp_agg_row *a, const gp_agg_row *b);
 /* Appends copies of rows[0, n) (their sketches too) to p->tr->aggs (caller
  * holds p->mu). 0 or GP_ENOMEM. */
 int gp_rec_aggs_append(gp_profiler *p, const gp_agg_row *rows, size_t n);

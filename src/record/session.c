@@ -30,21 +30,9 @@ struct gp_session {
     size_t nk;
     gp_sess_peak mem; /* tracked bytes' peak since the begin, in p->open_sessions */
     int64_t win0;     /* the window of its advice: from here (ns since p->mono0) */
-    gp_agg_row *aggs; /* p->tr->aggs at the begin (sketches not copied), by agg_cmp */
+    gp_agg_row *aggs; /* p->tr->aggs at the begin (sketches not copied), by gp_rec_agg_cmp */
     size_t naggs;
 };
-
-/* The order of aggregated rows by what makes one: name, category, thread,
- * device, backend. */
-static int agg_cmp(const void *a, const void *b)
-{
-    const gp_agg_row *x = a, *y = b;
-    if (x->name != y->name) return x->name < y->name ? -1 : 1;
-    if (x->cat != y->cat) return x->cat < y->cat ? -1 : 1;
-    if (x->track != y->track) return x->track < y->track ? -1 : 1;
-    if (x->device != y->device) return x->device < y->device ? -1 : 1;
-    return x->backend < y->backend ? -1 : x->backend > y->backend;
-}
 
 /* p->tr->aggs, sorted, without sketches (caller holds p->mu); NULL with
  * *n = 0 when there are none, or on out of memory (-1 in *n). */
@@ -59,7 +47,7 @@ static gp_agg_row *aggs_copy(gp_profiler *p, size_t *n)
     }
     memcpy(v, p->tr->aggs.v, *n * sizeof *v);
     for (size_t i = 0; i < *n; i++) v[i].sketch = NULL;
-    qsort(v, *n, sizeof *v, agg_cmp);
+    qsort(v, *n, sizeof *v, gp_rec_agg_cmp);
     return v;
 }
 
@@ -75,8 +63,8 @@ static size_t aggs_delta(gp_agg_row *a, size_t n, const gp_agg_row *b, size_t nb
     size_t w = 0, j = 0;
     for (size_t i = 0; i < n; i++) {
         gp_agg_row r = a[i];
-        while (j < nb && agg_cmp(&b[j], &r) < 0) j++;
-        const gp_agg_row *o = j < nb && agg_cmp(&b[j], &r) == 0 ? &b[j] : NULL;
+        while (j < nb && gp_rec_agg_cmp(&b[j], &r) < 0) j++;
+        const gp_agg_row *o = j < nb && gp_rec_agg_cmp(&b[j], &r) == 0 ? &b[j] : NULL;
         memset(&r.em, 0, sizeof r.em);
         r.m2 = 0;
         if (o && o->count <= r.count) {

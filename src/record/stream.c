@@ -11,7 +11,6 @@
 #include "core/redact.h"
 #include "core/sbuf.h"
 #include "core/sketch.h"
-#include "core/stats.h"
 #include "record/recorder.h"
 #include "store/store.h"
 #include <errno.h>
@@ -507,53 +506,11 @@ void gp_stream_settle_(gp_profiler *p)
     writer_losses(p, st);
 }
 
-/* Adds the statistics of b into a (same name, category, thread, device and
- * backend): the pairwise-combination formula for m2, sketches added. */
-static void agg_merge(gp_agg_row *a, const gp_agg_row *b)
-{
-    if (!b->count) return;
-    if (a->count) {
-        double na = (double)a->count, nb = (double)b->count;
-        double d = (double)b->total_ns / nb - (double)a->total_ns / na;
-        a->m2 += b->m2 + d * d * na * nb / (na + nb);
-        if (b->min_ns < a->min_ns) a->min_ns = b->min_ns;
-        if (b->max_ns > a->max_ns) a->max_ns = b->max_ns;
-        if (b->first_ns < a->first_ns) a->first_ns = b->first_ns;
-        if (b->last_ns > a->last_ns) a->last_ns = b->last_ns;
-    } else {
-        a->m2 = b->m2;
-        a->min_ns = b->min_ns;
-        a->max_ns = b->max_ns;
-        a->first_ns = b->first_ns;
-        a->last_ns = b->last_ns;
-    }
-    a->count += b->count;
-    a->total_ns = gp_sat_add_i64(a->total_ns, b->total_ns);
-    a->self_ns = gp_sat_add_i64(a->self_ns, b->self_ns);
-    if (a->bytes < 0)
-        a->bytes = b->bytes;
-    else if (b->bytes >= 0)
-        a->bytes = gp_sat_add_i64(a->bytes, b->bytes);
-    gp_entry_sum *e = &a->em;
-    const gp_entry_sum *f = &b->em;
-    e->timers += f->timers;
-    e->gpu_ns += f->gpu_ns;
-    e->xfers += f->xfers;
-    e->xfer_ns += f->xfer_ns;
-    e->xfer_bytes += f->xfer_bytes;
-    if (f->allocs && (!e->allocs || f->peak_bytes > e->peak_bytes)) e->peak_bytes = f->peak_bytes;
-    e->allocs += f->allocs;
-    e->alloc_bytes += f->alloc_bytes;
-    e->frees += f->frees;
-    e->freed_bytes += f->freed_bytes;
-    if (a->sketch && b->sketch)
-        for (unsigned k = 0; k < GP_SKETCH_BUCKETS; k++) a->sketch[k] += b->sketch[k];
-}
-
 void gp_stream_reset_(gp_profiler *p)
 {
     gp_stream *st = p->stream;
     if (!st) return;
+    gp_stream_flush_(p); /* the timings just resolved: written */
     /* the inline aggregates (ranges never written as events) are the
      * output's rollover rows: kept, merged per key so that a program that
      * resets often stays bounded */
@@ -562,12 +519,8 @@ void gp_stream_reset_(gp_profiler *p)
         for (size_t i = 0; i < t->aggs.n; i++) {
             const gp_agg_row *r = &t->aggs.v[i];
             gp_agg_row *c = NULL;
-            for (size_t k = 0; k < st->carried.n && !c; k++) {
-                gp_agg_row *q = &st->carried.v[k];
-                if (q->name == r->name && q->cat == r->cat && q->track == r->track &&
-                    q->device == r->device && q->backend == r->backend)
-                    c = q;
-            }
+            for (size_t k = 0; k < st->carried.n && !c; k++)
+                if (!gp_rec_agg_cmp(&st->carried.v[k], r)) c = &st->carried.v[k];
             if (!c) {
                 gp_agg_row z = *r;
                 z.count = 0;
@@ -582,7 +535,7 @@ void gp_stream_reset_(gp_profiler *p)
                 }
                 c = &st->carried.v[st->carried.n - 1];
             }
-            agg_merge(c, r);
+            gp_rec_agg_merge(c, r);
         }
     }
     st->carried_dropped += gp_rec_count(p, 0);
