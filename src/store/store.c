@@ -686,7 +686,8 @@ struct gp_store_writer {
     GP_VEC(wdev) devs;
     size_t devs_sent;
     uint64_t dropped, written;
-    uint64_t dropped_in[8]; /* of dropped, per gp_store_table (0: records lost before the writer) */
+    /* of dropped, per gp_store_table (0: records lost before the writer) */
+    uint64_t dropped_in[GP_ST_MEM + 1];
     uint64_t flush_req, flush_done;
     int stop;
     int err;
@@ -1046,7 +1047,7 @@ static int status_fd_from_env(void)
 static void drop_events(gp_store_writer *w, const gp_store_ev *v, size_t n)
 {
     w->dropped += n;
-    for (size_t i = 0; i < n; i++) w->dropped_in[v[i].table < 8 ? v[i].table : 0]++;
+    for (size_t i = 0; i < n; i++) w->dropped_in[v[i].table <= GP_ST_MEM ? v[i].table : 0]++;
 }
 
 static void status_report(int fd, uint64_t written, uint64_t dropped, int err)
@@ -1768,7 +1769,7 @@ uint64_t gp_store_writer_dropped(gp_store_writer *w)
 uint64_t gp_store_writer_dropped_in(gp_store_writer *w, gp_store_table table)
 {
     pthread_mutex_lock(&w->mu);
-    uint64_t v = (unsigned)table < 8 ? w->dropped_in[table] : 0;
+    uint64_t v = (unsigned)table <= GP_ST_MEM ? w->dropped_in[table] : 0;
     pthread_mutex_unlock(&w->mu);
     return v;
 }

@@ -61,11 +61,11 @@ struct sqlite3 *gp_store_open_reader(const char *path);
 /* Initialises ev to an empty event of `table` (unknown fields GP_NONE). */
 void gp_store_ev_init(gp_store_ev *ev, gp_store_table table);
 
-/* Track types of gp_store_writer_track (same values as gp_track_type). */
-/* Track types: a host thread (id = tid), a device queue or stream (id =
- * queue/stream id, device), a named NVTX domain's push/pop ranges on one
+/* Track types of gp_store_writer_track: a host thread (id = tid; the value
+ * of GP_TRACK_CPU), a device queue or stream (id = queue/stream id, device;
+ * the value of GP_TRACK_GPU), a named NVTX domain's push/pop ranges on one
  * host thread (id = tid, device = the domain's index in the process, name
- * = the domain's name). */
+ * = the domain's name; loaded as a GP_TRACK_CPU track of its own). */
 enum { GP_STORE_TRACK_THREAD = 0, GP_STORE_TRACK_QUEUE = 1, GP_STORE_TRACK_NVTX_DOMAIN = 2 };
 
 /* Facts about a run written when it starts. */
