@@ -292,10 +292,19 @@ check(dn == [("wdom\u00fc",)], "wide: the domain's track is named by its name: %
 c.close()
 
 # domain names are kept whole, however long
-out, c, _ = run_mode("longdom")
+out, c, ldb = run_mode("longdom")
 g = by_name(c)
 want = ["dom::" + "x" * 1000 + k for k in "AB"]
-check(sorted(g) == want, "longdom: two whole names: %r" % [(n[:8], len(n)) for n in sorted(g)])
+longd = ["y" * 500 + k + "::r" for k in "12"]
+check(sorted(g) == want + longd,
+      "longdom: whole names: %r" % [(n[:8], len(n)) for n in sorted(g)])
+# two domains whose names differ past 300 bytes: a track each, named whole
+r = subprocess.run([BIN, "export", ldb], capture_output=True, text=True)
+tids = {e.get("tid") for e in json.loads(r.stdout or "{}").get("traceEvents", [])
+        if e.get("name") in longd}
+check(len(tids) == 2 and all(str(t).endswith("NVTX domain " + "y" * 500 + k)
+                             for t, k in zip(sorted(tids), "12")),
+      "longdom: a track per long domain: %r" % [str(t)[-20:] for t in sorted(tids)])
 m = c.execute("SELECT s.s FROM instants i JOIN strings s ON s.proc = i.proc AND "
               "s.id = i.name").fetchall()
 check(m == [(want[1],)], "longdom: a long registered string whole")

@@ -394,9 +394,10 @@ static int load_procs(loader *L, gp_err *err)
         } else if (type == GP_STORE_TRACK_NVTX_DOMAIN) {
             /* a named NVTX domain's ranges on thread tid: a track of its
              * own in the thread's process, "TID NVTX domain NAME" */
-            char lbl[300];
-            snprintf(lbl, sizeof lbl, "%lld NVTX domain %s", (long long)tid, name ? name : "");
-            uint32_t ls = gp_trace_str(L->t, lbl, strlen(lbl));
+            gp_sbuf lbl = {0}; /* domain names are kept whole, however long */
+            gp_sbuf_printf(&lbl, "%lld NVTX domain %s", (long long)tid, name ? name : "");
+            uint32_t ls = gp_trace_str(L->t, gp_sbuf_cstr(&lbl), lbl.n);
+            gp_sbuf_free(&lbl);
             k = ls == GP_NO_INDEX ? GP_NO_INDEX : gp_trace_track(L->t, p->pid, tid, 0, ls);
             if (k != GP_NO_INDEX) L->t->tracks.v[k].type = GP_TRACK_CPU;
             name = NULL; /* the label is its name */

@@ -251,6 +251,16 @@ static int longdom(void)
     r.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     r.message.registered = nvtxDomainRegisterStringA(d, m);
     nvtxDomainMarkEx(d, &r);
+    /* two domains whose long names differ only at the end: a track each */
+    static char dn[600];
+    memset(dn, 'y', 500);
+    nvtxEventAttributes_t q = attr_ascii("r");
+    for (int i = 0; i < 2; i++) {
+        dn[500] = (char)('1' + i);
+        nvtxDomainHandle_t e = nvtxDomainCreateA(dn);
+        nvtxDomainRangePushEx(e, &q);
+        nvtxDomainRangePop(e);
+    }
     return 0;
 }
 
