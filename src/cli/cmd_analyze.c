@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -304,24 +303,15 @@ int gp_cmd_analyze(int argc, char **argv)
                                 .nshards = nshards,
                                 .ninputs = n,
                                 .inputs = files,
-                                .bytes = gp_xcalloc(n + 1, sizeof(int64_t)),
-                                .real = gp_xcalloc(n + 1, sizeof(char *)),
                                 .first = first,
                                 .end = end,
                                 .files = fr};
-        for (size_t i = 0; i < n; i++) {
-            struct stat st;
-            int reg = stat(files[i], &st) == 0 && S_ISREG(st.st_mode);
-            part.bytes[i] = reg ? (int64_t)st.st_size : -1;
-            part.real[i] = reg ? realpath(files[i], NULL) : NULL;
-        }
+        gp_analyze_part_inputs(&part);
         gp_sbuf b = {0};
         gp_analyze_part_write(&b, &part);
         rc = write_out(&b, out);
         gp_sbuf_free(&b);
-        for (size_t i = 0; i < n; i++) free(part.real[i]);
-        free(part.real);
-        free(part.bytes);
+        gp_analyze_part_inputs_free(&part);
     } else {
         int64_t t2 = gp_clock_mono_ns(), c2 = gp_clock_thread_cpu_ns();
         gp_analyze_result res;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- the fields ---------------------------------------------------------------------------- */
 
@@ -230,6 +231,27 @@ void gp_analyze_shard_range(size_t n, size_t shard, size_t nshards, size_t *firs
 {
     *first = nshards ? n * shard / nshards : 0;
     *end = nshards ? n * (shard + 1) / nshards : n;
+}
+
+void gp_analyze_part_inputs(gp_analyze_part *p)
+{
+    p->bytes = gp_xcalloc(p->ninputs + 1, sizeof *p->bytes);
+    p->real = gp_xcalloc(p->ninputs + 1, sizeof *p->real);
+    for (size_t i = 0; i < p->ninputs; i++) {
+        struct stat st;
+        int reg = stat(p->inputs[i], &st) == 0 && S_ISREG(st.st_mode);
+        p->bytes[i] = reg ? (int64_t)st.st_size : -1;
+        p->real[i] = reg ? realpath(p->inputs[i], NULL) : NULL;
+    }
+}
+
+void gp_analyze_part_inputs_free(gp_analyze_part *p)
+{
+    for (size_t i = 0; p->real && i < p->ninputs; i++) free(p->real[i]);
+    free(p->real);
+    free(p->bytes);
+    p->real = NULL;
+    p->bytes = NULL;
 }
 
 void gp_analyze_part_write(gp_sbuf *b, const gp_analyze_part *p)
@@ -605,9 +627,7 @@ void gp_analyze_part_free(gp_analyze_part *p)
 {
     for (size_t i = 0; p->inputs && i < p->ninputs; i++) free(p->inputs[i]);
     free(p->inputs);
-    for (size_t i = 0; p->real && i < p->ninputs; i++) free(p->real[i]);
-    free(p->real);
-    free(p->bytes);
+    gp_analyze_part_inputs_free(p);
     for (size_t i = 0; p->files && i < p->end - p->first; i++) gp_analyze_file_free(&p->files[i]);
     free(p->files);
     memset(p, 0, sizeof *p);

@@ -28,6 +28,12 @@ typedef struct gp_analyze_part {
 void gp_analyze_shard_range(size_t n, size_t shard, size_t nshards, size_t *first, size_t *end);
 
 /* Writes the part as one JSON document ending in a newline. */
+/* Fills p->bytes and p->real from p->inputs[0, p->ninputs) (a plain
+ * file's size and resolved path; -1 and NULL for anything else), as a
+ * part records them; gp_analyze_part_inputs_free frees those two arrays
+ * (the caller owns inputs). */
+void gp_analyze_part_inputs(gp_analyze_part *p);
+void gp_analyze_part_inputs_free(gp_analyze_part *p);
 void gp_analyze_part_write(gp_sbuf *b, const gp_analyze_part *p);
 /* Reads the part at path. Returns 0, GP_EIO, GP_ENOMEM or GP_EPARSE with a
  * one-line err ("PATH: ..."). Free with gp_analyze_part_free. */
