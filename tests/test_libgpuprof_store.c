@@ -51,6 +51,21 @@ static void stream_path(char *buf, size_t n, int store, const char *tag)
     }
 }
 
+/* Forks a child that reports to its parent through a pipe: returns the
+ * pid; *fd is the pipe's write end in the child, its read end in the
+ * parent (stdout flushed first, so the child does not print it again). */
+static pid_t fork_reporting(int *fd)
+{
+    int fds[2];
+    ASSERT_EQ_INT(pipe(fds), 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    close(fds[pid == 0 ? 0 : 1]);
+    *fd = fds[pid == 0 ? 1 : 0];
+    return pid;
+}
+
 typedef struct work {
     gp_profiler *p;
     long n;
@@ -396,21 +411,14 @@ TEST(stream_write_fails_counted)
     for (int store = 0; store < 2; store++) {
         char path[256];
         stream_path(path, sizeof path, store, "fsize");
-        int fds[2];
-        ASSERT_EQ_INT(pipe(fds), 0);
-        fflush(stdout);
-        pid_t pid = fork();
-        ASSERT(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            limited_child(path, store ? 2 << 20 : 64 << 10, fds[1]);
-        }
-        close(fds[1]);
+        int fd;
+        pid_t pid = fork_reporting(&fd);
+        if (pid == 0) limited_child(path, store ? 2 << 20 : 64 << 10, fd);
         uint64_t v[3] = {0, 0, 0};
         char e[256] = "";
-        ssize_t got = read(fds[0], v, sizeof v);
-        ssize_t got2 = read(fds[0], e, sizeof e);
-        close(fds[0]);
+        ssize_t got = read(fd, v, sizeof v);
+        ssize_t got2 = read(fd, e, sizeof e);
+        close(fd);
         int ws = 0;
         ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
         if (WIFSIGNALED(ws)) printf("  child ended by signal %d\n", WTERMSIG(ws));
@@ -545,13 +553,9 @@ static void full_disk_case(const char *size, int fill)
     }
     char path[256];
     snprintf(path, sizeof path, "%s/run.db", dir);
-    int fds[2];
-    ASSERT_EQ_INT(pipe(fds), 0);
-    fflush(stdout);
-    pid_t pid = fork();
-    ASSERT(pid >= 0);
+    int rfd;
+    pid_t pid = fork_reporting(&rfd);
     if (pid == 0) {
-        close(fds[0]);
         gp_profiler *p = gp_test_stream_create(path);
         if (!p) _exit(3);
         char filler[300];
@@ -569,12 +573,11 @@ static void full_disk_case(const char *size, int fill)
         gp_record_stats_get(p, &st);
         uint64_t v[3] = {st.kept, st.dropped, st.aggregated};
         gp_profiler_destroy(p);
-        _exit(write(fds[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 4);
+        _exit(write(rfd, v, sizeof v) == (ssize_t)sizeof v ? 0 : 4);
     }
-    close(fds[1]);
     uint64_t v[3] = {0, 0, 0};
-    ssize_t got = read(fds[0], v, sizeof v);
-    close(fds[0]);
+    ssize_t got = read(rfd, v, sizeof v);
+    close(rfd);
     int ws = 0;
     ASSERT_EQ_INT(waitpid(pid, &ws, 0), pid);
     gp_store_run_row *runs = NULL;
